@@ -1,0 +1,43 @@
+//===- FusecDialect.h - the fusec dialect and its ops ---------------------===//
+#pragma once
+
+#include "compiler/dialect/FusecTraits.h"
+#include "compiler/support/DType.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "compiler/dialect/FusecDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "compiler/dialect/FusecOps.h.inc"
+
+namespace fusec {
+
+/// The MLIR element type of a graph dtype (bool is i1).
+mlir::Type toMlirType(DType t, mlir::MLIRContext *ctx);
+/// The graph dtype of an MLIR element type, if it is one of the six.
+std::optional<DType> toDType(mlir::Type elementType);
+/// Shape and dtype of a tensor value.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+DType dtypeOf(mlir::Value v);
+
+/// Whether `op` is a fusec op that maps elements one to one (ElementwiseMap trait).
+inline bool isElementwise(mlir::Operation *op) {
+  return op->hasTrait<OpTrait::ElementwiseMap>();
+}
+inline bool isComposite(mlir::Operation *op) {
+  return op->hasTrait<OpTrait::Composite>();
+}
+
+} // namespace fusec
+
+namespace fusec {
+/// Shared verifiers named from ODS `extraClassDefinition`s.
+mlir::LogicalResult verifyReduceOp(mlir::Operation *op);
+mlir::LogicalResult verifyAxisOp(mlir::Operation *op, int64_t axis);
+} // namespace fusec

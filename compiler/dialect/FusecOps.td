@@ -1,0 +1,10 @@
+//===- FusecOps.td - all fusec ops ----------------------------------------===//
+#ifndef FUSEC_OPS_TD
+#define FUSEC_OPS_TD
+
+include "compiler/dialect/ElementwiseOps.td"
+include "compiler/dialect/ReductionOps.td"
+include "compiler/dialect/LayoutOps.td"
+include "compiler/dialect/CompositeOps.td"
+
+#endif // FUSEC_OPS_TD

@@ -1,0 +1,69 @@
+//===- ShapeRules.h - shape inference shared by frontend and verifiers ---===//
+//
+// Each rule computes a result shape or returns a message saying why it cannot.
+// The JSON frontend calls them to report errors in graph terms (node, field);
+// the dialect verifiers call the very same rules, so both agree by construction.
+// A rule returns an empty string on success. Messages are lowercase, LLVM-style.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusec::shape {
+
+using Shape = std::vector<int64_t>;
+
+/// Largest element count fusec accepts for one tensor (2^40).
+inline constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+/// "[8192, 4096]"
+std::string str(llvm::ArrayRef<int64_t> shape);
+
+/// Rejects negative dims and element counts past kMaxElements.
+std::string checkDims(llvm::ArrayRef<int64_t> shape);
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// NumPy broadcasting of any number of shapes.
+std::string broadcast(llvm::ArrayRef<Shape> shapes, Shape &out);
+/// Whether `from` broadcasts to exactly `to`.
+std::string broadcastTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to);
+
+/// Maps a possibly negative axis into [0, rank).
+std::string normalizeAxis(int64_t axis, int64_t rank, int64_t &out);
+/// Normalizes, sorts and rejects duplicates. Empty `axes` means all axes.
+std::string normalizeAxes(llvm::ArrayRef<int64_t> axes, int64_t rank,
+                          std::vector<int64_t> &out);
+/// `axes` must be normalized (sorted, unique, in range).
+std::string reduce(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> axes,
+                   bool keepdims, Shape &out);
+
+std::string transpose(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> perm,
+                      Shape &out);
+/// `target` may hold one -1 (inferred) and zeros are taken literally.
+std::string reshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> target,
+                    Shape &out);
+
+/// A slice normalized to one (start, limit, step) per dimension, step > 0.
+struct SliceSpec {
+  std::vector<int64_t> starts, limits, steps;
+};
+/// ONNX/NumPy-style slicing: negative indices count from the end and are clamped.
+/// `axes` empty means 0..n-1; `steps` empty means all ones.
+std::string normalizeSlice(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> starts,
+                           llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
+                           llvm::ArrayRef<int64_t> steps, SliceSpec &out);
+/// Checks an already normalized slice and computes its result shape.
+std::string slice(llvm::ArrayRef<int64_t> in, const SliceSpec &spec, Shape &out);
+
+std::string concat(llvm::ArrayRef<Shape> shapes, int64_t axis, Shape &out);
+
+/// NumPy matmul: 1-D operands are promoted and the added dim removed afterwards,
+/// batch dims broadcast.
+std::string matmul(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b, Shape &out);
+
+} // namespace fusec::shape

@@ -1,0 +1,141 @@
+//===- DecomposeComposites.cpp - composite ops into primitive ops ---------===//
+//
+// Each rewrite mirrors the formula in Passes.td. Reductions keep their dims, so
+// the statistics broadcast back over the rows they came from; fusion later
+// recognises reduction -> broadcast -> pointwise chains on the same rows.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/dialect/TypedBuilders.h"
+#include "passes/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+#define DEBUG_TYPE "fusec-decompose"
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSECDECOMPOSE
+#include "passes/Passes.h.inc"
+} // namespace fusec
+
+using namespace mlir;
+
+namespace fusec {
+namespace {
+
+Type elementTypeOf(Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); }
+
+/// softmax(x, a) => div(exp(sub(x, max(x, a))), sum(exp(sub(x, max(x, a))), a))
+Value buildSoftmax(TypedBuilder &tb, Value x, int64_t axis) {
+  Value m = tb.reduce<MaxOp>(x, {axis}, /*keepdims=*/true);
+  Value e = tb.unary<ExpOp>(tb.binary<SubOp>(x, m));
+  return tb.binary<DivOp>(e, tb.reduce<SumOp>(e, {axis}, true));
+}
+
+/// log_softmax(x, a) => sub(sub(x, max(x, a)), log(sum(exp(sub(x, max(x, a))), a)))
+Value buildLogSoftmax(TypedBuilder &tb, Value x, int64_t axis) {
+  Value d = tb.binary<SubOp>(x, tb.reduce<MaxOp>(x, {axis}, true));
+  Value s = tb.reduce<SumOp>(tb.unary<ExpOp>(d), {axis}, true);
+  return tb.binary<SubOp>(d, tb.unary<LogOp>(s));
+}
+
+/// rms_norm(x, w) => mul(mul(x, rsqrt(add(mean(mul(x, x), -1), eps))), w)
+Value buildRmsNorm(TypedBuilder &tb, RmsNormOp op) {
+  Value x = op.getInput();
+  int64_t last = shapeOf(x).size() - 1;
+  Value ms = tb.reduce<MeanOp>(tb.binary<MulOp>(x, x), {last}, true);
+  Value eps = tb.constant(op.getEps().convertToDouble(), elementTypeOf(x));
+  Value y = tb.binary<MulOp>(x, tb.unary<RsqrtOp>(tb.binary<AddOp>(ms, eps)));
+  return op.getWeight() ? tb.binary<MulOp>(y, op.getWeight()) : y;
+}
+
+/// layer_norm(x, w, b) => add(mul(mul(d, rsqrt(add(mean(mul(d, d)), eps))), w), b)
+///   where d = sub(x, mean(x)), means over dims axis..rank-1.
+Value buildLayerNorm(TypedBuilder &tb, LayerNormOp op) {
+  Value x = op.getInput();
+  SmallVector<int64_t> axes;
+  for (int64_t i = op.getAxis(), r = shapeOf(x).size(); i < r; ++i)
+    axes.push_back(i);
+  Value d = tb.binary<SubOp>(x, tb.reduce<MeanOp>(x, axes, true));
+  Value var = tb.reduce<MeanOp>(tb.binary<MulOp>(d, d), axes, true);
+  Value eps = tb.constant(op.getEps().convertToDouble(), elementTypeOf(x));
+  Value y = tb.binary<MulOp>(d, tb.unary<RsqrtOp>(tb.binary<AddOp>(var, eps)));
+  if (op.getWeight())
+    y = tb.binary<MulOp>(y, op.getWeight());
+  if (op.getBias())
+    y = tb.binary<AddOp>(y, op.getBias());
+  return y;
+}
+
+/// linear(x, w, b) => add(matmul(x, transpose(w)), b)
+Value buildLinear(TypedBuilder &tb, LinearOp op) {
+  Value y = tb.matmul(op.getInput(), tb.transpose(op.getWeight(), {1, 0}));
+  return op.getBias() ? tb.binary<AddOp>(y, op.getBias()) : y;
+}
+
+/// sdpa(q, k, v) => matmul(softmax(mask(mul(matmul(q, transpose(k)), scale))), v)
+/// A boolean mask selects (false -> -inf), a float mask is added; `causal`
+/// selects with iota(rows) >= iota(cols) so no L x S mask is materialized.
+Value buildAttention(TypedBuilder &tb, AttentionOp op) {
+  Value q = op.getQuery();
+  Type elt = elementTypeOf(q);
+  int64_t headDim = shapeOf(q).back();
+  double scale = op.getScale() ? op.getScale()->convertToDouble()
+                               : 1.0 / std::sqrt(static_cast<double>(headDim));
+  Value s = tb.matmul(q, tb.transposeLast2(op.getKey()));
+  s = tb.binary<MulOp>(s, tb.constant(scale, elt));
+  Value negInf = tb.constant(-std::numeric_limits<double>::infinity(), elt);
+  if (Value mask = op.getMask()) {
+    s = elementTypeOf(mask).isSignlessInteger(1) ? tb.where(mask, s, negInf)
+                                                  : tb.binary<AddOp>(s, mask);
+  }
+  ArrayRef<int64_t> scores = shapeOf(s);
+  int64_t rank = scores.size();
+  if (op.getCausal()) {
+    SmallVector<int64_t> ls{scores[rank - 2], scores[rank - 1]};
+    Type i32 = tb.builder().getI32Type();
+    // Built one at a time so the IR order does not depend on argument evaluation order.
+    Value rows = tb.iota(0, i32, ls);
+    Value cols = tb.iota(1, i32, ls);
+    Value keep = tb.compare<GeOp>(rows, cols);
+    s = tb.where(keep, s, negInf);
+  }
+  Value p = buildSoftmax(tb, s, rank - 1);
+  return tb.matmul(p, op.getValue());
+}
+
+struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> composites;
+    getOperation().walk([&](Operation *op) {
+      if (isComposite(op))
+        composites.push_back(op);
+    });
+    for (Operation *op : composites) {
+      OpBuilder b(op);
+      TypedBuilder tb(b, op->getLoc());
+      Value replacement =
+          llvm::TypeSwitch<Operation *, Value>(op)
+              .Case([&](SoftmaxOp o) { return buildSoftmax(tb, o.getInput(), o.getAxis()); })
+              .Case([&](LogSoftmaxOp o) {
+                return buildLogSoftmax(tb, o.getInput(), o.getAxis());
+              })
+              .Case([&](RmsNormOp o) { return buildRmsNorm(tb, o); })
+              .Case([&](LayerNormOp o) { return buildLayerNorm(tb, o); })
+              .Case([&](LinearOp o) { return buildLinear(tb, o); })
+              .Case([&](AttentionOp o) { return buildAttention(tb, o); })
+              .Default([](Operation *) { return Value(); });
+      if (!replacement) {
+        op->emitOpError("internal error: composite op has no decomposition");
+        return signalPassFailure();
+      }
+      op->getResult(0).replaceAllUsesWith(replacement);
+      op->erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace fusec
