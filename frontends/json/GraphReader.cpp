@@ -1,0 +1,462 @@
+//===- GraphReader.cpp - JSON op-graph (format v1) -> fusec dialect -------===//
+//
+// Checks a graph top-down (document, inputs, names, order, nodes, outputs) and
+// builds one func.func. Nodes may be listed in any order: they are emitted in a
+// stable topological order and a cycle is reported with its path. After each op
+// is built its verifier runs, and a verifier message is reported against the
+// node that produced it, so every error reads in graph terms.
+//
+//===----------------------------------------------------------------------===//
+#include "frontends/json/GraphReader.h"
+
+#include "frontends/json/OpTable.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace mlir;
+
+namespace fusec {
+namespace json {
+
+struct LineCol {
+  unsigned line = 0, col = 0;
+};
+
+/// Line and column of a byte offset, from the offsets where lines start.
+LineCol lineColAt(const std::vector<size_t> &lineStarts, size_t offset) {
+  auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
+  size_t line = it - lineStarts.begin();
+  return {static_cast<unsigned>(line), static_cast<unsigned>(offset - lineStarts[line - 1] + 1)};
+}
+
+std::vector<size_t> lineStartsOf(llvm::StringRef text) {
+  std::vector<size_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n')
+      starts.push_back(i + 1);
+  return starts;
+}
+
+namespace {
+
+/// Position of each `"name": "<value>"` in the text, for op locations. Names are
+/// unique in a valid graph, so the first occurrence is the definition.
+std::map<std::string, LineCol> namePositions(llvm::StringRef text) {
+  std::vector<size_t> lineStarts = lineStartsOf(text);
+  std::map<std::string, LineCol> out;
+  for (size_t pos = 0; (pos = text.find("\"name\"", pos)) != llvm::StringRef::npos;) {
+    size_t keyPos = pos;
+    pos = text.find_first_not_of(" \t\r\n", pos + 6);
+    if (pos == llvm::StringRef::npos || text[pos] != ':')
+      continue;
+    pos = text.find_first_not_of(" \t\r\n", pos + 1);
+    if (pos == llvm::StringRef::npos || text[pos] != '"')
+      continue;
+    size_t end = text.find('"', pos + 1);
+    if (end == llvm::StringRef::npos)
+      break;
+    out.emplace(text.slice(pos + 1, end).str(), lineColAt(lineStarts, keyPos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string singleQuoted(const std::string &s) { return "'" + s + "'"; }
+
+class GraphBuilder {
+public:
+  GraphBuilder(llvm::StringRef fileName, llvm::StringRef text, MLIRContext &ctx)
+      : fileName(fileName.str()), positions(namePositions(text)), ctx(ctx) {}
+
+  OwningOpRef<ModuleOp> build(const Json &doc);
+
+private:
+  void readHeader(const Json &doc);
+  void readInputs(const Json &doc);
+  std::vector<size_t> readNodesInOrder(const Json &nodes);
+  void buildNode(const Json &node, size_t index, OpBuilder &b);
+  std::vector<Value> readOutputs(const Json &doc);
+  Location locFor(const std::string &name);
+  Place nodePlace(const Json &node, size_t index) const;
+
+  std::string fileName;
+  std::map<std::string, LineCol> positions;
+  MLIRContext &ctx;
+  std::string graphName;
+  std::vector<std::pair<std::string, RankedTensorType>> inputs;
+  std::map<std::string, Value> values;  ///< defined names -> SSA values
+};
+
+Place GraphBuilder::nodePlace(const Json &node, size_t index) const {
+  const Json *n = node.is_object() ? find(node, "name") : nullptr;
+  std::string label = n && n->is_string() ? singleQuoted(n->get<std::string>()) + " " : "";
+  return Place("node " + label + "(nodes[" + std::to_string(index) + "])");
+}
+
+Location GraphBuilder::locFor(const std::string &name) {
+  LineCol lc = positions.count(name) ? positions[name] : LineCol{};
+  return NameLoc::get(StringAttr::get(&ctx, name),
+                      FileLineColLoc::get(&ctx, fileName, lc.line, lc.col));
+}
+
+void GraphBuilder::readHeader(const Json &doc) {
+  Place top;
+  if (!doc.is_object())
+    top.fail("a graph must be a JSON object, got " + jsonTypeName(doc));
+  rejectUnknownKeys(top, doc, {"fusec", "name", "description", "inputs", "nodes", "outputs"},
+                    "");
+  int64_t version = asInt(top, require(top, doc, "fusec", "fusec"), "fusec");
+  if (version != 1)
+    top.fail("fusec", "unsupported format version " + std::to_string(version) +
+                          " (this fusec reads version 1)");
+  graphName = llvm::sys::path::stem(fileName).str();
+  if (const Json *n = find(doc, "name"))
+    graphName = asString(top, *n, "name");
+  if (graphName.empty())
+    graphName = "graph";
+  if (const Json *d = find(doc, "description"))
+    asString(top, *d, "description");
+}
+
+void GraphBuilder::readInputs(const Json &doc) {
+  Place top;
+  const Json &list = require(top, doc, "inputs", "inputs");
+  if (!list.is_array())
+    top.fail("inputs", "expected an array of {name, dtype, shape}, got " + jsonTypeName(list));
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json &spec = list[i];
+    Place at("inputs[" + std::to_string(i) + "]");
+    if (!spec.is_object())
+      at.fail("expected an object {name, dtype, shape}, got " + jsonTypeName(spec));
+    std::string name = asString(at, require(at, spec, "name", "name"), "name");
+    at = Place("inputs[" + std::to_string(i) + "] " + singleQuoted(name));
+    rejectUnknownKeys(at, spec, {"name", "dtype", "shape"}, "");
+    if (name.empty())
+      at.fail("name", "must not be empty");
+    DType dt = asDType(at, require(at, spec, "dtype", "dtype"), "dtype");
+    std::vector<int64_t> shape = asShape(at, require(at, spec, "shape", "shape"), "shape");
+    for (const auto &[prev, type] : inputs)
+      if (prev == name)
+        at.fail("name", "duplicate input name " + singleQuoted(name));
+    inputs.emplace_back(name, RankedTensorType::get(shape, toMlirType(dt, &ctx)));
+  }
+}
+
+std::vector<size_t> GraphBuilder::readNodesInOrder(const Json &nodes) {
+  // Names and their defining node index; graph inputs map to npos.
+  std::map<std::string, size_t> defined;
+  for (const auto &[name, type] : inputs)
+    defined[name] = std::string::npos;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Place at = nodePlace(nodes[i], i);
+    if (!nodes[i].is_object())
+      at.fail("expected a node object {name, op, inputs, attrs}, got " + jsonTypeName(nodes[i]));
+    std::string name = asString(at, require(at, nodes[i], "name", "name"), "name");
+    if (name.empty())
+      at.fail("name", "must not be empty");
+    auto [it, fresh] = defined.emplace(name, i);
+    if (!fresh)
+      at.fail("name", "duplicate name " + singleQuoted(name) + " (already defined by " +
+                          (it->second == std::string::npos
+                               ? std::string("a graph input")
+                               : "nodes[" + std::to_string(it->second) + "]") + ")");
+  }
+  std::vector<std::string> allNames;
+  for (const auto &[name, idx] : defined)
+    allNames.push_back(name);
+  // Dependencies between nodes, checked for unknown names.
+  std::vector<std::vector<size_t>> deps(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Place at = nodePlace(nodes[i], i);
+    const Json *ins = find(nodes[i], "inputs");
+    if (!ins)
+      continue;  // reported when the node is built
+    if (!ins->is_array())
+      at.fail("inputs", "expected an array of names, got " + jsonTypeName(*ins));
+    for (size_t k = 0; k < ins->size(); ++k) {
+      std::string field = "inputs[" + std::to_string(k) + "]";
+      std::string ref = asString(at, (*ins)[k], field);
+      if (ref.empty())
+        continue;  // an omitted optional operand
+      auto it = defined.find(ref);
+      if (it == defined.end())
+        at.fail(field, "unknown name " + singleQuoted(ref) + suggest(ref, allNames));
+      if (it->second != std::string::npos)
+        deps[i].push_back(it->second);
+    }
+  }
+  // Stable topological order: always the lowest ready index first.
+  std::vector<size_t> pending(nodes.size(), 0), order;
+  std::vector<std::vector<size_t>> users(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t d : deps[i]) {
+      ++pending[i];
+      users[d].push_back(i);
+    }
+  std::set<size_t> ready;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (pending[i] == 0)
+      ready.insert(i);
+  while (!ready.empty()) {
+    size_t i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (size_t u : users[i])
+      if (--pending[u] == 0)
+        ready.insert(u);
+  }
+  if (order.size() == nodes.size())
+    return order;
+  // Walk back along unfinished dependencies until a node repeats: that is a cycle.
+  size_t start = 0;
+  while (pending[start] == 0)
+    ++start;
+  std::vector<size_t> path{start};
+  std::vector<int> seenAt(nodes.size(), -1);
+  seenAt[start] = 0;
+  for (;;) {
+    size_t cur = path.back(), next = cur;
+    for (size_t d : deps[cur])
+      if (pending[d] != 0) {
+        next = d;
+        break;
+      }
+    if (seenAt[next] >= 0) {
+      std::string text;
+      for (size_t k = seenAt[next]; k < path.size(); ++k)
+        text += singleQuoted(nodes[path[k]]["name"].get<std::string>()) + " <- ";
+      text += singleQuoted(nodes[next]["name"].get<std::string>());
+      nodePlace(nodes[next], next).fail("inputs", "cycle: " + text +
+                                                      " (each node uses the next one)");
+    }
+    seenAt[next] = path.size();
+    path.push_back(next);
+  }
+}
+
+std::string dtypeList(const std::vector<Value> &vs, const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t i = 0; i < vs.size(); ++i)
+    if (vs[i])
+      out += (out.empty() ? "" : ", ") + singleQuoted(names[i]) + " is " +
+             std::string(dtypeName(dtypeOf(vs[i])));
+  return out;
+}
+
+/// Checks the op's generic dtype rule over its present operands.
+void checkDTypes(const Place &at, const OpSpec &spec, const std::vector<Value> &vs,
+                 const std::vector<std::string> &names) {
+  if (spec.dtypes == DTypeRule::Custom)
+    return;
+  std::optional<DType> common;
+  for (size_t i = 0; i < vs.size(); ++i) {
+    if (!vs[i])
+      continue;
+    DType t = dtypeOf(vs[i]);
+    if (common && *common != t)
+      at.fail("inputs", "dtype mismatch: " + dtypeList(vs, names) + " (insert a cast)");
+    common = t;
+    std::string field = "inputs[" + std::to_string(i) + "]";
+    if (spec.dtypes == DTypeRule::Float && !isFloat(t))
+      at.fail(field, "op '" + spec.name + "' takes f32, f16 or bf16, but " + singleQuoted(names[i]) +
+                         " is " + std::string(dtypeName(t)));
+    if (spec.dtypes == DTypeRule::Numeric && t == DType::Bool)
+      at.fail(field, "op '" + spec.name + "' takes numbers, but " + singleQuoted(names[i]) +
+                         " is bool (cast it first)");
+  }
+}
+
+void GraphBuilder::buildNode(const Json &node, size_t index, OpBuilder &b) {
+  Place at = nodePlace(node, index);
+  std::string name = node["name"].get<std::string>();
+  rejectUnknownKeys(at, node, {"name", "op", "inputs", "attrs", "dtype", "shape"}, "");
+  std::string opName = asString(at, require(at, node, "op", "op"), "op");
+  const OpSpec *spec = lookupOp(opName);
+  if (!spec)
+    at.fail("op", "unknown op '" + opName + "'" + suggest(opName, opNames()));
+  static const Json emptyArray = Json::array(), emptyObject = Json::object();
+  const Json *ins = find(node, "inputs");
+  if (!ins && spec->minInputs > 0)
+    at.fail("inputs", "missing required field");
+  if (!ins)
+    ins = &emptyArray;
+  int n = static_cast<int>(ins->size());
+  if (n < spec->minInputs || (spec->maxInputs >= 0 && n > spec->maxInputs)) {
+    std::string want = spec->minInputs == spec->maxInputs
+                           ? std::to_string(spec->minInputs)
+                           : spec->maxInputs < 0
+                                 ? "at least " + std::to_string(spec->minInputs)
+                                 : std::to_string(spec->minInputs) + " to " +
+                                       std::to_string(spec->maxInputs);
+    at.fail("inputs", "op '" + opName + "' takes " + want + " input" +
+                          (want == "1" ? "" : "s") + ", got " + std::to_string(n));
+  }
+  const Json *attrs = find(node, "attrs");
+  if (attrs && !attrs->is_object())
+    at.fail("attrs", "expected an object, got " + jsonTypeName(*attrs));
+  if (!attrs)
+    attrs = &emptyObject;
+  rejectUnknownKeys(at, *attrs, spec->attrs, "attrs.");
+
+  TypedBuilder tb(b, locFor(name));
+  NodeContext c{tb, at, *attrs, node, {}, {}};
+  for (int k = 0; k < n; ++k) {
+    std::string ref = (*ins)[k].get<std::string>();
+    if (ref.empty() && k < spec->minInputs)
+      at.fail("inputs[" + std::to_string(k) + "]", "required input may not be \"\"");
+    c.operandNames.push_back(ref);
+    c.operands.push_back(ref.empty() ? Value() : values.at(ref));
+  }
+  checkDTypes(at, *spec, c.operands, c.operandNames);
+
+  // Verifier messages (e.g. a layer_norm weight of the wrong shape) become node errors.
+  std::string diag;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    if (diag.empty())
+      diag = d.str();
+    return success();
+  });
+  Value result = spec->build(c);
+  if (failed(verify(result.getDefiningOp()))) {
+    llvm::StringRef msg(diag);
+    size_t opPrefix = msg.find(" op ");
+    if (msg.starts_with("'fusec.") && opPrefix != llvm::StringRef::npos)
+      msg = msg.drop_front(opPrefix + 4);
+    at.fail(msg.str());
+  }
+  if (const Json *dt = find(node, "dtype")) {
+    DType stated = asDType(at, *dt, "dtype");
+    if (stated != dtypeOf(result))
+      at.fail("dtype", "stated " + std::string(dtypeName(stated)) + " but the result is " +
+                           std::string(dtypeName(dtypeOf(result))));
+  }
+  if (const Json *sh = find(node, "shape")) {
+    std::vector<int64_t> stated = asShape(at, *sh, "shape");
+    if (llvm::ArrayRef<int64_t>(stated) != shapeOf(result))
+      at.fail("shape", "stated " + shape::str(stated) + " but the result is " +
+                           shape::str(shapeOf(result)));
+  }
+  values[name] = result;
+}
+
+std::vector<Value> GraphBuilder::readOutputs(const Json &doc) {
+  Place top;
+  const Json &outs = require(top, doc, "outputs", "outputs");
+  if (!outs.is_array())
+    top.fail("outputs", "expected an array of names, got " + jsonTypeName(outs));
+  if (outs.empty())
+    top.fail("outputs", "the graph has no outputs");
+  std::vector<std::string> known;
+  for (const auto &[name, v] : values)
+    known.push_back(name);
+  std::vector<Value> results;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::string field = "outputs[" + std::to_string(i) + "]";
+    std::string name = asString(top, outs[i], field);
+    auto it = values.find(name);
+    if (it == values.end())
+      top.fail(field, singleQuoted(name) + " is never defined (not an input or node name)" +
+                          suggest(name, known));
+    results.push_back(it->second);
+  }
+  return results;
+}
+
+OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
+  readHeader(doc);
+  readInputs(doc);
+  Place top;
+  const Json &nodes = require(top, doc, "nodes", "nodes");
+  if (!nodes.is_array())
+    top.fail("nodes", "expected an array of nodes, got " + jsonTypeName(nodes));
+  if (nodes.empty())
+    top.fail("nodes", "the graph is empty (no nodes)");
+  std::vector<size_t> order = readNodesInOrder(nodes);
+
+  OpBuilder b(&ctx);
+  Location fileLoc = FileLineColLoc::get(&ctx, fileName, 1, 1);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  b.setInsertionPointToEnd(module->getBody());
+  SmallVector<Type> argTypes;
+  for (const auto &[name, type] : inputs)
+    argTypes.push_back(type);
+  auto func = b.create<func::FuncOp>(fileLoc, graphName, b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    values[inputs[i].first] = entry->getArgument(i);
+    func.setArgAttr(i, "fusec.name", b.getStringAttr(inputs[i].first));
+  }
+  b.setInsertionPointToEnd(entry);
+  for (size_t i : order)
+    buildNode(nodes[i], i, b);
+  std::vector<Value> results = readOutputs(doc);
+  b.create<func::ReturnOp>(fileLoc, results);
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  func.setType(b.getFunctionType(argTypes, resultTypes));
+  const Json &outs = doc["outputs"];
+  for (size_t i = 0; i < outs.size(); ++i)
+    func.setResultAttr(i, "fusec.name", b.getStringAttr(outs[i].get<std::string>()));
+  return module;
+}
+
+} // namespace
+} // namespace json
+
+llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
+                                                       llvm::StringRef fileName,
+                                                       MLIRContext &ctx) {
+  ctx.loadDialect<FusecDialect, func::FuncDialect>();
+  json::Json doc;
+  try {
+    doc = json::Json::parse(text.begin(), text.end());
+  } catch (const json::Json::parse_error &e) {
+    // nlohmann's text starts "[json.exception.parse_error.101] parse error at ...: ".
+    std::string what = e.what();
+    size_t colon = what.find(": ");
+    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    json::LineCol lc = json::lineColAt(json::lineStartsOf(text), offset);
+    if (text.empty() || offset >= text.size())
+      reason += " (the file is empty or truncated)";
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s:%u:%u: invalid JSON: %s", fileName.str().c_str(),
+                                   lc.line, lc.col, reason.c_str());
+  }
+  try {
+    json::GraphBuilder builder(fileName, text, ctx);
+    return builder.build(doc);
+  } catch (const json::GraphError &e) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
+                                   fileName.str().c_str(), e.what());
+  } catch (const json::Json::exception &e) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s: unexpected JSON value: %s", fileName.str().c_str(),
+                                   e.what());
+  }
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> importGraphFile(llvm::StringRef path,
+                                                       MLIRContext &ctx) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read graph '%s': %s",
+                                   path.str().c_str(), buffer.getError().message().c_str());
+  return importGraphText((*buffer)->getBuffer(), path, ctx);
+}
+
+func::FuncOp graphFunction(ModuleOp module) {
+  for (auto f : module.getOps<func::FuncOp>())
+    return f;
+  return {};
+}
+
+} // namespace fusec
