@@ -86,7 +86,9 @@ Value buildAttention(TypedBuilder &tb, AttentionOp op) {
                                : 1.0 / std::sqrt(static_cast<double>(headDim));
   Value s = tb.matmul(q, tb.transposeLast2(op.getKey()));
   s = tb.binary<MulOp>(s, tb.constant(scale, elt));
-  Value negInf = tb.constant(-std::numeric_limits<double>::infinity(), elt);
+  Value negInf;
+  if (op.getCausal() || (op.getMask() && elementTypeOf(op.getMask()).isSignlessInteger(1)))
+    negInf = tb.constant(-std::numeric_limits<double>::infinity(), elt);
   if (Value mask = op.getMask()) {
     s = elementTypeOf(mask).isSignlessInteger(1) ? tb.where(mask, s, negInf)
                                                   : tb.binary<AddOp>(s, mask);

@@ -5,6 +5,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace fusec {
 
@@ -16,5 +17,15 @@ void registerPassesAndPipelines();
 
 /// decompose, canonicalize, CSE: what `fusec compile --emit decomposed` prints.
 void buildDecomposePipeline(mlir::OpPassManager &pm);
+
+struct FusionPipelineOptions : public mlir::PassPipelineOptions<FusionPipelineOptions> {
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("fuse (false: one kernel per op)"),
+                    llvm::cl::init(true)};
+  Option<std::string> device{*this, "device", llvm::cl::desc("device profile"),
+                             llvm::cl::init("h100")};
+};
+
+/// The decompose pipeline, then vertical fusion (or one group per op).
+void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &options);
 
 } // namespace fusec

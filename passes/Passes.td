@@ -27,4 +27,46 @@ def FusecDecompose : Pass<"fusec-decompose", "mlir::func::FuncOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
+  let summary = "Group producer-consumer chains into fusec.fusion kernels";
+  let description = [{
+    Walks compute ops in program order and merges each op's group with the
+    groups of its producers when the union fits one kernel family
+    (compiler/schedule/GroupSchedule.h), creates no cycle, and the cost model
+    predicts it faster:
+
+    ```
+    gelu(add(x, b))                 => fusion<pointwise>(x, b) { add; gelu }
+    div(exp(sub(x, max(x))), sum)   => fusion<row_reduction>(x) { max; sub; exp; sum; div }
+    ```
+    Views (reshape, transpose, broadcast_to, slice) and generators (constant,
+    iota) are cloned into every group that reads them. Every merge that was
+    considered and rejected is recorded, with its reason, in the function's
+    `fusec.rejected` attribute for `fusec explain`.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+           "device profile for the cost model (h100, h200, a100, l40s)">
+  ];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
+def FusecOutlineSingleOps : Pass<"fusec-outline-single-ops", "mlir::func::FuncOp"> {
+  let summary = "One fusec.fusion per compute op: the unfused baseline (--no-fuse)";
+  let description = [{
+    `op => fusion(op)` for every compute op. Views and generators still fold
+    into the kernels that read them, as in eager frameworks, so the baseline
+    pays one HBM round trip per compute op and nothing else.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+           "device profile for the cost model">
+  ];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 #endif // FUSEC_PASSES_TD

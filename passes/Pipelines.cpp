@@ -15,11 +15,27 @@ void buildDecomposePipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &options) {
+  buildDecomposePipeline(pm);
+  if (options.fuse) {
+    FusecFuseVerticalOptions o;
+    o.device = options.device;
+    pm.addNestedPass<mlir::func::FuncOp>(createFusecFuseVertical(o));
+  } else {
+    FusecOutlineSingleOpsOptions o;
+    o.device = options.device;
+    pm.addNestedPass<mlir::func::FuncOp>(createFusecOutlineSingleOps(o));
+  }
+}
+
 void registerPassesAndPipelines() {
   registerFusecPasses();
   mlir::PassPipelineRegistration<>(
       "fusec-decompose-pipeline", "decompose composites, then canonicalize and CSE",
       buildDecomposePipeline);
+  mlir::PassPipelineRegistration<FusionPipelineOptions>(
+      "fusec-fusion-pipeline", "decompose, then form fused groups (what `fusec compile` runs)",
+      buildFusionPipeline);
 }
 
 } // namespace fusec

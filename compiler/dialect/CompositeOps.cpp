@@ -76,6 +76,8 @@ LogicalResult LinearOp::verify() {
     return failure();
   shape::Shape out(in.begin(), in.end());
   out.back() = w[0];
+  if (failed(expectSameElementType(*this, "result", getResult(), getInput())))
+    return failure();
   return expectShape(*this, "result", getResult(), out);
 }
 
@@ -113,6 +115,8 @@ LogicalResult AttentionOp::verify() {
   shape::Shape out = batch;
   out.push_back(L);
   out.push_back(v.back());
+  if (failed(expectSameElementType(*this, "result", getResult(), getQuery())))
+    return failure();
   return expectShape(*this, "result", getResult(), out);
 }
 

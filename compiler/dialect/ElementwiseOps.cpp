@@ -42,8 +42,9 @@ LogicalResult WhereOp::verify() {
 
 LogicalResult IotaOp::verify() {
   int64_t rank = getResult().getType().getRank();
-  if (getDim() < 0 || getDim() >= rank)
-    return emitOpError("dim ") << getDim() << " is out of range for rank " << rank;
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
   return success();
 }
 

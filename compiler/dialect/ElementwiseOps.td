@@ -100,7 +100,7 @@ def Fusec_MaximumOp : Fusec_BinaryOp<"maximum", Fusec_NumericTensor, "maximum (N
 def Fusec_MinimumOp : Fusec_BinaryOp<"minimum", Fusec_NumericTensor, "minimum (NaN wins)">;
 
 class Fusec_CompareOp<string mnemonic, string what>
-    : Fusec_Op<mnemonic, [Pure, SameTypeOperands, Fusec_Broadcasting, Fusec_Elementwise]> {
+    : Fusec_Op<mnemonic, [Pure, SameOperandsElementType, Fusec_Broadcasting, Fusec_Elementwise]> {
   let summary = what;
   let description = "Elementwise comparison `" # what # [{` with NumPy
     broadcasting; the result is i1.

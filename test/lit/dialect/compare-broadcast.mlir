@@ -1,11 +1,5 @@
 // Comparisons broadcast their operands like the binary ops (docs/graph-format.md:
 // "Comparisons eq ne lt le gt ge: two operands of one dtype, broadcast, result bool").
-// BUG: Fusec_CompareOp (compiler/dialect/ElementwiseOps.td) carries the
-// SameTypeOperands trait, which demands identical operand types, shapes included,
-// so every comparison below is rejected with "requires all operands to have the
-// same type". SameOperandsElementType is the constraint the format describes.
-// Remove the XFAIL once the trait is fixed.
-// XFAIL: *
 // RUN: fusec-opt %s | FileCheck %s
 
 // CHECK-LABEL: func.func @compare_broadcast(

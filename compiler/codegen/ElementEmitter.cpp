@@ -1,0 +1,233 @@
+//===- ElementEmitter.cpp - C++ statements computing one element ----------===//
+#include "compiler/codegen/ElementEmitter.h"
+
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace fusec::codegen {
+
+namespace {
+std::vector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = (int)shape.size() - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Whether a reshape only inserts or removes size-1 dims.
+bool onlyUnitDims(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  SmallVector<int64_t> x, y;
+  for (int64_t d : a)
+    if (d != 1)
+      x.push_back(d);
+  for (int64_t d : b)
+    if (d != 1)
+      y.push_back(d);
+  return x == y;
+}
+} // namespace
+
+ElementEmitter::ElementEmitter(FusionOp fusion, std::vector<std::string> domVars,
+                               std::string indent)
+    : domVars(std::move(domVars)), indentStr(std::move(indent)) {
+  int id = 0;
+  for (BlockArgument a : fusion.getBodyBlock().getArguments())
+    valueIds[a] = id++;
+  for (Operation &op : fusion.getBodyBlock())
+    for (Value r : op.getResults())
+      valueIds[r] = id++;
+  load = [](ElementEmitter &e, BlockArgument arg, const Index &idx) {
+    return "fz_load1(" + argName(arg.getArgNumber()) + ", " + e.offset(shapeOf(arg), idx) +
+           ")";
+  };
+}
+
+std::string ElementEmitter::takeCode() {
+  std::string c = std::move(code);
+  code.clear();
+  return c;
+}
+
+Index ElementEmitter::identity(size_t rank) {
+  Index idx;
+  for (size_t d = 0; d < rank; ++d)
+    idx.push_back(IndexExpr::domain(d));
+  return idx;
+}
+
+Index ElementEmitter::project(const Index &idx, ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  Index out;
+  size_t off = from.size() - to.size();
+  for (size_t j = 0; j < to.size(); ++j)
+    out.push_back(to[j] == 1 && from[off + j] != 1 ? IndexExpr::constant(0) : idx[off + j]);
+  return out;
+}
+
+std::string ElementEmitter::render(const IndexExpr &e) const {
+  if (!e.text.empty())
+    return e.text;
+  if (e.dom < 0)
+    return std::to_string(e.add);
+  std::string s = domVars[e.dom];
+  if (e.mul != 1)
+    s = "(" + s + " * " + std::to_string(e.mul) + ")";
+  if (e.add != 0)
+    s = "(" + s + " + " + std::to_string(e.add) + ")";
+  return s;
+}
+
+std::string ElementEmitter::offset(ArrayRef<int64_t> shape, const Index &idx) const {
+  std::vector<int64_t> strides = stridesOf(shape);
+  std::string s;
+  int64_t constant = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    const IndexExpr &e = idx[d];
+    if (e.text.empty() && e.dom < 0) {
+      constant += e.add * strides[d];
+      continue;
+    }
+    std::string term = render(e);
+    if (strides[d] != 1)
+      term += " * " + std::to_string(strides[d]);
+    s += (s.empty() ? "" : " + ") + term;
+  }
+  if (constant != 0 || s.empty())
+    s += (s.empty() ? "" : " + ") + std::to_string(constant);
+  return "(" + s + ")";
+}
+
+std::optional<int64_t> ElementEmitter::coefficient(ArrayRef<int64_t> shape, const Index &idx,
+                                                   int d) const {
+  std::vector<int64_t> strides = stridesOf(shape);
+  int64_t c = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (!idx[i].text.empty())
+      return std::nullopt;
+    if (idx[i].dom == d)
+      c += idx[i].mul * strides[i];
+  }
+  return c;
+}
+
+std::string ElementEmitter::offsetAt(ArrayRef<int64_t> shape, const Index &idx, int d,
+                                     const std::string &base) const {
+  ElementEmitter &self = const_cast<ElementEmitter &>(*this);
+  std::string saved = self.domVars[d];
+  self.domVars[d] = base;
+  std::string s = offset(shape, idx);
+  self.domVars[d] = saved;
+  return s;
+}
+
+std::string ElementEmitter::key(Value v, const Index &idx) {
+  std::string k = "v" + std::to_string(valueIds.lookup(v)) + "@";
+  for (const IndexExpr &e : idx)
+    k += render(e) + ",";
+  return k;
+}
+
+std::string ElementEmitter::emit(Value v, const Index &idx) {
+  std::string k = key(v, idx);
+  if (auto it = memo.find(k); it != memo.end())
+    return it->second;
+  std::string expr;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    expr = load(*this, arg, idx);
+  else
+    expr = emitOp(v.getDefiningOp(), v, idx);
+  // Name every value so later uses (and readers) see one variable per element.
+  std::string name = fresh("v");
+  line("const " + std::string(computeType(dtypeOf(v))) + " " + name + " = " + expr + ";");
+  memo[k] = name;
+  return name;
+}
+
+std::string ElementEmitter::emitOp(Operation *op, Value v, const Index &idx) {
+  if (isView(op))
+    return emitView(op, idx);
+  if (auto c = dyn_cast<ConstantOp>(op))
+    return literal(c.getValue().convertToDouble(), dtypeOf(v));
+  if (auto io = dyn_cast<IotaOp>(op))
+    return "((" + std::string(computeType(dtypeOf(v))) + ")(" + render(idx[io.getDim()]) + "))";
+  if (auto cat = dyn_cast<ConcatOp>(op))
+    return emitConcat(cat, idx);
+  if (isa<SumOp, MeanOp, MaxOp, MinOp>(op))
+    return reduced(op);
+  std::vector<std::string> operands;
+  for (Value o : op->getOperands())
+    operands.push_back(emit(o, project(idx, shapeOf(v), shapeOf(o))));
+  return scalarExpr(op, operands);
+}
+
+std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
+  Value in = op->getOperand(0);
+  ArrayRef<int64_t> from = shapeOf(op->getResult(0)), to = shapeOf(in);
+  Index sub;
+  if (auto t = dyn_cast<TransposeOp>(op)) {
+    sub.resize(to.size());
+    for (size_t i = 0; i < t.getPerm().size(); ++i)
+      sub[t.getPerm()[i]] = idx[i];
+  } else if (isa<BroadcastToOp>(op)) {
+    sub = project(idx, from, to);
+  } else if (auto s = dyn_cast<SliceOp>(op)) {
+    for (size_t d = 0; d < to.size(); ++d) {
+      IndexExpr e = idx[d];
+      int64_t step = s.getSteps()[d], start = s.getStarts()[d];
+      if (!e.text.empty())
+        e.text = "(" + e.text + " * " + std::to_string(step) + " + " + std::to_string(start) + ")";
+      else
+        e = {e.dom, e.mul * step, e.add * step + start, {}};
+      sub.push_back(e);
+    }
+  } else if (onlyUnitDims(from, to)) {
+    // Keep the non-unit dims in order; unit dims index 0.
+    size_t j = 0;
+    for (int64_t d : to) {
+      while (j < from.size() && from[j] == 1)
+        ++j;
+      sub.push_back(d == 1 ? IndexExpr::constant(0) : idx[j++]);
+    }
+  } else {
+    // General reshape: linearize in the result shape, delinearize in the input's.
+    std::string lin = fresh("t");
+    line("const long long " + lin + " = " + offset(from, idx) + ";");
+    std::vector<int64_t> strides = stridesOf(to);
+    for (size_t d = 0; d < to.size(); ++d) {
+      IndexExpr e;
+      e.text = "((" + lin + " / " + std::to_string(strides[d]) + ") % " + std::to_string(to[d]) + ")";
+      sub.push_back(e);
+    }
+  }
+  return emit(in, sub);
+}
+
+std::string ElementEmitter::emitConcat(ConcatOp op, const Index &idx) {
+  // Every input is read at a clamped (always valid) index, then one is selected.
+  int64_t axis = op.getAxis();
+  std::string c = render(idx[axis]);
+  std::vector<std::pair<int64_t, std::string>> parts;
+  int64_t start = 0;
+  for (Value in : op.getInputs()) {
+    int64_t n = shapeOf(in)[axis];
+    Index sub = idx;
+    sub[axis].text = "min(max((long long)(" + c + ") - " + std::to_string(start) + ", 0LL), " +
+                     std::to_string(n - 1) + "LL)";
+    parts.push_back({start + n, emit(in, sub)});
+    start += n;
+  }
+  std::string expr = parts.back().second;
+  for (int i = (int)parts.size() - 2; i >= 0; --i)
+    expr = "((" + c + ") < " + std::to_string(parts[i].first) + " ? " + parts[i].second + " : " +
+           expr + ")";
+  return expr;
+}
+
+} // namespace fusec::codegen

@@ -1,0 +1,91 @@
+//===- ElementEmitter.h - C++ statements computing one element of a value -===//
+//
+// The core of code generation: emits the statements that compute value `v` of a
+// fusion body at a symbolic index, recursing through its operands. Views fold
+// into the index (transpose permutes it, slice scales and shifts it, broadcast
+// projects it, reshape re-linearizes it), generators become literals or the
+// index itself, and elementwise ops become expressions from ScalarOps. Results
+// are memoized per (value, index), so shared subexpressions are computed once.
+// Kernel families decide where loads come from (hooks) and what an index is.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/dialect/FusecDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fusec::codegen {
+
+/// One dimension of an index: `dom * mul + add` over a domain index, a
+/// constant (`dom < 0`), or a general C++ expression (`text`).
+struct IndexExpr {
+  int dom = -1;
+  int64_t mul = 1, add = 0;
+  std::string text;
+  static IndexExpr constant(int64_t c) { return {-1, 1, c, {}}; }
+  static IndexExpr domain(int d) { return {d, 1, 0, {}}; }
+};
+using Index = std::vector<IndexExpr>;
+
+class ElementEmitter {
+public:
+  using LoadHook = std::function<std::string(ElementEmitter &, mlir::BlockArgument, const Index &)>;
+  using ReductionHook = std::function<std::string(mlir::Operation *)>;
+
+  /// `domVars[d]` is the C++ expression of domain index d at the current element.
+  ElementEmitter(FusionOp fusion, std::vector<std::string> domVars, std::string indent = "  ");
+
+  /// Emits what `v` needs at `idx` and returns the expression holding it.
+  std::string emit(mlir::Value v, const Index &idx);
+
+  /// Where a block argument's elements come from (default: a scalar load).
+  LoadHook load;
+  /// The per-row value of a reduction op (row kernels set this).
+  ReductionHook reduced;
+
+  /// The statements emitted so far (taken by the caller).
+  std::string takeCode();
+  const std::string &indent() const { return indentStr; }
+  void line(const std::string &s) { code += indentStr + s + "\n"; }
+  std::string fresh(const char *prefix) { return prefix + std::to_string(counter++); }
+
+  std::string render(const IndexExpr &e) const;
+  /// The element offset of `idx` in a contiguous row-major tensor of `shape`.
+  std::string offset(llvm::ArrayRef<int64_t> shape, const Index &idx) const;
+  /// The coefficient of domain dim `d` in that offset, when every part is affine.
+  std::optional<int64_t> coefficient(llvm::ArrayRef<int64_t> shape, const Index &idx,
+                                     int d) const;
+  /// Same offset with domain dim `d` rendered as `base` instead of its variable.
+  std::string offsetAt(llvm::ArrayRef<int64_t> shape, const Index &idx, int d,
+                       const std::string &base) const;
+  /// The name of block argument i's pointer parameter ("in0").
+  static std::string argName(unsigned i) { return "in" + std::to_string(i); }
+
+  /// [dom 0, ..., dom rank-1]
+  static Index identity(size_t rank);
+  /// The index of an operand of shape `to` broadcast (NumPy rules) to `from`.
+  static Index project(const Index &idx, llvm::ArrayRef<int64_t> from,
+                       llvm::ArrayRef<int64_t> to);
+
+  std::vector<std::string> domVars;
+
+private:
+  std::string emitOp(mlir::Operation *op, mlir::Value v, const Index &idx);
+  std::string emitView(mlir::Operation *op, const Index &idx);
+  std::string emitConcat(ConcatOp op, const Index &idx);
+  std::string key(mlir::Value v, const Index &idx);
+
+  llvm::DenseMap<mlir::Value, int> valueIds;
+  std::map<std::string, std::string> memo;
+  std::string code, indentStr;
+  int counter = 0;
+};
+
+} // namespace fusec::codegen

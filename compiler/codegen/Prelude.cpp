@@ -1,0 +1,115 @@
+//===- Prelude.cpp - device code every generated kernel starts with -------===//
+#include "compiler/codegen/Prelude.h"
+
+namespace fusec::codegen {
+
+const char *kernelPrelude() {
+  return R"CUDA(// ---- fusec prelude: storage types, conversions, vector access, reductions ----
+typedef unsigned char fz_u8;
+struct fz_bf16 { unsigned short bits; };
+struct fz_f16 { unsigned short bits; };
+
+// Storage -> compute type. 16-bit floats compute in fp32.
+__device__ __forceinline__ float fz_in(float v) { return v; }
+__device__ __forceinline__ float fz_in(fz_bf16 v) { return __uint_as_float(((unsigned)v.bits) << 16); }
+__device__ __forceinline__ float fz_in(fz_f16 v) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits)); return f;
+}
+__device__ __forceinline__ int fz_in(int v) { return v; }
+__device__ __forceinline__ long long fz_in(long long v) { return v; }
+__device__ __forceinline__ bool fz_in(fz_u8 v) { return v != 0; }
+
+// Compute -> storage type, rounding to nearest even.
+template <typename S> struct fz_out;
+template <> struct fz_out<float> { static __device__ __forceinline__ float of(float v) { return v; } };
+template <> struct fz_out<fz_bf16> {
+  static __device__ __forceinline__ fz_bf16 of(float v) {
+    fz_bf16 r; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(v)); return r;
+  }
+};
+template <> struct fz_out<fz_f16> {
+  static __device__ __forceinline__ fz_f16 of(float v) {
+    fz_f16 r; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(v)); return r;
+  }
+};
+template <> struct fz_out<int> { static __device__ __forceinline__ int of(int v) { return v; } };
+template <> struct fz_out<long long> {
+  static __device__ __forceinline__ long long of(long long v) { return v; }
+};
+template <> struct fz_out<fz_u8> { static __device__ __forceinline__ fz_u8 of(bool v) { return v ? 1 : 0; } };
+
+// Rounding a compute value to a narrower float dtype (explicit casts only).
+__device__ __forceinline__ float fz_round_bf16(float v) { return fz_in(fz_out<fz_bf16>::of(v)); }
+__device__ __forceinline__ float fz_round_f16(float v) { return fz_in(fz_out<fz_f16>::of(v)); }
+
+// Float -> integer conversions truncate toward zero and saturate; NaN -> 0 (cvt.rzi).
+__device__ __forceinline__ int fz_f2i(float v) { return __float2int_rz(v); }
+__device__ __forceinline__ long long fz_f2ll(float v) { return __float2ll_rz(v); }
+
+// NaN-propagating max/min, as the reference interpreter.
+__device__ __forceinline__ float fz_max(float a, float b) { return (a != a || a > b) ? a : b; }
+__device__ __forceinline__ float fz_min(float a, float b) { return (a != a || a < b) ? a : b; }
+__device__ __forceinline__ int fz_max(int a, int b) { return a > b ? a : b; }
+__device__ __forceinline__ int fz_min(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ long long fz_max(long long a, long long b) { return a > b ? a : b; }
+__device__ __forceinline__ long long fz_min(long long a, long long b) { return a < b ? a : b; }
+
+// Aligned vector access of N elements of storage type S (N * sizeof(S) in 1..16 bytes).
+template <int B> struct fz_vec;
+template <> struct fz_vec<16> { typedef uint4 t; };
+template <> struct fz_vec<8> { typedef uint2 t; };
+template <> struct fz_vec<4> { typedef unsigned t; };
+template <> struct fz_vec<2> { typedef unsigned short t; };
+template <> struct fz_vec<1> { typedef unsigned char t; };
+template <typename S, int N> union fz_pack {
+  typename fz_vec<sizeof(S) * N>::t v;
+  S s[N];
+};
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_load(const S *__restrict__ p, long long off, C (&out)[N]) {
+  fz_pack<S, N> u;
+  u.v = __ldg(reinterpret_cast<const typename fz_vec<sizeof(S) * N>::t *>(p + off));
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = fz_in(u.s[i]);
+}
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_store(S *__restrict__ p, long long off, const C (&in)[N]) {
+  fz_pack<S, N> u;
+#pragma unroll
+  for (int i = 0; i < N; ++i) u.s[i] = fz_out<S>::of(in[i]);
+  *reinterpret_cast<typename fz_vec<sizeof(S) * N>::t *>(p + off) = u.v;
+}
+template <typename S>
+__device__ __forceinline__ auto fz_load1(const S *__restrict__ p, long long off) -> decltype(fz_in(*p)) {
+  return fz_in(p[off]);
+}
+
+// Reductions across the W lanes of a warp segment (W a power of two <= 32).
+struct fz_sum_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct fz_max_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fz_max(a, b); } };
+struct fz_min_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fz_min(a, b); } };
+template <int W, typename T, typename Op>
+__device__ __forceinline__ T fz_warp_reduce(T v, Op op) {
+#pragma unroll
+  for (int o = W / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Reduction across a whole block of NT threads (NT a multiple of 32); every thread gets the result.
+template <int NT, typename T, typename Op>
+__device__ __forceinline__ T fz_block_reduce(T v, Op op, T *smem) {
+  v = fz_warp_reduce<32>(v, op);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // smem may still be read by the previous reduction
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  // Lanes below NT/32 reduce among themselves (xor offsets stay below NT/32);
+  // the others compute nothing useful, and lane 0's result is broadcast.
+  v = smem[lane < NT / 32 ? lane : 0];
+  v = fz_warp_reduce<(NT / 32 < 32 ? NT / 32 : 32)>(v, op);
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+// ---- end of prelude ----
+)CUDA";
+}
+
+} // namespace fusec::codegen

@@ -1,0 +1,132 @@
+//===- CostModel.cpp - HBM bytes, flops and predicted time of op groups ---===//
+#include "compiler/cost/CostModel.h"
+
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace fusec {
+
+int64_t tensorBytes(Value v) {
+  return shape::numElements(shapeOf(v)) * dtypeBytes(dtypeOf(v));
+}
+
+bool isView(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, BroadcastToOp, SliceOp>(op);
+}
+
+bool isGenerator(Operation *op) { return isa<ConstantOp, IotaOp>(op); }
+
+Value viewSource(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isView(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+int64_t readBytes(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return tensorBytes(v);
+  if (isGenerator(def))
+    return 0;
+  if (isa<SliceOp>(def))
+    return std::min(readBytes(def->getOperand(0)), tensorBytes(v));
+  if (isView(def))
+    return readBytes(def->getOperand(0));
+  return tensorBytes(v);
+}
+
+double floorSeconds(const Cost &c, const DeviceProfile &p) {
+  return static_cast<double>(c.bytes) / p.hbmBytesPerSec;
+}
+
+double predictSeconds(const Cost &c, const DeviceProfile &p) {
+  double memory = floorSeconds(c, p);
+  double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
+                static_cast<double>(c.tensorFlops) / p.tensorFlopsPerSec;
+  return std::max(memory, math) + c.launches * p.launchSeconds;
+}
+
+Cost opFlops(Operation *op) {
+  Cost c;
+  if (isView(op) || isGenerator(op) || op->getNumResults() == 0)
+    return c;
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    ArrayRef<int64_t> a = shapeOf(mm.getLhs());
+    int64_t k = a.back();
+    c.tensorFlops = 2 * shape::numElements(shapeOf(mm.getResult())) * k;
+    return c;
+  }
+  // A reduction does one op per input element; an elementwise op one per output.
+  if (isa<SumOp, MeanOp, MaxOp, MinOp>(op))
+    c.flops = shape::numElements(shapeOf(op->getOperand(0)));
+  else
+    c.flops = shape::numElements(shapeOf(op->getResult(0)));
+  return c;
+}
+
+Cost unfusedCost(Operation *op) {
+  if (isView(op) || isGenerator(op))
+    return {};
+  Cost c = opFlops(op);
+  llvm::SmallPtrSet<Value, 4> seen;
+  for (Value v : op->getOperands())
+    if (seen.insert(viewSource(v)).second)
+      c.bytes += readBytes(v);
+  for (Value r : op->getResults())
+    c.bytes += tensorBytes(r);
+  c.launches = 1;
+  return c;
+}
+
+bool usedOutside(Value v, ArrayRef<Operation *> members) {
+  for (Operation *user : v.getUsers()) {
+    if (llvm::is_contained(members, user))
+      continue;
+    if (!isView(user) || usedOutside(user->getResult(0), members))
+      return true;
+  }
+  return false;
+}
+
+void groupBoundary(ArrayRef<Operation *> ops, llvm::SetVector<Value> &inputs,
+                   llvm::SetVector<Value> &outputs) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  for (Operation *op : ops) {
+    for (Value v : op->getOperands()) {
+      Operation *def = viewSource(v).getDefiningOp();
+      if (def && (members.count(def) || isGenerator(def)))
+        continue;
+      inputs.insert(v);
+    }
+    for (Value r : op->getResults())
+      if (usedOutside(r, ops))
+        outputs.insert(r);
+  }
+}
+
+Cost groupCost(ArrayRef<Operation *> ops) {
+  llvm::SetVector<Value> inputs, outputs;
+  groupBoundary(ops, inputs, outputs);
+  Cost c;
+  llvm::SmallPtrSet<Value, 8> seen;
+  for (Value v : inputs)
+    if (seen.insert(viewSource(v)).second)
+      c.bytes += readBytes(v);
+  for (Value v : outputs)
+    c.bytes += tensorBytes(v);
+  for (Operation *op : ops)
+    c += opFlops(op);
+  c.launches = 1;
+  return c;
+}
+
+} // namespace fusec

@@ -1,0 +1,68 @@
+//===- CostModel.h - HBM bytes, flops and predicted time of op groups -----===//
+//
+// The rule fusec lives by: a group of ops costs its inputs read once plus its
+// outputs written once. Unfused, every op pays for its own operands and result
+// ("trips" through HBM). Predicted time = max(bytes / BW, flops / peak) +
+// launches x launch overhead. Views (reshape, transpose, broadcast_to, slice)
+// and generators (constant, iota) are folded into index math: they cost nothing
+// themselves, and a read through a view reads the tensor behind it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/cost/DeviceProfile.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cstdint>
+
+namespace fusec {
+
+/// Bytes of a tensor value in its storage dtype.
+int64_t tensorBytes(mlir::Value v);
+/// Whether `op` is folded into index math (views) or recomputed in place (generators).
+bool isView(mlir::Operation *op);
+bool isGenerator(mlir::Operation *op);
+/// Follows views back to the value that is really stored.
+mlir::Value viewSource(mlir::Value v);
+/// HBM bytes read when a kernel reads `v` (through its views; slices read less).
+int64_t readBytes(mlir::Value v);
+
+struct Cost {
+  int64_t bytes = 0;        ///< HBM bytes read + written
+  int64_t flops = 0;        ///< CUDA-core flops
+  int64_t tensorFlops = 0;  ///< tensor-core flops (matmuls)
+  int launches = 0;
+  Cost &operator+=(const Cost &o) {
+    bytes += o.bytes;
+    flops += o.flops;
+    tensorFlops += o.tensorFlops;
+    launches += o.launches;
+    return *this;
+  }
+};
+
+/// max(bytes / BW, flops / peak) + launches x launch overhead, in seconds.
+double predictSeconds(const Cost &c, const DeviceProfile &p);
+/// The memory-only part of the prediction (the roofline floor of the bytes).
+double floorSeconds(const Cost &c, const DeviceProfile &p);
+
+/// Flops of one op (elementwise and reductions: one per element computed;
+/// matmul: 2 M N K, counted as tensor flops).
+Cost opFlops(mlir::Operation *op);
+/// The cost of `op` run as its own kernel (zero for views and generators).
+Cost unfusedCost(mlir::Operation *op);
+
+/// The cost of `ops` run as one kernel: values used but not defined by `ops` are
+/// read once; values defined by `ops` and used outside (or by `extraUses`, e.g.
+/// the function's return) are written once.
+Cost groupCost(llvm::ArrayRef<mlir::Operation *> ops);
+/// Whether `v` has a use outside `members`, looking through views.
+bool usedOutside(mlir::Value v, llvm::ArrayRef<mlir::Operation *> members);
+/// Inputs and outputs of a set of ops, in first-use / definition order.
+void groupBoundary(llvm::ArrayRef<mlir::Operation *> ops,
+                   llvm::SetVector<mlir::Value> &inputs, llvm::SetVector<mlir::Value> &outputs);
+
+} // namespace fusec

@@ -1,0 +1,40 @@
+//===- DeviceProfile.h - the numbers the cost model predicts from ---------===//
+//
+// A profile is data: bandwidth, math rates, launch overhead, on-chip sizes.
+// Named entries come from measurements where we have them (see the table in
+// DeviceProfile.cpp); `fusec bench` replaces them with values measured on the
+// GPU at hand.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct DeviceProfile {
+  std::string name;           ///< "h100"
+  std::string arch;           ///< NVRTC target, "sm_90a"
+  double hbmBytesPerSec;      ///< device-to-device copy, bytes read + written per second
+  double tensorFlopsPerSec;   ///< dense bf16/f16 matmul rate (fp32 accumulate)
+  double fp32FlopsPerSec;     ///< CUDA-core fp32 rate (FMA = 2 flops)
+  double launchSeconds;       ///< cost of one kernel launch in a stream of launches
+  int smCount;
+  int64_t l2Bytes;
+  int64_t smemPerBlock;       ///< opt-in maximum dynamic shared memory per block
+  int64_t registersPerSm;     ///< 32-bit registers
+  std::string source;         ///< where the numbers come from
+};
+
+/// The named profiles ("h100", "h200", "a100", "l40s").
+const std::vector<DeviceProfile> &deviceProfiles();
+/// A named profile, or nullptr.
+const DeviceProfile *findDeviceProfile(const std::string &name);
+/// The profile used when none is named and no GPU is present.
+const DeviceProfile &defaultDeviceProfile();
+/// The profile whose name best matches a device name such as "NVIDIA H100 80GB HBM3".
+const DeviceProfile *profileForDeviceName(const std::string &deviceName);
+
+} // namespace fusec

@@ -1,0 +1,186 @@
+//===- GroupSchedule.cpp - which kernel family can run a group of ops -----===//
+#include "compiler/schedule/GroupSchedule.h"
+
+#include "compiler/cost/CostModel.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+
+namespace fusec {
+
+const char *groupKindName(GroupKind k) {
+  switch (k) {
+  case GroupKind::Pointwise: return "pointwise";
+  case GroupKind::RowReduction: return "row_reduction";
+  case GroupKind::ColumnReduction: return "column_reduction";
+  case GroupKind::Matmul: return "matmul";
+  }
+  return "?";
+}
+
+std::vector<int64_t> GroupSchedule::keptShape() const {
+  std::vector<int64_t> s = domain;
+  for (int64_t a : reducedAxes)
+    s[a] = 1;
+  return s;
+}
+
+namespace {
+
+bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
+
+std::string opLabel(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return name + " '" + loc.getName().str() + "'";
+  return name;
+}
+
+bool classifyPointwise(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why) {
+  llvm::SetVector<Value> inputs, outputs;
+  groupBoundary(ops, inputs, outputs);
+  if (outputs.empty()) {
+    // A group whose results are all dead still has a domain: its last op's shape.
+    ArrayRef<int64_t> d = shapeOf(ops.back()->getResult(0));
+    s.domain.assign(d.begin(), d.end());
+    return true;
+  }
+  ArrayRef<int64_t> d = shapeOf(outputs[0]);
+  for (Value v : outputs)
+    if (shapeOf(v) != d) {
+      why = "outputs have different shapes (" + shape::str(d) + " vs " +
+            shape::str(shapeOf(v)) + ")";
+      return false;
+    }
+  s.kind = GroupKind::Pointwise;
+  s.domain.assign(d.begin(), d.end());
+  return true;
+}
+
+/// Per-row values (reduction results and what is computed from them) may only
+/// be used at their own row: with shape D or D-with-reduced-dims-1.
+bool checkRowConsistency(ArrayRef<Operation *> ops, const GroupSchedule &s,
+                         std::string &why) {
+  std::vector<int64_t> kept = s.keptShape();
+  ArrayRef<int64_t> d(s.domain), k(kept);
+  llvm::SmallPtrSet<Value, 16> perRow;
+  for (Operation *op : ops) {
+    if (isReduction(op)) {
+      Value r = op->getResult(0);
+      if (shapeOf(r) != k) {
+        why = opLabel(op) + " drops the reduced dims (keepdims=false); only keepdims "
+                            "reductions fuse with what follows them";
+        bool usedInside = llvm::any_of(r.getUsers(), [&](Operation *u) {
+          return llvm::is_contained(ops, u);
+        });
+        if (usedInside)
+          return false;
+      }
+      perRow.insert(r);
+      continue;
+    }
+    bool derived = llvm::any_of(op->getOperands(), [&](Value v) { return perRow.count(v); });
+    if (!derived)
+      continue;
+    for (Value v : op->getOperands()) {
+      ArrayRef<int64_t> vs = shapeOf(v);
+      if (perRow.count(v) && vs != k && vs != d) {
+        why = opLabel(op) + " uses a per-row value of shape " + shape::str(vs) +
+              " outside its row";
+        return false;
+      }
+    }
+    ArrayRef<int64_t> rs = shapeOf(op->getResult(0));
+    if (!isElementwise(op) || (rs != k && rs != d)) {
+      why = opLabel(op) + " reshapes a per-row value to " + shape::str(rs);
+      return false;
+    }
+    if (rs == k)
+      perRow.insert(op->getResult(0));
+  }
+  return true;
+}
+
+bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductions,
+                       GroupSchedule &s, std::string &why) {
+  Operation *first = reductions.front();
+  ArrayRef<int64_t> d = shapeOf(first->getOperand(0));
+  ArrayRef<int64_t> axes = first->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  for (Operation *r : reductions) {
+    if (shapeOf(r->getOperand(0)) != d ||
+        r->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef() != axes) {
+      why = "reductions differ: " + opLabel(first) + " reduces " + shape::str(d) +
+            " over " + shape::str(axes) + ", " + opLabel(r) + " reduces " +
+            shape::str(shapeOf(r->getOperand(0))) + " over " +
+            shape::str(r->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef());
+      return false;
+    }
+  }
+  s.domain.assign(d.begin(), d.end());
+  s.reducedAxes.assign(axes.begin(), axes.end());
+  s.rows = s.cols = 1;
+  for (size_t i = 0; i < d.size(); ++i)
+    (llvm::is_contained(axes, (int64_t)i) ? s.cols : s.rows) *= d[i];
+  // Leading reduced dims with contiguous kept dims behind them: a column
+  // reduction. Otherwise rows, read contiguously when the reduced dims are innermost.
+  bool prefix = true;
+  for (size_t i = 0; i < axes.size(); ++i)
+    prefix &= axes[i] == (int64_t)i;
+  bool suffix = true;
+  for (size_t i = 0; i < axes.size(); ++i)
+    suffix &= axes[axes.size() - 1 - i] == (int64_t)(d.size() - 1 - i);
+  s.kind = prefix && !suffix ? GroupKind::ColumnReduction : GroupKind::RowReduction;
+  if (!checkRowConsistency(ops, s, why))
+    return false;
+  llvm::SetVector<Value> inputs, outputs;
+  groupBoundary(ops, inputs, outputs);
+  std::vector<int64_t> kept = s.keptShape();
+  for (Value v : outputs) {
+    ArrayRef<int64_t> vs = shapeOf(v);
+    if (vs != d && vs != ArrayRef<int64_t>(kept) && shape::numElements(vs) != s.rows) {
+      why = "output " + opLabel(v.getDefiningOp()) + " of shape " + shape::str(vs) +
+            " is neither the reduced domain " + shape::str(d) + " nor one value per row";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why) {
+  if (ops.empty()) {
+    why = "empty group";
+    return false;
+  }
+  SmallVector<Operation *> reductions;
+  for (Operation *op : ops) {
+    if (isa<MatmulOp>(op)) {
+      if (ops.size() > 1) {
+        why = "matmul epilogue fusion is not implemented yet (matmuls run through cuBLASLt)";
+        return false;
+      }
+      s.kind = GroupKind::Matmul;
+      ArrayRef<int64_t> d = shapeOf(op->getResult(0));
+      s.domain.assign(d.begin(), d.end());
+      return true;
+    }
+    if (isa<ConcatOp>(op) || isElementwise(op) || isView(op))
+      continue;
+    if (isReduction(op)) {
+      reductions.push_back(op);
+      continue;
+    }
+    why = opLabel(op) + " has no fused code generation";
+    return false;
+  }
+  if (reductions.empty())
+    return classifyPointwise(ops, s, why);
+  return classifyReduction(ops, reductions, s, why);
+}
+
+} // namespace fusec

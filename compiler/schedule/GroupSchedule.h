@@ -1,0 +1,45 @@
+//===- GroupSchedule.h - which kernel family can run a group of ops -------===//
+//
+// A candidate group (a set of compute ops; the views and generators that feed
+// them are folded in) either fits one code-generation family or it does not,
+// and then the reason says why. Fusion asks this before every merge; codegen
+// asks it again for the schedule of each fused group.
+//
+//   pointwise         every output has the domain shape D
+//   row_reduction     reductions share input shape D and axes R, R are the
+//                     innermost dims (or any dims, read by gather)
+//   column_reduction  as row_reduction, R are the outermost dims
+//   matmul            one matmul (cuBLASLt)
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul };
+
+const char *groupKindName(GroupKind k);
+
+struct GroupSchedule {
+  GroupKind kind = GroupKind::Pointwise;
+  std::vector<int64_t> domain;       ///< iteration shape D
+  std::vector<int64_t> reducedAxes;  ///< sorted; empty for pointwise
+  int64_t rows = 1;                  ///< product of the kept dims of D
+  int64_t cols = 1;                  ///< product of the reduced dims of D
+  /// D with the reduced dims set to 1: the shape of per-row values.
+  std::vector<int64_t> keptShape() const;
+};
+
+/// Classifies `ops` (compute ops only, in program order). On failure returns
+/// false and sets `why` to a one-line reason.
+bool classifyGroup(llvm::ArrayRef<mlir::Operation *> ops, GroupSchedule &schedule,
+                   std::string &why);
+
+} // namespace fusec

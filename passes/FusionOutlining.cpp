@@ -1,0 +1,212 @@
+//===- FusionOutlining.cpp - turn groups of ops into fusec.fusion ops -----===//
+#include "passes/FusionOutlining.h"
+
+#include "compiler/cost/CostModel.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/GroupSchedule.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace fusec {
+
+std::vector<Operation *> computeOps(func::FuncOp func) {
+  std::vector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (!isView(&op) && !isGenerator(&op) && !op.hasTrait<mlir::OpTrait::IsTerminator>())
+      ops.push_back(&op);
+  return ops;
+}
+
+namespace {
+
+/// Graph node names covered by `ops` (from NameLocs), deduplicated, in order.
+ArrayAttr nodeNames(Builder &b, ArrayRef<Operation *> ops) {
+  llvm::SetVector<StringRef> names;
+  for (Operation *op : ops)
+    if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+      names.insert(loc.getName().strref());
+  SmallVector<Attribute> attrs;
+  for (StringRef n : names)
+    attrs.push_back(b.getStringAttr(n));
+  return b.getArrayAttr(attrs);
+}
+
+/// A C identifier naming the kernel after its ops: "k3_add_gelu".
+std::string kernelName(size_t index, ArrayRef<Operation *> ops) {
+  std::string name = "k" + std::to_string(index);
+  llvm::SetVector<StringRef> kinds;
+  for (Operation *op : ops)
+    if (!isView(op) && !isGenerator(op))
+      kinds.insert(op->getName().stripDialect());
+  size_t shown = 0;
+  for (StringRef k : kinds) {
+    if (++shown > 4) {
+      name += "_etc";
+      break;
+    }
+    name += "_" + k.str();
+  }
+  if (kinds.empty())
+    name += "_copy";
+  return name;
+}
+
+/// The group's ops plus the views and generators feeding them, in program order.
+std::vector<Operation *> withFeeders(ArrayRef<Operation *> group) {
+  llvm::SetVector<Operation *> all(group.begin(), group.end());
+  std::vector<Operation *> work(group.begin(), group.end());
+  while (!work.empty()) {
+    Operation *op = work.back();
+    work.pop_back();
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        if ((isView(def) || isGenerator(def)) && all.insert(def))
+          work.push_back(def);
+  }
+  std::vector<Operation *> ordered(all.begin(), all.end());
+  std::sort(ordered.begin(), ordered.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule &s,
+              const DeviceProfile &p, size_t index) {
+  Builder b(fusion.getContext());
+  Cost fused = groupCost(group), unfused;
+  for (Operation *op : group)
+    unfused += unfusedCost(op);
+  if (unfused.launches == 0)
+    unfused = fused;  // a copy group: unfused it is the same copy
+  fusion->setAttr("name", b.getStringAttr(kernelName(index, group)));
+  fusion->setAttr("nodes", nodeNames(b, group));
+  fusion->setAttr("domain", b.getDenseI64ArrayAttr(s.domain));
+  if (!s.reducedAxes.empty())
+    fusion->setAttr("reduced_axes", b.getDenseI64ArrayAttr(s.reducedAxes));
+  fusion->setAttr("bytes_fused", b.getI64IntegerAttr(fused.bytes));
+  fusion->setAttr("bytes_unfused", b.getI64IntegerAttr(unfused.bytes));
+  fusion->setAttr("flops", b.getI64IntegerAttr(fused.flops + fused.tensorFlops));
+  fusion->setAttr("launches_unfused", b.getI64IntegerAttr(unfused.launches));
+  fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p) * 1e6));
+  fusion->setAttr("unfused_us", b.getF64FloatAttr(predictSeconds(unfused, p) * 1e6));
+}
+
+/// With `onlyUse`, only that use is redirected to the group's result (copies of
+/// graph outputs); otherwise every use outside the group is.
+LogicalResult outlineOne(func::FuncOp func, ArrayRef<Operation *> group,
+                         const DeviceProfile &profile, size_t index,
+                         OpOperand *onlyUse = nullptr) {
+  GroupSchedule schedule;
+  std::string why;
+  std::vector<Operation *> compute;
+  for (Operation *op : group)
+    if (!isView(op) && !isGenerator(op))
+      compute.push_back(op);
+  if (!compute.empty() && !classifyGroup(compute, schedule, why))
+    return group.front()->emitError("internal error: cannot schedule group: ") << why;
+  std::vector<Operation *> ops = withFeeders(group);
+  llvm::SetVector<Value> inputs, outputs;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !llvm::is_contained(ops, def))
+        inputs.insert(v);
+    }
+  for (Operation *op : group)
+    for (Value r : op->getResults())
+      if (onlyUse || usedOutside(r, ops))
+        outputs.insert(r);
+  if (compute.empty()) {
+    // A copy group: its domain is the shape of what it materializes.
+    ArrayRef<int64_t> d = shapeOf(group.back()->getResult(0));
+    schedule.domain.assign(d.begin(), d.end());
+  }
+
+  OpBuilder b(group.back());
+  b.setInsertionPointAfter(group.back());
+  SmallVector<Type> resultTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  auto fusion = b.create<FusionOp>(group.back()->getLoc(), resultTypes,
+                                   inputs.getArrayRef(), groupKindName(schedule.kind));
+  Block *body = new Block();
+  fusion.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  for (Operation *op : ops)
+    inner.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(map.lookup(v));
+  inner.create<YieldOp>(fusion.getLoc(), yielded);
+  annotate(fusion, group, schedule, profile, index);
+
+  for (auto [out, r] : llvm::zip(outputs, fusion.getResults())) {
+    Value v = out;
+    v.replaceUsesWithIf(r, [&](OpOperand &use) {
+      return onlyUse ? &use == onlyUse : !llvm::is_contained(ops, use.getOwner());
+    });
+  }
+  for (auto it = group.rbegin(); it != group.rend(); ++it)
+    if ((*it)->use_empty())
+      (*it)->erase();
+  return success();
+}
+
+/// Erases views and generators nothing uses any more.
+void eraseDeadFeeders(func::FuncOp func) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<Operation *> dead;
+    for (Operation &op : func.getBody().front())
+      if ((isView(&op) || isGenerator(&op)) && op.use_empty())
+        dead.push_back(&op);
+    for (Operation *op : dead)
+      op->erase();
+    changed = !dead.empty();
+  }
+}
+
+} // namespace
+
+LogicalResult outlineGroups(func::FuncOp func, const std::vector<OpGroup> &groups,
+                            const DeviceProfile &profile) {
+  size_t index = 0;
+  for (const OpGroup &g : groups)
+    if (failed(outlineOne(func, g, profile, index++)))
+      return failure();
+  // Graph outputs that no kernel writes (an input, a view, a constant) are copied.
+  Operation *ret = func.getBody().front().getTerminator();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value v = operand.get();
+    if (v.getDefiningOp<FusionOp>())
+      continue;
+    OpBuilder b(ret);
+    Operation *identity = nullptr;
+    if (!v.getDefiningOp()) {
+      // Materialize an input through a reshape to its own shape: a copy.
+      identity = b.create<ReshapeOp>(ret->getLoc(), v.getType(), v);
+      operand.set(identity->getResult(0));
+    } else {
+      identity = v.getDefiningOp();
+    }
+    OpGroup copy{identity};
+    if (failed(outlineOne(func, copy, profile, index++, &operand)))
+      return failure();
+  }
+  eraseDeadFeeders(func);
+  if (!sortTopologically(&func.getBody().front()))
+    return func.emitError("internal error: fused groups form a cycle");
+  return success();
+}
+
+} // namespace fusec

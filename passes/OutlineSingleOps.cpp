@@ -1,0 +1,34 @@
+//===- OutlineSingleOps.cpp - one kernel per compute op (--no-fuse) -------===//
+#include "passes/FusionOutlining.h"
+#include "passes/Passes.h"
+
+#define DEBUG_TYPE "fusec-outline-single-ops"
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSECOUTLINESINGLEOPS
+#include "passes/Passes.h.inc"
+} // namespace fusec
+
+using namespace mlir;
+
+namespace fusec {
+namespace {
+
+struct OutlineSingleOpsPass : impl::FusecOutlineSingleOpsBase<OutlineSingleOpsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    const DeviceProfile *profile = findDeviceProfile(device);
+    if (!profile) {
+      getOperation().emitError("unknown device profile '") << device << "'";
+      return signalPassFailure();
+    }
+    std::vector<OpGroup> groups;
+    for (Operation *op : computeOps(getOperation()))
+      groups.push_back({op});
+    if (failed(outlineGroups(getOperation(), groups, *profile)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace fusec
