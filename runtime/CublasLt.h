@@ -1,0 +1,123 @@
+//===- CublasLt.h - matmuls through a dlopen'ed cuBLASLt ------------------===//
+//
+// fusec runs GEMMs through cuBLASLt, loaded at run time so that binaries build
+// and run (without GEMMs) on machines that have no CUDA libraries at all.
+//
+// The flow is plan once, run many times:
+//
+//   auto lt = CublasLt::get();                       // dlopen + cublasLtCreate
+//   auto plan = (*lt)->plan(desc, workspaceLimit);   // heuristic, cached by desc
+//   (*lt)->run(*plan, a, b, c, bias, ws, wsBytes, stream);
+//
+// Layouts are described as stored: rows x cols with a leading dimension `ld`
+// (elements between consecutive rows when row-major, between consecutive
+// columns when column-major). cuBLASLt itself is column-major; a row-major C is
+// produced with the transpose trick, C^T = op(B)^T op(A)^T, which reads a
+// row-major matrix as its column-major transpose without moving data. That
+// choice (rather than CUBLASLT_ORDER_ROW, which many kernels do not support)
+// also makes the bias epilogue per output column, as a `linear` layer needs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/support/DType.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cuda.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace fusec {
+
+/// One matrix operand as it lies in memory.
+struct MatrixLayout {
+  int64_t rows = 0, cols = 0;
+  /// Elements between consecutive rows (row-major) or columns (column-major).
+  int64_t ld = 0;
+  /// Either the batch count of the whole matmul, or 1 for an operand shared by
+  /// every batch (its batchStride is then ignored and treated as 0).
+  int64_t batch = 1;
+  /// Elements between consecutive matrices of the batch; 0 broadcasts.
+  int64_t batchStride = 0;
+  bool rowMajor = true;
+};
+
+/// C[i] = epilogue(alpha * op(A[i]) @ op(B[i]) + beta * C[i]) for each batch i,
+/// accumulated in fp32 (CUBLAS_COMPUTE_32F: no TF32 for f32 inputs, so f32
+/// results match an fp32 reference). A, B and C share `dtype`.
+struct MatmulDesc {
+  DType dtype = DType::F32; ///< F32, F16 or BF16.
+  MatrixLayout a, b, c;
+  bool transA = false, transB = false;
+  float alpha = 1, beta = 0;
+  /// Adds a bias vector of N elements (one per output column, dtype `dtype`,
+  /// shared by every batch). Needs a row-major C.
+  bool biasEpilogue = false;
+  /// Applies GELU (cuBLASLt's tanh approximation) after the bias.
+  bool geluEpilogue = false;
+};
+
+/// A chosen algorithm for one MatmulDesc. A plain value: copy it freely; it
+/// stays valid for the CublasLt instance (and device) that made it.
+struct MatmulPlan {
+  MatmulDesc desc;
+  /// cublasLtMatmulAlgo_t, kept opaque so this header needs no cuBLAS headers.
+  std::array<uint64_t, 8> algo{};
+  /// Workspace bytes the algorithm needs (<= the limit it was planned with).
+  size_t workspaceBytes = 0;
+  /// Heuristic's estimate of device utilisation (1.0 = one full wave).
+  float waves = 0;
+};
+
+/// The process-wide cuBLASLt: library, handle and plan cache.
+class CublasLt {
+public:
+  /// Loads libcublasLt on first use (thread-safe) and creates the handle. The
+  /// first call should come with a CUDA context current on the calling thread,
+  /// since cuBLASLt binds to the current device. A failure is remembered and
+  /// reported again on every later call.
+  static llvm::Expected<CublasLt *> get();
+  /// True when get() succeeds; consumes the error otherwise.
+  static bool available();
+
+  /// Human-readable summary of a matmul, used in every error message:
+  /// "bf16 [8192x4096] @ [4096x8192]^T". Shapes are op(A) and op(B); `^T`
+  /// marks an operand stored transposed.
+  static std::string describe(const MatmulDesc &desc);
+
+  /// Checks `desc` and picks the heuristic's best algorithm whose workspace
+  /// fits in `workspaceLimit` bytes. Plans are cached by (desc, limit); the
+  /// algorithm assumes every pointer passed to run() is 16-byte aligned.
+  llvm::Expected<MatmulPlan> plan(const MatmulDesc &desc,
+                                  size_t workspaceLimit);
+
+  /// Enqueues the matmul on `stream`. `bias` is read only with biasEpilogue
+  /// (pass 0 otherwise); C is read when beta != 0 and always written.
+  /// `wsBytes` must be at least plan.workspaceBytes.
+  llvm::Error run(const MatmulPlan &plan, CUdeviceptr a, CUdeviceptr b,
+                  CUdeviceptr c, CUdeviceptr bias, CUdeviceptr workspace,
+                  size_t wsBytes, CUstream stream);
+
+  /// Which file was loaded and its version, e.g. "libcublasLt.so.13 (130100)".
+  std::string libraryInfo() const;
+
+  struct Api;
+  ~CublasLt();
+
+private:
+  CublasLt() = default;
+  static llvm::Expected<std::unique_ptr<CublasLt>> create();
+
+  std::unique_ptr<Api> api;
+  std::mutex cacheMutex;
+  std::map<std::string, MatmulPlan> planCache;
+};
+
+} // namespace fusec
