@@ -2,6 +2,7 @@
 #include "compiler/codegen/ElementEmitter.h"
 
 #include "compiler/codegen/ScalarOps.h"
+#include "compiler/cost/CostModel.h"
 #include "compiler/shape/ShapeRules.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -115,6 +116,27 @@ std::optional<int64_t> ElementEmitter::coefficient(ArrayRef<int64_t> shape, cons
       c += idx[i].mul * strides[i];
   }
   return c;
+}
+
+bool ElementEmitter::vectorizable(ArrayRef<int64_t> shape, const Index &idx, int d,
+                                  int64_t vec) const {
+  std::vector<int64_t> strides = stridesOf(shape);
+  int64_t along = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    const IndexExpr &e = idx[i];
+    if (!e.text.empty())
+      return false;
+    int64_t coef = e.mul * strides[i];
+    if (e.dom == d)
+      along += coef;
+    else if (e.dom >= 0 && coef % vec != 0)
+      return false;
+    if ((e.add * strides[i]) % vec != 0)
+      return false;
+  }
+  return along == 1;
 }
 
 std::string ElementEmitter::offsetAt(ArrayRef<int64_t> shape, const Index &idx, int d,

@@ -1,0 +1,231 @@
+//===- ColumnReductionKernel.cpp - reductions over the outer dims ---------===//
+//
+// For reductions whose reduced dims lead and whose kept dims are contiguous
+// (softmax over dim 0): a block owns a tile of TX x VEC adjacent columns and
+// TY threads walk down the reduced rows, each thread keeping VEC column
+// accumulators. Partial results meet in shared memory. Every phase re-reads
+// its tile; tiles are narrow (32 bytes of a row) so that the tiles in flight
+// stay in L2 between phases and HBM sees the data about once.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
+
+struct ColumnPlan {
+  FusionOp fusion;
+  std::vector<int64_t> domain, reduced, kept;
+  int64_t rr = 1, kc = 1, vec = 1, tx = 1, ty = 128;
+  int last = 0;
+  std::map<Operation *, std::string> reductionVars;
+  int counter = 0;
+
+  ElementEmitter emitter() {
+    std::vector<std::string> vars(domain.size());
+    for (int64_t d : reduced)
+      vars[d] = "r" + str(d);
+    for (int64_t d : kept)
+      vars[d] = "k" + str(d);
+    ElementEmitter e(fusion, vars, "          ");
+    auto loads = std::make_shared<std::map<std::string, std::string>>();
+    e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
+    return e;
+  }
+
+  /// Indices of the reduced dims from "rr" and of the kept dims from "kb".
+  std::string indices(bool reducedDims, const std::string &in) const {
+    const std::vector<int64_t> &dims = reducedDims ? reduced : kept;
+    std::string s, rest = reducedDims ? "rr" : "kb";
+    for (int i = (int)dims.size() - 1; i >= 0; --i) {
+      int64_t d = dims[i];
+      std::string name = (!reducedDims && d == last) ? "kl" : (reducedDims ? "r" : "k") + str(d);
+      s += in + "const fz_idx " + name + " = " + (i == 0 ? rest : rest + " % " + str(domain[d])) +
+           ";\n";
+      rest = "(" + rest + " / " + str(domain[d]) + ")";
+    }
+    return s;
+  }
+
+  std::string rowLoop(const std::string &lanes, const std::string &post) const {
+    std::string s = "    #pragma unroll 4\n    for (fz_idx rr = ty; rr < " + str(rr) + "; rr += " +
+                    str(ty) + ") {\n" + indices(true, "      ");
+    s += "      #pragma unroll\n      for (int l = 0; l < " + str(vec) + "; ++l) {\n";
+    s += "        const fz_idx k" + str(last) + " = kl + l;\n" + lanes + "      }\n" + post +
+         "    }\n";
+    return s;
+  }
+
+  std::string phase(const std::vector<Operation *> &reds) {
+    ElementEmitter e = emitter();
+    std::string head, lanes, tail;
+    for (Operation *op : reds) {
+      ReductionRule rule = reductionRule(op);
+      std::string acc = "acc" + str(counter++);
+      head += "    " + rule.accType + " " + acc + "[" + str(vec) + "];\n    for (int l = 0; l < " +
+              str(vec) + "; ++l) " + acc + "[l] = " + rule.identity + ";\n";
+      std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
+      lanes += e.takeCode() + "          " + acc + "[l] = " + rule.functor + "(" + acc + "[l], (" +
+               rule.accType + ")" + v + ");\n";
+      // Tree reduction over the TY threads of each column, in shared memory.
+      std::string smem = rule.accType == "float" ? "fz_cf" : "fz_cl";
+      std::string name = "red" + str(counter++);
+      std::string type = computeType(dtypeOf(op->getResult(0)));
+      tail += "    __syncthreads();\n    for (int l = 0; l < " + str(vec) + "; ++l) " + smem +
+              "[ty][tx * " + str(vec) + " + l] = " + acc + "[l];\n";
+      tail += "    for (int half = " + str(ty / 2) + "; half > 0; half >>= 1) {\n"
+              "      __syncthreads();\n      if (ty < half)\n        for (int l = 0; l < " +
+              str(vec) + "; ++l) " + smem + "[ty][tx * " + str(vec) + " + l] = " + rule.functor +
+              "(" + smem + "[ty][tx * " + str(vec) + " + l], " + smem + "[ty + half][tx * " +
+              str(vec) + " + l]);\n    }\n    __syncthreads();\n";
+      tail += "    " + type + " " + name + "[" + str(vec) + "];\n    for (int l = 0; l < " +
+              str(vec) + "; ++l) " + name + "[l] = (" + type + ")(" + smem + "[0][tx * " +
+              str(vec) + " + l]" + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n";
+      reductionVars[op] = name;
+    }
+    return head + rowLoop(lanes, "") + tail;
+  }
+
+  int level(Value v, std::map<void *, int> &memo) {
+    auto it = memo.find(v.getAsOpaquePointer());
+    if (it != memo.end())
+      return it->second;
+    int l = 0;
+    if (Operation *op = v.getDefiningOp()) {
+      for (Value o : op->getOperands())
+        l = std::max(l, level(o, memo));
+      l += isReduction(op) ? 1 : 0;
+    }
+    return memo[v.getAsOpaquePointer()] = l;
+  }
+
+  std::string outputs() {
+    ElementEmitter e = emitter();
+    Index id = ElementEmitter::identity(domain.size());
+    std::string decls, lanes, post, perColumn;
+    unsigned o = 0;
+    for (Value v : fusion.getYield().getValues()) {
+      unsigned out = o++;
+      std::string r = "o" + str(out);
+      std::string type = computeType(dtypeOf(v)), storage = storageType(dtypeOf(v));
+      if (shapeOf(v) == ArrayRef<int64_t>(domain)) {
+        std::string val = e.emit(v, id);
+        lanes += e.takeCode() + "          " + r + "[l] = " + val + ";\n";
+        decls += "      " + type + " " + r + "[" + str(vec) + "];\n";
+        post += "      if (active) fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
+                ", " + e.offsetAt(domain, id, last, "kl") + ", " + r + ");\n";
+        continue;
+      }
+      // One value per column: kept dims only, or D with the reduced dims 1.
+      ElementEmitter pc = emitter();
+      Index idx;
+      ArrayRef<int64_t> s = shapeOf(v);
+      for (size_t d = 0; d < domain.size(); ++d)
+        if (!llvm::is_contained(reduced, (int64_t)d))
+          idx.push_back(IndexExpr::domain(d));
+        else if (s.size() == domain.size())
+          idx.push_back(IndexExpr::constant(0));
+      std::string val = pc.emit(v, idx);
+      perColumn += "      " + type + " " + r + "[" + str(vec) + "];\n      #pragma unroll\n"
+                   "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        const fz_idx k" +
+                   str(last) + " = kl + l;\n" + pc.takeCode() + "        " + r + "[l] = " + val +
+                   ";\n      }\n      fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
+                   ", kbase, " + r + ");\n";
+    }
+    std::string s;
+    if (!lanes.empty()) {
+      std::string loop = rowLoop(lanes, post);
+      // Declarations go inside the row loop, before the lane loop.
+      size_t at = loop.find("      #pragma unroll\n");
+      loop.insert(at, decls);
+      s += loop;
+    }
+    if (!perColumn.empty())
+      s += "    if (active && ty == 0) {\n" + perColumn + "    }\n";
+    return s;
+  }
+};
+
+} // namespace
+
+llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
+                                                   const DeviceProfile &profile) {
+  ColumnPlan p;
+  p.fusion = fusion;
+  auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
+  auto red = fusion->getAttrOfType<DenseI64ArrayAttr>("reduced_axes").asArrayRef();
+  p.domain.assign(d.begin(), d.end());
+  p.reduced.assign(red.begin(), red.end());
+  for (int64_t i = 0; i < (int64_t)d.size(); ++i)
+    if (!llvm::is_contained(red, i))
+      p.kept.push_back(i);
+  for (int64_t a : p.reduced)
+    p.rr *= d[a];
+  for (int64_t a : p.kept)
+    p.kc *= d[a];
+  p.last = d.size() - 1;
+  int64_t bytes = maxElementBytes(fusion);
+  p.vec = 16 / bytes;
+  while (p.vec > 1 && d[p.last] % p.vec != 0)
+    p.vec /= 2;
+  // A tile is 32 bytes of each row: narrow enough that tiles in flight fit in L2.
+  p.tx = std::max<int64_t>(1, 32 / (p.vec * bytes));
+  while (p.tx > 1 && p.tx * p.vec > p.kc)
+    p.tx /= 2;
+  p.ty = 256 / p.tx;
+  int64_t width = p.tx * p.vec, tiles = (p.kc + width - 1) / width;
+
+  std::map<int, std::vector<Operation *>> byLevel;
+  std::map<void *, int> memo;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (isReduction(&op))
+      byLevel[p.level(op.getResult(0), memo)].push_back(&op);
+
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "column_reduction";
+  std::string src = "extern \"C\" __global__ void __launch_bounds__(256)\n" + spec.name + "(" +
+                    parameterList(fusion) + ") {\n";
+  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(width) + "];\n";
+  bool intAcc = false;
+  for (auto &[l, reds] : byLevel)
+    for (Operation *op : reds)
+      intAcc |= reductionRule(op).accType != "float";
+  if (intAcc)
+    src += "  __shared__ long long fz_cl[" + str(p.ty) + "][" + str(width) + "];\n";
+  src += "  const int tx = threadIdx.x % " + str(p.tx) + ", ty = threadIdx.x / " + str(p.tx) +
+         ";\n";
+  src += "  for (fz_idx tile = blockIdx.x; tile < " + str(tiles) + "; tile += gridDim.x) {\n";
+  src += "    const fz_idx kbase = (tile * " + str(p.tx) + " + tx) * " + str(p.vec) + ";\n";
+  src += "    const bool active = kbase < " + str(p.kc) + ";\n";
+  src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
+  src += p.indices(false, "    ");
+  for (auto &[l, reds] : byLevel)
+    src += "    // phase " + str(l) + "\n" + p.phase(reds);
+  src += "    // outputs\n" + p.outputs();
+  src += "  }\n}\n";
+
+  int64_t cap = static_cast<int64_t>(profile.smCount) * 2;
+  spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(tiles, cap)));
+  spec.block = 256;
+  spec.source = src;
+  spec.schedule = std::to_string(p.rr) + " reduced x " + std::to_string(p.kc) +
+                  " kept; tiles of " + str(width) + " columns (" + str(p.tx) + " x vec " +
+                  str(p.vec) + "), " + str(p.ty) + " threads down each; " +
+                  str(spec.grid) + " blocks";
+  return spec;
+}
+
+} // namespace fusec::codegen::detail

@@ -1,0 +1,45 @@
+//===- KernelSpec.h - a generated kernel and how to launch it -------------===//
+#pragma once
+
+#include "compiler/cost/DeviceProfile.h"
+#include "compiler/dialect/FusecDialect.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fusec::codegen {
+
+/// One `extern "C" __global__` kernel for one fusec.fusion. Its parameters are
+/// the fusion's inputs (const pointers) followed by its results (pointers), in order.
+struct KernelSpec {
+  std::string name;    ///< entry point, a C identifier
+  std::string source;  ///< complete CUDA C++ (prelude + kernel), no #includes
+  unsigned grid = 1, block = 1;
+  unsigned sharedBytes = 0;
+  unsigned numInputs = 0, numOutputs = 0;
+  std::string family;    ///< pointwise, row_reduction, column_reduction
+  std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
+};
+
+/// Generates the kernel for a pointwise, row_reduction or column_reduction group.
+llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile);
+
+namespace detail {
+// Family generators (one file each); `header` is the comment block to start with.
+llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile);
+llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile);
+llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
+                                                   const DeviceProfile &profile);
+/// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
+std::string headerComment(FusionOp fusion, const KernelSpec &spec);
+/// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".
+std::string parameterList(FusionOp fusion);
+/// Largest element size among the fusion's inputs and outputs.
+int64_t maxElementBytes(FusionOp fusion);
+/// Index type to use: "int" when every offset fits in 31 bits, else "long long".
+const char *indexType(FusionOp fusion);
+} // namespace detail
+
+} // namespace fusec::codegen

@@ -1,0 +1,252 @@
+//===- RowPlan.cpp - phases, register caching and stores of a row kernel --===//
+#include "compiler/codegen/RowPlan.h"
+
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+
+namespace {
+bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
+std::string str(int64_t v) { return std::to_string(v); }
+/// At most this many floats per thread are spent on caching row inputs.
+constexpr int64_t kCacheBudget = 96;
+} // namespace
+
+RowPlan::RowPlan(FusionOp fusion, std::vector<int64_t> domain, std::vector<int64_t> reduced,
+                 std::vector<int64_t> kept, int lane, int64_t vec, int64_t tpr, int64_t slots,
+                 bool cached)
+    : fusion(fusion), domain(std::move(domain)), reduced(std::move(reduced)),
+      kept(std::move(kept)), lane(lane), vec(vec), tpr(tpr), slots(slots), cached(cached) {
+  for (int64_t a : this->reduced)
+    cols *= this->domain[a];
+}
+
+std::string RowPlan::sharedDeclarations() const {
+  if (tpr <= 32)
+    return "";
+  return "  __shared__ float fz_smem_f[32];\n  __shared__ long long fz_smem_l[32];\n";
+}
+
+std::string RowPlan::keptIndices(const std::string &rowVar, const std::string &indent) const {
+  std::string s, rest = rowVar;
+  for (int i = (int)kept.size() - 1; i >= 0; --i) {
+    int64_t d = kept[i];
+    s += indent + "const fz_idx k" + str(d) + " = " +
+         (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
+    rest = "(" + rest + " / " + str(domain[d]) + ")";
+  }
+  return s;
+}
+
+std::string RowPlan::reducedIndices(const std::string &indent) const {
+  // cbase linearizes the reduced dims in order; the lane dim is the last one.
+  std::string s, rest = "cbase";
+  for (int i = (int)reduced.size() - 1; i >= 0; --i) {
+    int64_t d = reduced[i];
+    std::string name = d == lane ? "cb" : "c" + str(d);
+    s += indent + "const fz_idx " + name + " = " +
+         (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
+    rest = "(" + rest + " / " + str(domain[d]) + ")";
+  }
+  return s;
+}
+
+std::string RowPlan::slotLoop(const std::string &pre, const std::string &lanes,
+                              const std::string &post, const std::string &in) const {
+  std::string s = in + (cached ? "#pragma unroll\n" : "#pragma unroll 1\n");
+  s += in + "for (int s = 0; s < " + str(slots) + "; ++s) {\n";
+  s += in + "  const fz_idx cbase = (s * " + str(tpr) + " + tl) * " + str(vec) + ";\n";
+  bool ragged = slots * tpr * vec != cols;
+  std::string in2 = in + "  ";
+  if (ragged) {
+    s += in2 + "if (cbase < " + str(cols) + ") {\n";
+    in2 += "  ";
+  }
+  s += reducedIndices(in2) + pre;
+  if (!lanes.empty()) {
+    s += in2 + "#pragma unroll\n" + in2 + "for (int l = 0; l < " + str(vec) + "; ++l) {\n";
+    s += in2 + "  const fz_idx c" + str(lane) + " = cb + l;\n" + lanes + in2 + "}\n";
+  }
+  s += post;
+  if (ragged)
+    s += in + "  }\n";
+  return s + in + "}\n";
+}
+
+ElementEmitter RowPlan::makeEmitter(std::string *slotPre) {
+  std::vector<std::string> vars(domain.size());
+  for (int64_t d : kept)
+    vars[d] = "k" + str(d);
+  for (int64_t d : reduced)
+    vars[d] = "c" + str(d);
+  ElementEmitter e(fusion, vars, "          ");
+  auto slotLoads = std::make_shared<std::map<std::string, std::string>>();
+  e.load = [this, slotPre, slotLoads](ElementEmitter &em, BlockArgument arg,
+                                      const Index &idx) -> std::string {
+    ArrayRef<int64_t> shape = shapeOf(arg);
+    std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+    std::optional<int64_t> c = em.coefficient(shape, idx, lane);
+    bool useVector = vec > 1 ? em.vectorizable(shape, idx, lane, vec) : (c && *c != 0);
+    if (!useVector)
+      return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+    std::string off = em.offsetAt(shape, idx, lane, "cb");
+    std::string storage = storageType(dtypeOf(arg));
+    std::string type = computeType(dtypeOf(arg));
+    std::string key = ptr + "@" + off;
+    if (cached && (cacheByKey.count(key) ||
+                   (int64_t)(cache.size() + 1) * slots * vec <= kCacheBudget)) {
+      std::string &name = cacheByKey[key];
+      if (name.empty()) {
+        name = "cache" + str(cache.size());
+        cache.push_back({name, type, storage, ptr, off});
+      }
+      return name + "[s][l]";
+    }
+    std::string &name = (*slotLoads)[key];
+    if (name.empty()) {
+      name = em.fresh("sv");
+      *slotPre += "          " + type + " " + name + "[" + str(vec) + "];\n          fz_load<" +
+                  storage + ", " + str(vec) + ">(" + ptr + ", " + off + ", " + name + ");\n";
+    }
+    return name + "[l]";
+  };
+  e.reduced = [this](Operation *op) { return reductionVars.at(op); };
+  return e;
+}
+
+int RowPlan::level(Value v) {
+  auto it = levels.find(v.getAsOpaquePointer());
+  if (it != levels.end())
+    return it->second;
+  int l = 0;
+  if (Operation *op = v.getDefiningOp()) {
+    for (Value o : op->getOperands())
+      l = std::max(l, level(o));
+    if (isReduction(op))
+      ++l;
+  }
+  levels[v.getAsOpaquePointer()] = l;
+  return l;
+}
+
+std::string RowPlan::phase(const std::vector<Operation *> &reds) {
+  std::string head, lanes, pre;
+  ElementEmitter e = makeEmitter(&pre);
+  std::vector<std::string> accs;
+  for (Operation *op : reds) {
+    ReductionRule rule = reductionRule(op);
+    std::string acc = "acc" + str(counter++);
+    accs.push_back(acc);
+    head += "    " + rule.accType + " " + acc + " = " + rule.identity + ";\n";
+    std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
+    lanes += e.takeCode();
+    lanes += "            " + acc + " = " + rule.functor + "(" + acc + ", (" + rule.accType +
+             ")" + v + ");\n";
+  }
+  std::string s = head + slotLoop(pre, lanes, "", "    ");
+  for (size_t j = 0; j < reds.size(); ++j) {
+    Operation *op = reds[j];
+    ReductionRule rule = reductionRule(op);
+    const std::string &acc = accs[j];
+    std::string smem = rule.accType == "float" ? "fz_smem_f" : "fz_smem_l";
+    if (tpr > 32)
+      s += "    " + acc + " = fz_block_reduce<" + str(tpr) + ">(" + acc + ", " + rule.functor +
+           ", " + smem + ");\n";
+    else if (tpr > 1)
+      s += "    " + acc + " = fz_warp_reduce<" + str(tpr) + ">(" + acc + ", " + rule.functor +
+           ");\n";
+    std::string name = "red" + str(counter++);
+    std::string type = computeType(dtypeOf(op->getResult(0)));
+    std::string value = rule.isMean ? acc + " / " + str(cols) + ".f" : acc;
+    s += "    const " + type + " " + name + " = (" + type + ")(" + value + ");\n";
+    reductionVars[op] = name;
+  }
+  return s;
+}
+
+std::string RowPlan::rowVaryingOutputs() {
+  std::string pre, lanes, post;
+  ElementEmitter e = makeEmitter(&pre);
+  Index id = ElementEmitter::identity(domain.size());
+  std::string decls;
+  unsigned o = 0;
+  for (Value v : fusion.getYield().getValues()) {
+    unsigned out = o++;
+    if (shapeOf(v) != ArrayRef<int64_t>(domain))
+      continue;
+    std::string r = "r" + str(out);
+    std::string val = e.emit(v, id);
+    lanes += e.takeCode() + "            " + r + "[l] = " + val + ";\n";
+    decls += "          " + std::string(computeType(dtypeOf(v))) + " " + r + "[" + str(vec) +
+             "];\n";
+    std::string off = e.offsetAt(domain, id, lane, "cb");
+    post += "          if (active) fz_store<" + std::string(storageType(dtypeOf(v))) + ", " +
+            str(vec) + ">(out" + str(out) + ", " + off + ", " + r + ");\n";
+  }
+  if (lanes.empty())
+    return "";
+  return slotLoop(decls + pre, lanes, post, "    ");
+}
+
+std::string RowPlan::perRowOutputs() {
+  std::vector<std::string> vars(domain.size(), "0");
+  for (int64_t d : kept)
+    vars[d] = "k" + str(d);
+  std::string unused;
+  ElementEmitter e = makeEmitter(&unused);
+  std::string stores;
+  unsigned o = 0;
+  for (Value v : fusion.getYield().getValues()) {
+    unsigned out = o++;
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (s == ArrayRef<int64_t>(domain))
+      continue;
+    // Shape D with reduced dims 1, or the kept dims alone (keepdims = false).
+    Index idx;
+    if (s.size() == domain.size()) {
+      for (size_t d = 0; d < domain.size(); ++d)
+        idx.push_back(llvm::is_contained(reduced, (int64_t)d) ? IndexExpr::constant(0)
+                                                              : IndexExpr::domain(d));
+    } else {
+      for (int64_t d : kept)
+        idx.push_back(IndexExpr::domain(d));
+    }
+    std::string val = e.emit(v, idx);
+    stores += e.takeCode() + "      out" + str(out) + "[row] = fz_out<" +
+              storageType(dtypeOf(v)) + ">::of(" + val + ");\n";
+  }
+  if (stores.empty())
+    return "";
+  return "    if (active && tl == 0) {\n" + stores + "    }\n";
+}
+
+std::string RowPlan::body() {
+  // Reductions by phase: a reduction that needs another's result comes later.
+  std::map<int, std::vector<Operation *>> byLevel;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (isReduction(&op))
+      byLevel[level(op.getResult(0))].push_back(&op);
+  std::string phases;
+  for (auto &[l, reds] : byLevel)
+    phases += "    // phase " + str(l) + "\n" + phase(reds);
+  std::string outputs = "    // outputs\n" + rowVaryingOutputs() + perRowOutputs();
+  // The cache is known only now that every phase has asked for its loads.
+  std::string preload;
+  if (!cache.empty()) {
+    std::string loads;
+    for (const Cached &c : cache) {
+      preload += "    " + c.type + " " + c.name + "[" + str(slots) + "][" + str(vec) + "];\n";
+      loads += "          fz_load<" + c.storage + ", " + str(vec) + ">(" + c.ptr + ", " +
+               c.offset + ", " + c.name + "[s]);\n";
+    }
+    preload += "    // the row's inputs, read from HBM once\n" + slotLoop("", "", loads, "    ");
+  }
+  return preload + phases + outputs;
+}
+
+} // namespace fusec::codegen::detail

@@ -1,0 +1,112 @@
+//===- RowReductionKernel.cpp - the row reduction / normalization family --===//
+//
+// TPR threads own one row (the reduced dims of the domain); rows are spread
+// over a grid-stride loop. Each thread holds SL slots of VEC consecutive row
+// elements. Inputs read along the row are loaded once into registers (when the
+// row fits) and every phase — one per level of dependent reductions, e.g. mean
+// then variance for layer_norm — recomputes its values from those registers, so
+// the row is read from HBM once. Reductions combine per thread, then across the
+// row's threads by warp shuffles (TPR <= 32) or through shared memory. The last
+// phase computes and stores the outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/RowPlan.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+struct RowShape {
+  std::vector<int64_t> domain, reduced, kept;
+  int64_t rows = 1, cols = 1;
+  int lane = -1;  ///< the innermost reduced dim, along which lanes vary
+  int64_t vec = 1, tpr = 1, slots = 1, tpb = 256;
+  bool cached = true;
+};
+
+RowShape planRows(FusionOp fusion) {
+  RowShape r;
+  auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
+  auto red = fusion->getAttrOfType<DenseI64ArrayAttr>("reduced_axes").asArrayRef();
+  r.domain.assign(d.begin(), d.end());
+  r.reduced.assign(red.begin(), red.end());
+  for (int64_t i = 0; i < (int64_t)d.size(); ++i)
+    if (!llvm::is_contained(red, i))
+      r.kept.push_back(i);
+  for (int64_t a : r.kept)
+    r.rows *= d[a];
+  for (int64_t a : r.reduced)
+    r.cols *= d[a];
+  r.lane = r.reduced.back();
+  // Vectors only along a contiguous innermost reduced dim.
+  if (r.lane == (int)d.size() - 1) {
+    r.vec = 16 / maxElementBytes(fusion);
+    while (r.vec > 1 && d[r.lane] % r.vec != 0)
+      r.vec /= 2;
+  }
+  int64_t nvec = r.cols / r.vec;
+  if (nvec <= 32) {
+    r.tpr = 1;
+    while (r.tpr < nvec)
+      r.tpr *= 2;
+  } else {
+    // Enough threads that each holds at most 16 elements of a row, up to 1024.
+    int64_t maxSlots = std::max<int64_t>(1, 16 / r.vec);
+    r.tpr = 32;
+    while (r.tpr < 1024 && (nvec + r.tpr - 1) / r.tpr > maxSlots)
+      r.tpr *= 2;
+  }
+  r.slots = (nvec + r.tpr - 1) / r.tpr;
+  r.cached = r.slots * r.vec <= 64;
+  r.tpb = r.tpr <= 32 ? 256 : r.tpr;
+  return r;
+}
+
+} // namespace
+
+llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile) {
+  RowShape rs = planRows(fusion);
+  RowPlan plan(fusion, rs.domain, rs.reduced, rs.kept, rs.lane, rs.vec, rs.tpr, rs.slots,
+               rs.cached);
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "row_reduction";
+  int64_t rpb = rs.tpb / rs.tpr;
+  std::string src = "extern \"C\" __global__ void __launch_bounds__(" +
+                    std::to_string(rs.tpb) + ")\n" + spec.name + "(" + parameterList(fusion) +
+                    ") {\n";
+  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  src += "  const int tl = threadIdx.x % " + std::to_string(rs.tpr) + ";\n";
+  src += plan.sharedDeclarations();
+  src += "  for (fz_idx rb = blockIdx.x * " + std::to_string(rpb) + "; rb < " +
+         std::to_string(rs.rows) + "; rb += gridDim.x * " + std::to_string(rpb) + ") {\n";
+  src += "    fz_idx row = rb + threadIdx.x / " + std::to_string(rs.tpr) + ";\n";
+  src += "    const bool active = row < " + std::to_string(rs.rows) + ";\n";
+  src += "    if (!active) row = " + std::to_string(rs.rows - 1) + ";  // compute, store nothing\n";
+  src += plan.keptIndices("row", "    ");
+  src += plan.body();
+  src += "  }\n}\n";
+
+  int64_t blocks = (rs.rows + rpb - 1) / rpb;
+  int64_t cap = static_cast<int64_t>(profile.smCount) * std::max<int64_t>(1, 2048 / rs.tpb);
+  spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
+  spec.block = static_cast<unsigned>(rs.tpb);
+  spec.source = src;
+  spec.schedule = std::to_string(rs.rows) + " rows x " + std::to_string(rs.cols) +
+                  " cols; " + std::to_string(rs.tpr) + " threads/row, " +
+                  std::to_string(rs.slots) + " slots of vec " + std::to_string(rs.vec) +
+                  (rs.cached ? ", row cached in registers" : ", row streamed per phase") +
+                  "; " + std::to_string(rs.tpb) + " threads x " + std::to_string(spec.grid) +
+                  " blocks";
+  return spec;
+}
+
+} // namespace fusec::codegen::detail
