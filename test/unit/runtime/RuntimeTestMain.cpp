@@ -1,0 +1,19 @@
+//===- RuntimeTestMain.cpp - main() of fusec-runtime-tests ---------------===//
+//
+// `fusec-runtime-tests --kernel-cache-worker DIR` is not a test run: it is one
+// of the processes KernelCacheConcurrencyTest starts to share a cache
+// directory. Anything else goes to GoogleTest.
+//
+//===----------------------------------------------------------------------===//
+#include "test/unit/runtime/RuntimeTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+int main(int argc, char **argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--kernel-cache-worker") == 0)
+    return fusec::test::runKernelCacheWorker(argv[2]);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
