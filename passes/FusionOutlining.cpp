@@ -4,6 +4,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/GroupSchedule.h"
+#include "compiler/schedule/StridedView.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
@@ -178,12 +179,43 @@ void eraseDeadFeeders(func::FuncOp func) {
 
 } // namespace
 
+/// Matmul operands that a library cannot read in place (see
+/// matmulOperandLayout) are materialized by a copy group first.
+LogicalResult materializeMatmulOperands(func::FuncOp func, MatmulOp mm,
+                                        const DeviceProfile &profile, size_t &index) {
+  std::vector<int64_t> batch = matmulBatchShape(mm);
+  for (OpOperand &operand : mm->getOpOperands()) {
+    Value v = operand.get();
+    char as = operand.getOperandNumber() == 0 ? 'r' : 'c';
+    if (matmulOperandLayout(v, batch, as))
+      continue;
+    // Materialize the operand with the result's batch dims spelled out: a copy
+    // that reads any view chain and repeats broadcast batches.
+    ArrayRef<int64_t> s = shapeOf(v);
+    std::vector<int64_t> target = s.size() == 1 ? std::vector<int64_t>{} : batch;
+    target.insert(target.end(), s.end() - std::min<size_t>(2, s.size()), s.end());
+    OpBuilder b(mm);
+    auto expand = b.create<BroadcastToOp>(
+        mm.getLoc(), RankedTensorType::get(target, getElementTypeOrSelf(v.getType())), v);
+    operand.set(expand.getResult());
+    OpGroup copy{expand};
+    if (failed(outlineOne(func, copy, profile, index++, &operand)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult outlineGroups(func::FuncOp func, const std::vector<OpGroup> &groups,
                             const DeviceProfile &profile) {
   size_t index = 0;
-  for (const OpGroup &g : groups)
+  for (const OpGroup &g : groups) {
+    if (g.size() == 1)
+      if (auto mm = dyn_cast<MatmulOp>(g.front()))
+        if (failed(materializeMatmulOperands(func, mm, profile, index)))
+          return failure();
     if (failed(outlineOne(func, g, profile, index++)))
       return failure();
+  }
   // Graph outputs that no kernel writes (an input, a view, a constant) are copied.
   Operation *ret = func.getBody().front().getTerminator();
   for (OpOperand &operand : ret->getOpOperands()) {

@@ -1,0 +1,211 @@
+//===- Compile.cpp - graph module -> fused module -> executable plan ------===//
+#include "compiler/pipeline/Compile.h"
+
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/cost/CostModel.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/pipeline/Arena.h"
+#include "compiler/schedule/StridedView.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace fusec {
+
+llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
+  if (!findDeviceProfile(options.device))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown device profile '%s' (known: h100, h200, a100, l40s)",
+                                   options.device.c_str());
+  std::string diag;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(diag);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return success();
+  });
+  PassManager pm(module.getContext());
+  FusionPipelineOptions o;
+  o.fuse = options.fuse;
+  o.device = options.device;
+  buildFusionPipeline(pm, o);
+  if (failed(pm.run(module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: fusion failed:\n%s", diag.c_str());
+  return llvm::Error::success();
+}
+
+namespace {
+
+std::string nameAttr(DictionaryAttr attrs, size_t i) {
+  if (attrs)
+    if (auto s = attrs.getAs<StringAttr>("fusec.name"))
+      return s.str();
+  return "t" + std::to_string(i);
+}
+
+TensorSpec specOf(Value v, std::string name) {
+  ArrayRef<int64_t> s = shapeOf(v);
+  return {std::move(name), dtypeOf(v), std::vector<int64_t>(s.begin(), s.end())};
+}
+
+StepCost costOf(FusionOp f) {
+  StepCost c;
+  if (auto nodes = f->getAttrOfType<ArrayAttr>("nodes"))
+    for (Attribute n : nodes)
+      c.nodes.push_back(cast<StringAttr>(n).str());
+  for (Operation &op : f.getBodyBlock().without_terminator())
+    if (!isView(&op) && !isGenerator(&op))
+      c.ops.push_back(op.getName().stripDialect().str());
+  auto i64 = [&](const char *n) {
+    auto a = f->getAttrOfType<IntegerAttr>(n);
+    return a ? a.getInt() : 0;
+  };
+  auto f64 = [&](const char *n) {
+    auto a = f->getAttrOfType<FloatAttr>(n);
+    return a ? a.getValueAsDouble() : 0.0;
+  };
+  c.bytesFused = i64("bytes_fused");
+  c.bytesUnfused = i64("bytes_unfused");
+  c.flops = i64("flops");
+  c.launchesUnfused = static_cast<int>(i64("launches_unfused"));
+  c.predictedUs = f64("predicted_us");
+  c.unfusedUs = f64("unfused_us");
+  return c;
+}
+
+MatrixLayout toLayout(const MatrixLayoutView &v, int64_t batch) {
+  MatrixLayout l;
+  l.rows = v.rows;
+  l.cols = v.cols;
+  l.ld = v.ld;
+  l.rowMajor = v.rowMajor;
+  l.batch = v.batchStride == 0 ? 1 : batch;
+  l.batchStride = v.batchStride;
+  return l;
+}
+
+/// Maps a matmul group onto cuBLASLt: the operands are views of block arguments
+/// (materialized first where they were not strided, see FusionOutlining).
+llvm::Expected<PlanMatmul> matmulStep(FusionOp f, ArrayRef<int> inputBuffers, int out) {
+  MatmulOp mm;
+  for (Operation &op : f.getBodyBlock())
+    if (auto m = dyn_cast<MatmulOp>(op))
+      mm = m;
+  std::vector<int64_t> batchShape = matmulBatchShape(mm);
+  auto a = matmulOperandLayout(mm.getLhs(), batchShape, 'r');
+  auto b = matmulOperandLayout(mm.getRhs(), batchShape, 'c');
+  if (!a || !b)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: matmul operand is not a strided view");
+  int64_t batch = 1;
+  for (int64_t d : batchShape)
+    batch *= d;
+  PlanMatmul p;
+  p.desc.dtype = dtypeOf(mm.getResult());
+  p.desc.a = toLayout(*a, batch);
+  p.desc.b = toLayout(*b, batch);
+  p.desc.c.rows = a->rows;
+  p.desc.c.cols = b->cols;
+  p.desc.c.ld = b->cols;
+  p.desc.c.batch = batch;
+  p.desc.c.batchStride = a->rows * b->cols;
+  p.desc.c.rowMajor = true;
+  int64_t bytes = dtypeBytes(p.desc.dtype);
+  p.a = inputBuffers[cast<BlockArgument>(viewSource(mm.getLhs())).getArgNumber()];
+  p.b = inputBuffers[cast<BlockArgument>(viewSource(mm.getRhs())).getArgNumber()];
+  p.aOffset = a->offset * bytes;
+  p.bOffset = b->offset * bytes;
+  p.c = out;
+  return p;
+}
+
+} // namespace
+
+llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options) {
+  const DeviceProfile *profile = findDeviceProfile(options.device);
+  if (!profile)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown device profile '%s'",
+                                   options.device.c_str());
+  func::FuncOp func;
+  for (auto f : fused.getOps<func::FuncOp>())
+    func = f;
+  PlanDesc plan;
+  plan.graphName = func.getSymName().str();
+  plan.device = profile->name;
+  plan.arch = options.arch.empty() ? profile->arch : options.arch;
+  plan.fused = options.fuse;
+  llvm::DenseMap<Value, int> bufferOf;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    TensorSpec t = specOf(func.getArgument(i), nameAttr(func.getArgAttrDict(i), i));
+    plan.inputs.push_back(t);
+    bufferOf[func.getArgument(i)] = plan.buffers.size();
+    plan.buffers.push_back({PlanBuffer::Kind::Input, (int)i, t, -1});
+  }
+  // Graph outputs get their own buffers; the first kernel writing one writes it there.
+  Operation *ret = func.getBody().front().getTerminator();
+  llvm::DenseMap<Value, int> outputOf;
+  for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
+    TensorSpec t = specOf(v, nameAttr(func.getResultAttrDict(i), i));
+    plan.outputs.push_back(t);
+    if (!outputOf.count(v))
+      outputOf[v] = i;
+  }
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    auto f = dyn_cast<FusionOp>(op);
+    if (!f)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal error: op outside a fused group: %s",
+                                     op.getName().getStringRef().str().c_str());
+    std::vector<int> ins, outs;
+    for (Value v : f.getInputs())
+      ins.push_back(bufferOf.lookup(v));
+    for (Value r : f.getResults()) {
+      bool isOut = outputOf.count(r);
+      int id = plan.buffers.size();
+      plan.buffers.push_back({isOut ? PlanBuffer::Kind::Output : PlanBuffer::Kind::Temp,
+                              isOut ? outputOf[r] : -1, specOf(r, ""), -1});
+      bufferOf[r] = id;
+      outs.push_back(id);
+    }
+    PlanStep step;
+    step.name = f->getAttrOfType<StringAttr>("name").str();
+    step.cost = costOf(f);
+    if (f.getKind() == "matmul") {
+      auto m = matmulStep(f, ins, outs[0]);
+      if (!m)
+        return m.takeError();
+      step.kind = PlanStep::Kind::Matmul;
+      step.matmul = *m;
+      plan.workspaceBytes = 32 << 20;
+    } else {
+      auto k = codegen::generateKernel(f, *profile);
+      if (!k)
+        return k.takeError();
+      step.kind = PlanStep::Kind::Kernel;
+      step.kernel = {k->source, k->family, k->schedule, k->grid, k->block, k->sharedBytes, ins};
+      step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  // An output that repeats another output's value is copied from it at the end.
+  for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
+    if (outputOf.lookup(v) == (int)i)
+      continue;
+    int id = plan.buffers.size();
+    plan.buffers.push_back({PlanBuffer::Kind::Output, (int)i, plan.outputs[i], -1});
+    PlanStep copy;
+    copy.kind = PlanStep::Kind::Copy;
+    copy.name = "copy_" + plan.outputs[i].name;
+    copy.copy = {bufferOf.lookup(v), id};
+    plan.steps.push_back(copy);
+  }
+  placeTemporaries(plan);
+  return plan;
+}
+
+} // namespace fusec

@@ -1,0 +1,33 @@
+//===- Compile.h - graph module -> fused module -> executable plan --------===//
+//
+// The one driver the CLI and the public API share: decompose and fuse a graph
+// module (or keep one kernel per op), generate a kernel per fused group, map
+// matmul groups to cuBLASLt, and place temporaries in an arena by liveness.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/cost/DeviceProfile.h"
+#include "runtime/PlanDesc.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace fusec {
+
+struct CompileOptions {
+  bool fuse = true;           ///< false: one kernel per compute op (the baseline)
+  std::string device = "h100";  ///< device profile for the cost model
+  std::string arch;           ///< NVRTC target; empty: the profile's
+};
+
+/// Runs decomposition and fusion on `module` in place.
+llvm::Error fuseModule(mlir::ModuleOp module, const CompileOptions &options);
+
+/// Builds the executable plan of a fused module (fuseModule first).
+llvm::Expected<PlanDesc> buildPlan(mlir::ModuleOp fused, const CompileOptions &options);
+
+} // namespace fusec

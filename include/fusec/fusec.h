@@ -1,0 +1,97 @@
+//===- fusec.h - the public C++ API of fusec --------------------------------===//
+//
+// What the `fusec` CLI does, for host applications: compile a graph file into
+// fused kernels (no GPU needed), inspect them, and run them on device buffers
+// or host tensors. Link the `fusec` library (build/lib/libfusec*.a and its
+// dependencies, or add_subdirectory this repository and link target `fusec_api`).
+//
+//   std::unique_ptr<fusec::Program> program;
+//   fusec::Status s = fusec::Program::compileFile("model.json", {}, program);
+//   if (!s) { std::cerr << s.message() << "\n"; return 1; }
+//   s = program->load();                          // NVRTC (cached) + module load
+//   s = program->run(deviceInputs, deviceOutputs, stream);
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/HostTensor.h"
+#include "runtime/TensorSpec.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+/// The outcome of a call: success, or a message that says what went wrong and where.
+class Status {
+public:
+  static Status success() { return Status(); }
+  static Status error(std::string message) {
+    Status s;
+    s.msg = std::move(message);
+    s.failed = true;
+    return s;
+  }
+  bool ok() const { return !failed; }
+  explicit operator bool() const { return ok(); }
+  const std::string &message() const { return msg; }
+
+private:
+  bool failed = false;
+  std::string msg;
+};
+
+struct Options {
+  bool fuse = true;             ///< false: one kernel per op (the unfused baseline)
+  std::string device = "h100";  ///< cost-model profile: h100, h200, a100, l40s
+  std::string arch;             ///< NVRTC target (default: the profile's, sm_90a for h100)
+};
+
+/// One generated kernel (or library call) of a compiled graph.
+struct KernelInfo {
+  std::string name, family, schedule, source;  ///< source is empty for library calls
+  std::vector<std::string> nodes;              ///< graph nodes it covers
+  int64_t bytes = 0, bytesUnfused = 0;         ///< HBM bytes fused, and if each op ran alone
+  double predictedUs = 0, unfusedUs = 0;
+  unsigned grid = 0, block = 0;
+};
+
+class Program {
+public:
+  /// Reads, checks, decomposes and fuses a graph; generates its kernels.
+  static Status compileFile(const std::string &path, const Options &options,
+                            std::unique_ptr<Program> &out);
+  static Status compileText(const std::string &json, const std::string &name,
+                            const Options &options, std::unique_ptr<Program> &out);
+  ~Program();
+
+  const std::vector<TensorSpec> &inputs() const;
+  const std::vector<TensorSpec> &outputs() const;
+  std::vector<KernelInfo> kernels() const;
+  /// The fused module as MLIR text (fusec.fusion groups with their costs).
+  std::string fusedMlir() const;
+  /// Runs the CPU reference interpreter on the graph as written.
+  Status evaluateReference(const std::vector<HostTensor> &inputs,
+                           std::vector<HostTensor> &outputs) const;
+
+  /// Compiles (through the kernel cache) and loads the kernels on the GPU.
+  Status load();
+  /// Enqueues the graph on `stream` (a CUstream; null: the default stream).
+  /// One 16-byte-aligned device pointer per input and output.
+  Status run(const std::vector<uint64_t> &deviceInputs,
+             const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
+  /// Copies `inputs` to the GPU, runs, and copies the outputs back.
+  Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs);
+
+  struct Impl;
+  Impl &impl() { return *p; }
+  /// Internal: use compileFile / compileText.
+  Program();
+
+private:
+  std::unique_ptr<Impl> p;
+};
+
+} // namespace fusec

@@ -1,0 +1,165 @@
+//===- Executable.cpp - a loaded plan: modules, arena, matmul plans -------===//
+#include "runtime/Executable.h"
+
+#include <chrono>
+#include <thread>
+
+namespace fusec {
+
+llvm::Expected<std::unique_ptr<Executable>> Executable::create(const PlanDesc &plan,
+                                                               KernelCache &cache,
+                                                               const GpuContext &ctx) {
+  std::unique_ptr<Executable> exe(new Executable(plan, ctx));
+  if (llvm::Error err = exe->load(cache))
+    return std::move(err);
+  return exe;
+}
+
+Executable::~Executable() {
+  CudaDriver &drv = ctx.driver();
+  for (CUmodule m : modules)
+    if (m)
+      drv.cuModuleUnload(m);
+  if (arena)
+    drv.cuMemFree(arena);
+  if (workspace)
+    drv.cuMemFree(workspace);
+}
+
+llvm::Error Executable::load(KernelCache &cache) {
+  CudaDriver &drv = ctx.driver();
+  if (llvm::Error err = ctx.makeCurrent())
+    return err;
+  // Compile every kernel at once (the cache runs independent kernels in parallel).
+  std::vector<KernelSource> sources;
+  std::vector<size_t> kernelSteps;
+  for (size_t i = 0; i < desc.steps.size(); ++i)
+    if (desc.steps[i].kind == PlanStep::Kind::Kernel) {
+      sources.push_back({desc.steps[i].name, desc.steps[i].kernel.source, desc.arch, {}, false});
+      kernelSteps.push_back(i);
+    }
+  CacheStats before = cache.stats();
+  auto start = std::chrono::steady_clock::now();
+  unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  auto compiled = cache.getOrCompileAll(sources, threads);
+  compileSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CacheStats after = cache.stats();
+  hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
+
+  functions.assign(desc.steps.size(), nullptr);
+  matmuls.resize(desc.steps.size());
+  for (size_t k = 0; k < kernelSteps.size(); ++k) {
+    if (!compiled[k])
+      return compiled[k].takeError();
+    const PlanStep &step = desc.steps[kernelSteps[k]];
+    CUmodule module = nullptr;
+    if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*compiled[k])->cubin.data()),
+                                    "cuModuleLoadData"))
+      return err;
+    modules.push_back(module);
+    CUfunction fn = nullptr;
+    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, step.name.c_str()),
+                                    "cuModuleGetFunction"))
+      return err;
+    if (step.kernel.sharedBytes > 48 * 1024)
+      if (llvm::Error err = drv.check(
+              drv.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     step.kernel.sharedBytes),
+              "cuFuncSetAttribute"))
+        return err;
+    functions[kernelSteps[k]] = fn;
+  }
+  for (size_t i = 0; i < desc.steps.size(); ++i) {
+    if (desc.steps[i].kind != PlanStep::Kind::Matmul)
+      continue;
+    auto lt = CublasLt::get();
+    if (!lt)
+      return lt.takeError();
+    auto p = (*lt)->plan(desc.steps[i].matmul.desc, desc.workspaceBytes);
+    if (!p)
+      return p.takeError();
+    matmuls[i] = *p;
+  }
+  if (desc.arenaBytes > 0)
+    if (llvm::Error err = drv.check(drv.cuMemAlloc(&arena, desc.arenaBytes), "cuMemAlloc (arena)"))
+      return err;
+  if (desc.workspaceBytes > 0)
+    if (llvm::Error err = drv.check(drv.cuMemAlloc(&workspace, desc.workspaceBytes),
+                                    "cuMemAlloc (matmul workspace)"))
+      return err;
+  return llvm::Error::success();
+}
+
+CUdeviceptr Executable::bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
+                                      llvm::ArrayRef<CUdeviceptr> out) const {
+  const PlanBuffer &b = desc.buffers[id];
+  switch (b.kind) {
+  case PlanBuffer::Kind::Input: return in[b.index];
+  case PlanBuffer::Kind::Output: return out[b.index];
+  case PlanBuffer::Kind::Temp: return arena + b.arenaOffset;
+  }
+  return 0;
+}
+
+llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
+                                    llvm::ArrayRef<CUdeviceptr> out, CUstream stream) {
+  CudaDriver &drv = ctx.driver();
+  const PlanStep &step = desc.steps[i];
+  switch (step.kind) {
+  case PlanStep::Kind::Kernel: {
+    CUdeviceptr ptrs[64];
+    void *params[64];
+    size_t n = step.kernel.args.size();
+    if (n > 64)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "kernel %s has more than 64 buffers", step.name.c_str());
+    for (size_t a = 0; a < n; ++a) {
+      ptrs[a] = bufferAddress(step.kernel.args[a], in, out);
+      params[a] = &ptrs[a];
+    }
+    return drv.check(drv.cuLaunchKernel(functions[i], step.kernel.grid, 1, 1, step.kernel.block,
+                                        1, 1, step.kernel.sharedBytes, stream, params, nullptr),
+                     step.name.c_str());
+  }
+  case PlanStep::Kind::Matmul: {
+    auto lt = CublasLt::get();
+    if (!lt)
+      return lt.takeError();
+    const PlanMatmul &m = step.matmul;
+    return (*lt)->run(matmuls[i], bufferAddress(m.a, in, out) + m.aOffset,
+                      bufferAddress(m.b, in, out) + m.bOffset, bufferAddress(m.c, in, out), 0,
+                      workspace, desc.workspaceBytes, stream);
+  }
+  case PlanStep::Kind::Copy: {
+    const PlanBuffer &dst = desc.buffers[step.copy.dst];
+    return drv.check(drv.cuMemcpyDtoDAsync(bufferAddress(step.copy.dst, in, out),
+                                           bufferAddress(step.copy.src, in, out),
+                                           dst.tensor.bytes(), stream),
+                     "cuMemcpyDtoDAsync");
+  }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> in, llvm::ArrayRef<CUdeviceptr> out,
+                                CUstream stream) {
+  if (in.size() != desc.inputs.size() || out.size() != desc.outputs.size())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "plan %s takes %zu inputs and %zu outputs, got %zu and %zu",
+                                   desc.graphName.c_str(), desc.inputs.size(),
+                                   desc.outputs.size(), in.size(), out.size());
+  for (CUdeviceptr p : in)
+    if (p % 16 != 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "input buffers must be 16-byte aligned");
+  for (CUdeviceptr p : out)
+    if (p % 16 != 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "output buffers must be 16-byte aligned");
+  for (size_t i = 0; i < desc.steps.size(); ++i)
+    if (llvm::Error err = enqueueStep(i, in, out, stream))
+      return err;
+  return llvm::Error::success();
+}
+
+} // namespace fusec

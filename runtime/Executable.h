@@ -1,0 +1,60 @@
+//===- Executable.h - a loaded plan: modules, arena, matmul plans ---------===//
+//
+// Instantiates a PlanDesc on a GPU: every kernel compiled through the kernel
+// cache (in parallel) and loaded, cuBLASLt plans chosen, and one arena
+// allocated for all temporaries. Running it only enqueues launches, so the
+// host-side cost per launch stays a few microseconds.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/CudaDriver.h"
+#include "runtime/KernelCache.h"
+#include "runtime/PlanDesc.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <vector>
+
+namespace fusec {
+
+class Executable {
+public:
+  /// Compiles, loads and allocates. `ctx` must outlive the Executable.
+  static llvm::Expected<std::unique_ptr<Executable>> create(const PlanDesc &plan,
+                                                            KernelCache &cache,
+                                                            const GpuContext &ctx);
+  ~Executable();
+
+  /// Enqueues every step on `stream`; one device pointer per graph input and
+  /// output (16-byte aligned, as cuMemAlloc returns them).
+  llvm::Error enqueue(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs,
+                      CUstream stream);
+  /// Enqueues step `i` alone (for per-kernel timing).
+  llvm::Error enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> inputs,
+                          llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream);
+
+  const PlanDesc &plan() const { return desc; }
+  /// Seconds NVRTC spent (cache misses only) and how many kernels hit the cache.
+  double compileSeconds() const { return compileSec; }
+  unsigned cacheHits() const { return hits; }
+
+private:
+  Executable(const PlanDesc &plan, const GpuContext &ctx) : desc(plan), ctx(ctx) {}
+  llvm::Error load(KernelCache &cache);
+  CUdeviceptr bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
+                            llvm::ArrayRef<CUdeviceptr> out) const;
+
+  PlanDesc desc;
+  const GpuContext &ctx;
+  std::vector<CUmodule> modules;
+  std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
+  std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
+  CUdeviceptr arena = 0, workspace = 0;
+  double compileSec = 0;
+  unsigned hits = 0;
+};
+
+} // namespace fusec

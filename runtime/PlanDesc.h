@@ -1,0 +1,76 @@
+//===- PlanDesc.h - an executable plan, as data ---------------------------===//
+//
+// What the compiler hands the runtime: buffers (graph inputs, graph outputs,
+// temporaries placed in one arena by liveness) and steps (generated kernels,
+// library matmuls, copies), each with the cost the compiler predicted. Plain
+// data: no MLIR, so a plan can be built, printed, saved and run apart.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/support/DType.h"
+#include "runtime/CublasLt.h"
+#include "runtime/TensorSpec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct PlanBuffer {
+  enum class Kind { Input, Output, Temp };
+  Kind kind = Kind::Temp;
+  int index = -1;  ///< graph input/output number (Input/Output)
+  TensorSpec tensor;
+  int64_t arenaOffset = -1;  ///< Temp: byte offset in the arena
+};
+
+/// What the cost model said about a step: `fusec explain` and `fusec bench` print it.
+struct StepCost {
+  std::vector<std::string> nodes;  ///< graph nodes covered
+  std::vector<std::string> ops;    ///< primitive ops covered
+  int64_t bytesFused = 0, bytesUnfused = 0, flops = 0;
+  int launchesUnfused = 0;
+  double predictedUs = 0, unfusedUs = 0;
+};
+
+struct PlanKernel {
+  std::string source, family, schedule;
+  unsigned grid = 1, block = 1, sharedBytes = 0;
+  std::vector<int> args;  ///< buffer ids: the group's inputs, then its outputs
+};
+
+struct PlanMatmul {
+  MatmulDesc desc;
+  int a = -1, b = -1, c = -1;          ///< buffer ids
+  int64_t aOffset = 0, bOffset = 0;    ///< bytes into the a and b buffers
+};
+
+struct PlanCopy {
+  int src = -1, dst = -1;
+};
+
+struct PlanStep {
+  enum class Kind { Kernel, Matmul, Copy };
+  Kind kind = Kind::Kernel;
+  std::string name;
+  PlanKernel kernel;
+  PlanMatmul matmul;
+  PlanCopy copy;
+  StepCost cost;
+};
+
+struct PlanDesc {
+  std::string graphName;
+  std::string device;  ///< device profile the plan was built for
+  std::string arch;    ///< NVRTC target ("sm_90a")
+  bool fused = true;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanStep> steps;
+  int64_t arenaBytes = 0;
+  int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
+};
+
+} // namespace fusec

@@ -1,0 +1,209 @@
+//===- Program.cpp - the public C++ API -----------------------------------===//
+#include "runtime/api/ProgramImpl.h"
+
+#include "compiler/interp/Interpreter.h"
+#include "frontends/json/GraphReader.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fusec {
+
+namespace {
+Status toStatus(llvm::Error err) {
+  if (!err)
+    return Status::success();
+  return Status::error(llvm::toString(std::move(err)));
+}
+} // namespace
+
+Program::Program() : p(std::make_unique<Impl>()) {}
+Program::~Program() = default;
+
+llvm::Expected<std::unique_ptr<Program>>
+compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::ModuleOp> module,
+              const CompileOptions &options) {
+  std::unique_ptr<Program> program(new Program());
+  Program::Impl &impl = program->impl();
+  impl.options = options;
+  impl.original = std::move(module);
+  impl.fused = impl.original->clone();
+  impl.ctx = std::move(ctx);
+  if (llvm::Error err = fuseModule(*impl.fused, options))
+    return std::move(err);
+  auto plan = buildPlan(*impl.fused, options);
+  if (!plan)
+    return plan.takeError();
+  impl.plan = std::move(*plan);
+  return program;
+}
+
+static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> module,
+                          std::unique_ptr<mlir::MLIRContext> ctx, const Options &options,
+                          std::unique_ptr<Program> &out) {
+  if (!module)
+    return toStatus(module.takeError());
+  CompileOptions o;
+  o.fuse = options.fuse;
+  o.device = options.device;
+  o.arch = options.arch;
+  auto program = compileModule(std::move(ctx), std::move(*module), o);
+  if (!program)
+    return toStatus(program.takeError());
+  out = std::move(*program);
+  return Status::success();
+}
+
+Status Program::compileFile(const std::string &path, const Options &options,
+                            std::unique_ptr<Program> &out) {
+  auto ctx = std::make_unique<mlir::MLIRContext>();
+  auto module = importGraphFile(path, *ctx);
+  return compileWith(std::move(module), std::move(ctx), options, out);
+}
+
+Status Program::compileText(const std::string &json, const std::string &name,
+                            const Options &options, std::unique_ptr<Program> &out) {
+  auto ctx = std::make_unique<mlir::MLIRContext>();
+  auto module = importGraphText(json, name, *ctx);
+  return compileWith(std::move(module), std::move(ctx), options, out);
+}
+
+const std::vector<TensorSpec> &Program::inputs() const { return p->plan.inputs; }
+const std::vector<TensorSpec> &Program::outputs() const { return p->plan.outputs; }
+
+std::vector<KernelInfo> Program::kernels() const {
+  std::vector<KernelInfo> out;
+  for (const PlanStep &s : p->plan.steps) {
+    KernelInfo k;
+    k.name = s.name;
+    k.nodes = s.cost.nodes;
+    k.bytes = s.cost.bytesFused;
+    k.bytesUnfused = s.cost.bytesUnfused;
+    k.predictedUs = s.cost.predictedUs;
+    k.unfusedUs = s.cost.unfusedUs;
+    if (s.kind == PlanStep::Kind::Kernel) {
+      k.family = s.kernel.family;
+      k.schedule = s.kernel.schedule;
+      k.source = s.kernel.source;
+      k.grid = s.kernel.grid;
+      k.block = s.kernel.block;
+    } else {
+      k.family = s.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)" : "copy";
+      if (s.kind == PlanStep::Kind::Matmul)
+        k.schedule = CublasLt::describe(s.matmul.desc);
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::string Program::fusedMlir() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  p->fused->print(os);
+  return text;
+}
+
+Status Program::evaluateReference(const std::vector<HostTensor> &inputs,
+                                  std::vector<HostTensor> &outputs) const {
+  mlir::func::FuncOp func = graphFunction(*p->original);
+  auto results = interpret(func, inputs);
+  if (!results)
+    return toStatus(results.takeError());
+  outputs = std::move(*results);
+  return Status::success();
+}
+
+llvm::Error Program::Impl::ensureLoaded() {
+  if (exe)
+    return llvm::Error::success();
+  if (!gpu) {
+    auto g = GpuContext::create();
+    if (!g)
+      return g.takeError();
+    gpu.emplace(std::move(*g));
+  }
+  if (!cache)
+    cache = std::make_unique<KernelCache>(CacheOptions::fromEnvironment());
+  auto e = Executable::create(plan, *cache, *gpu);
+  if (!e)
+    return e.takeError();
+  exe = std::move(*e);
+  return llvm::Error::success();
+}
+
+Status Program::load() { return toStatus(p->ensureLoaded()); }
+
+Status Program::run(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
+                    void *stream) {
+  if (llvm::Error err = p->ensureLoaded())
+    return toStatus(std::move(err));
+  std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
+  return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
+}
+
+Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
+  if (llvm::Error err = p->ensureLoaded())
+    return toStatus(std::move(err));
+  CudaDriver &drv = p->gpu->driver();
+  DeviceBuffers in(drv), out(drv);
+  if (llvm::Error err = in.upload(inputs))
+    return toStatus(std::move(err));
+  if (llvm::Error err = out.allocatePoisoned(p->plan.outputs))
+    return toStatus(std::move(err));
+  if (llvm::Error err = p->exe->enqueue(in.pointers(), out.pointers(), nullptr))
+    return toStatus(std::move(err));
+  if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "running the graph"))
+    return toStatus(std::move(err));
+  return toStatus(out.download(outputs, p->plan.outputs));
+}
+
+DeviceBuffers::~DeviceBuffers() {
+  for (CUdeviceptr ptr : ptrs)
+    drv.cuMemFree(ptr);
+}
+
+llvm::Error DeviceBuffers::upload(const std::vector<HostTensor> &tensors) {
+  for (const HostTensor &t : tensors) {
+    CUdeviceptr ptr = 0;
+    size_t bytes = std::max<size_t>(16, t.nbytes());
+    if (llvm::Error err = drv.check(drv.cuMemAlloc(&ptr, bytes), "cuMemAlloc"))
+      return err;
+    ptrs.push_back(ptr);
+    sizes.push_back(t.nbytes());
+    if (t.nbytes() > 0)
+      if (llvm::Error err = drv.check(drv.cuMemcpyHtoD(ptr, t.data(), t.nbytes()), "cuMemcpyHtoD"))
+        return err;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error DeviceBuffers::allocatePoisoned(const std::vector<TensorSpec> &specs) {
+  for (const TensorSpec &s : specs) {
+    CUdeviceptr ptr = 0;
+    size_t bytes = std::max<int64_t>(16, s.bytes());
+    if (llvm::Error err = drv.check(drv.cuMemAlloc(&ptr, bytes), "cuMemAlloc"))
+      return err;
+    ptrs.push_back(ptr);
+    sizes.push_back(s.bytes());
+    if (llvm::Error err = drv.check(drv.cuMemsetD8Async(ptr, 0xFF, bytes, nullptr), "cuMemsetD8"))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error DeviceBuffers::download(std::vector<HostTensor> &out,
+                                    const std::vector<TensorSpec> &specs) const {
+  out.clear();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    HostTensor t(specs[i].dtype, specs[i].shape);
+    if (t.nbytes() > 0)
+      if (llvm::Error err = drv.check(drv.cuMemcpyDtoH(t.data(), ptrs[i], t.nbytes()),
+                                      "cuMemcpyDtoH"))
+        return err;
+    out.push_back(std::move(t));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace fusec

@@ -1,0 +1,56 @@
+//===- ProgramImpl.h - what a fusec::Program holds (for the CLI) ----------===//
+#pragma once
+
+#include "compiler/pipeline/Compile.h"
+#include "include/fusec/fusec.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/Executable.h"
+#include "runtime/KernelCache.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+
+namespace fusec {
+
+struct Program::Impl {
+  std::unique_ptr<mlir::MLIRContext> ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> original;  ///< the graph as read
+  mlir::OwningOpRef<mlir::ModuleOp> fused;     ///< after decomposition and fusion
+  PlanDesc plan;
+  CompileOptions options;
+  std::optional<GpuContext> gpu;
+  std::unique_ptr<KernelCache> cache;
+  std::unique_ptr<Executable> exe;
+
+  /// Creates the GPU context, kernel cache and executable once.
+  llvm::Error ensureLoaded();
+};
+
+/// Builds a Program from a module already read (the CLI reads graphs itself
+/// to report errors in its own words).
+llvm::Expected<std::unique_ptr<Program>>
+compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::ModuleOp> module,
+              const CompileOptions &options);
+
+/// Allocates a device buffer per tensor and copies host data in (or, for
+/// outputs, fills it with 0xFF bytes: NaN for floats, so an element no kernel
+/// writes cannot pass as a result).
+class DeviceBuffers {
+public:
+  explicit DeviceBuffers(CudaDriver &drv) : drv(drv) {}
+  ~DeviceBuffers();
+  llvm::Error upload(const std::vector<HostTensor> &tensors);
+  llvm::Error allocatePoisoned(const std::vector<TensorSpec> &specs);
+  llvm::Error download(std::vector<HostTensor> &out, const std::vector<TensorSpec> &specs) const;
+  const std::vector<CUdeviceptr> &pointers() const { return ptrs; }
+
+private:
+  CudaDriver &drv;
+  std::vector<CUdeviceptr> ptrs;
+  std::vector<int64_t> sizes;
+};
+
+} // namespace fusec

@@ -1,0 +1,159 @@
+//===- BenchCommand.cpp - `fusec bench`: fused vs unfused, measured -------===//
+//
+// Times the fused plan and the --no-fuse plan of a graph with CUDA events:
+// warm-up, then the median of many runs, with input sets rotated so that the
+// inputs come from HBM rather than L2. Prints, per kernel, bytes moved, time,
+// and the share of the device-to-device copy bandwidth measured in the same
+// run, beside the cost model's prediction.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/fusec/BenchTiming.h"
+#include "tools/fusec/Commands.h"
+#include "tools/fusec/Driver.h"
+
+#include "runtime/api/ProgramImpl.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace fusec::cli {
+
+namespace {
+struct BenchOptions {
+  std::string graph;
+  PlanFlags plan;
+  int iters = 50, warmup = 5;
+  uint64_t seed = 0;
+  bool json = false;
+};
+
+std::string fmtBytes(double b) {
+  char buf[32];
+  if (b >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  else if (b >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f KB", b / 1e3);
+  return buf;
+}
+
+void printPlan(const char *title, const PlanTiming &t, double copyBw) {
+  llvm::outs() << title << ": " << t.steps.size() << " step(s)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10s %8s %8s %12s\n", "kernel", "family",
+                "bytes", "time(us)", "GB/s", "%copyBW", "predicted(us)");
+  llvm::outs() << line;
+  for (const StepTiming &s : t.steps) {
+    double gbs = s.bytes / (s.medianUs * 1e-6) / 1e9;
+    std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10.1f %8.0f %7.1f%% %12.1f\n",
+                  s.name.substr(0, 28).c_str(), s.family.c_str(), fmtBytes(s.bytes).c_str(),
+                  s.medianUs, gbs, 100.0 * gbs * 1e9 / copyBw, s.predictedUs);
+    llvm::outs() << line;
+  }
+  std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10.1f %8s %8s %12.1f\n", "whole graph",
+                "", fmtBytes(t.bytes).c_str(), t.medianUs, "", "", t.predictedUs);
+  llvm::outs() << line;
+}
+
+nlohmann::json toJson(const PlanTiming &t, double copyBw) {
+  nlohmann::json j;
+  j["median_us"] = t.medianUs;
+  j["predicted_us"] = t.predictedUs;
+  j["bytes"] = t.bytes;
+  j["host_us_per_launch"] = t.hostUsPerLaunch;
+  for (const StepTiming &s : t.steps) {
+    double bw = s.bytes / (s.medianUs * 1e-6);
+    j["steps"].push_back({{"name", s.name}, {"family", s.family}, {"bytes", s.bytes},
+                          {"median_us", s.medianUs}, {"predicted_us", s.predictedUs},
+                          {"floor_us", s.bytes / copyBw * 1e6},
+                          {"pct_copy_bw", 100.0 * bw / copyBw}, {"nodes", s.nodes}});
+  }
+  return j;
+}
+
+int runBench(const BenchOptions &opts) {
+  PlanFlags unfusedFlags = opts.plan;
+  unfusedFlags.noFuse = true;
+  PlanFlags fusedFlags = opts.plan;
+  fusedFlags.noFuse = false;
+  auto fused = compileGraph(opts.graph, fusedFlags, /*forGpu=*/true);
+  if (!fused)
+    return reportError(fused.takeError());
+  auto unfused = compileGraph(opts.graph, unfusedFlags, /*forGpu=*/true);
+  if (!unfused)
+    return reportError(unfused.takeError());
+  BenchSettings settings{opts.iters, opts.warmup, opts.seed};
+  auto env = measureEnvironment(**fused);
+  if (!env)
+    return reportError(env.takeError());
+  if (!opts.json)
+    llvm::errs() << "fusec: timing the fused plan...\n";
+  auto tf = timePlan(**fused, *env, settings);
+  if (!tf)
+    return reportError(tf.takeError());
+  if (!opts.json)
+    llvm::errs() << "fusec: timing the unfused plan...\n";
+  auto tu = timePlan(**unfused, *env, settings);
+  if (!tu)
+    return reportError(tu.takeError());
+  double measured = tu->medianUs / tf->medianUs;
+  double predicted = tu->predictedUs / tf->predictedUs;
+  if (opts.json) {
+    nlohmann::json j;
+    j["graph"] = opts.graph;
+    j["device"] = env->deviceName;
+    j["profile"] = (*fused)->impl().plan.device;
+    j["arch"] = (*fused)->impl().plan.arch;
+    j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
+    j["input_sets"] = tf->inputSets;
+    j["fused"] = toJson(*tf, env->copyBytesPerSec);
+    j["unfused"] = toJson(*tu, env->copyBytesPerSec);
+    j["speedup_measured"] = measured;
+    j["speedup_predicted"] = predicted;
+    llvm::outs() << j.dump(2) << "\n";
+    return kOk;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "fusec bench %s on %s (profile %s, %s)\nmeasured copy bandwidth %.0f GB/s "
+                "(read + write); %d input set(s) rotated; median of %d runs\n\n",
+                opts.graph.c_str(), env->deviceName.c_str(),
+                (*fused)->impl().plan.device.c_str(), (*fused)->impl().plan.arch.c_str(),
+                env->copyBytesPerSec / 1e9, tf->inputSets, opts.iters);
+  llvm::outs() << line;
+  printPlan("fused", *tf, env->copyBytesPerSec);
+  llvm::outs() << "\n";
+  printPlan("unfused (--no-fuse)", *tu, env->copyBytesPerSec);
+  std::snprintf(line, sizeof line,
+                "\nspeedup of fusion: measured %.2fx, predicted %.2fx\n"
+                "host cost per launch: %.2f us\n",
+                measured, predicted, tf->hostUsPerLaunch);
+  llvm::outs() << line;
+  return kOk;
+}
+} // namespace
+
+void addBenchCommand(CLI::App &app, int &exitCode) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "bench", "Time the fused and the unfused plan on the GPU, kernel by kernel");
+  cmd->footer("Examples:\n"
+              "  fusec bench examples/softmax.json\n"
+              "  fusec bench bench/graphs/rms_norm.json --iters 200 --json > rms.json");
+  cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
+  cmd->add_option("--iters", opts->iters, "timed runs (the median is reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", opts->warmup, "untimed runs first")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
+  cmd->add_flag("--json", opts->json, "print JSON instead of tables");
+  cmd->add_option("--device", opts->plan.device, "cost-model profile (default: the GPU's)");
+  cmd->add_option("--arch", opts->plan.arch, "NVRTC target (default: the GPU's)");
+  cmd->callback([opts, &exitCode] { exitCode = runBench(*opts); });
+}
+
+} // namespace fusec::cli

@@ -1,0 +1,164 @@
+//===- BenchTiming.cpp - CUDA-event timing of plans and of a copy ---------===//
+#include "tools/fusec/BenchTiming.h"
+
+#include "compiler/cost/DeviceProfile.h"
+#include "runtime/api/ProgramImpl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace fusec::cli {
+
+namespace {
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+/// Records `iters` (start, stop) event pairs around `body` and returns each
+/// interval in ms. `body(i)` enqueues one run.
+template <typename F>
+llvm::Expected<std::vector<float>> timeRuns(CudaDriver &drv, int warmup, int iters, F body) {
+  for (int i = 0; i < warmup; ++i)
+    if (llvm::Error err = body(i))
+      return std::move(err);
+  std::vector<CUevent> events(2 * iters);
+  for (CUevent &e : events)
+    if (llvm::Error err = drv.check(drv.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate"))
+      return std::move(err);
+  llvm::Error failure = llvm::Error::success();
+  for (int i = 0; i < iters && !failure; ++i) {
+    drv.cuEventRecord(events[2 * i], nullptr);
+    failure = body(warmup + i);
+    drv.cuEventRecord(events[2 * i + 1], nullptr);
+  }
+  std::vector<float> ms;
+  if (!failure)
+    failure = drv.check(drv.cuCtxSynchronize(), "timed runs");
+  for (int i = 0; i < iters && !failure; ++i) {
+    float t = 0;
+    failure = drv.check(drv.cuEventElapsedTime(&t, events[2 * i], events[2 * i + 1]),
+                        "cuEventElapsedTime");
+    ms.push_back(t);
+  }
+  for (CUevent e : events)
+    drv.cuEventDestroy(e);
+  if (failure)
+    return std::move(failure);
+  return ms;
+}
+
+double predictedUs(const PlanStep &s, const DeviceProfile &p, double copyBw) {
+  double memory = s.cost.bytesFused / copyBw;
+  double math = s.kind == PlanStep::Kind::Matmul ? s.cost.flops / p.tensorFlopsPerSec
+                                                 : s.cost.flops / p.fp32FlopsPerSec;
+  return std::max(memory, math) * 1e6;
+}
+
+} // namespace
+
+llvm::Expected<BenchEnvironment> measureEnvironment(Program &program) {
+  Program::Impl &impl = program.impl();
+  if (llvm::Error err = impl.ensureLoaded())
+    return std::move(err);
+  CudaDriver &drv = impl.gpu->driver();
+  BenchEnvironment env;
+  auto info = queryDevice(impl.gpu->ordinal());
+  if (!info)
+    return info.takeError();
+  env.deviceName = info->name;
+  env.l2Bytes = info->l2Bytes;
+  size_t bytes = std::min<size_t>(size_t(1) << 30, info->totalMem / 8);
+  CUdeviceptr a = 0, b = 0;
+  if (llvm::Error err = drv.check(drv.cuMemAlloc(&a, bytes), "cuMemAlloc (copy test)"))
+    return std::move(err);
+  if (llvm::Error err = drv.check(drv.cuMemAlloc(&b, bytes), "cuMemAlloc (copy test)")) {
+    drv.cuMemFree(a);
+    return std::move(err);
+  }
+  drv.cuMemsetD8Async(a, 0x3C, bytes, nullptr);
+  auto ms = timeRuns(drv, 3, 10, [&](int) {
+    return drv.check(drv.cuMemcpyDtoDAsync(b, a, bytes, nullptr), "cuMemcpyDtoDAsync");
+  });
+  drv.cuMemFree(a);
+  drv.cuMemFree(b);
+  if (!ms)
+    return ms.takeError();
+  env.copyBytesPerSec = 2.0 * bytes / (median(*ms) * 1e-3);
+  return env;
+}
+
+llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
+                                    const BenchSettings &settings) {
+  Program::Impl &impl = program.impl();
+  if (llvm::Error err = impl.ensureLoaded())
+    return std::move(err);
+  CudaDriver &drv = impl.gpu->driver();
+  const PlanDesc &plan = impl.plan;
+  const DeviceProfile &profile =
+      findDeviceProfile(plan.device) ? *findDeviceProfile(plan.device) : defaultDeviceProfile();
+  PlanTiming t;
+  // Enough input sets that one run's inputs are out of L2 when they come round again.
+  int64_t inputBytes = 0;
+  for (const TensorSpec &s : plan.inputs)
+    inputBytes += s.bytes();
+  if (inputBytes > 0 && inputBytes < 3 * env.l2Bytes)
+    t.inputSets = static_cast<int>(std::min<int64_t>(16, (3 * env.l2Bytes + inputBytes - 1) /
+                                                             inputBytes));
+  std::vector<std::unique_ptr<DeviceBuffers>> sets;
+  for (int k = 0; k < t.inputSets; ++k) {
+    std::vector<HostTensor> host;
+    for (size_t i = 0; i < plan.inputs.size(); ++i)
+      host.push_back(randomTensor(plan.inputs[i].dtype, plan.inputs[i].shape,
+                                  settings.seed * 1000003 + k * 131 + i + 1));
+    sets.push_back(std::make_unique<DeviceBuffers>(drv));
+    if (llvm::Error err = sets.back()->upload(host))
+      return std::move(err);
+  }
+  DeviceBuffers outs(drv);
+  if (llvm::Error err = outs.allocatePoisoned(plan.outputs))
+    return std::move(err);
+  Executable &exe = *impl.exe;
+  auto inputsOf = [&](int i) -> const std::vector<CUdeviceptr> & {
+    return sets[i % t.inputSets]->pointers();
+  };
+  // The whole graph, and the host time it takes to enqueue it.
+  auto hostStart = std::chrono::steady_clock::now();
+  auto whole = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
+    return exe.enqueue(inputsOf(i), outs.pointers(), nullptr);
+  });
+  double hostSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - hostStart).count();
+  if (!whole)
+    return whole.takeError();
+  t.medianUs = median(*whole) * 1e3;
+  size_t launches = std::max<size_t>(1, plan.steps.size());
+  t.hostUsPerLaunch = hostSec * 1e6 / ((settings.iters + settings.warmup) * launches);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep &step = plan.steps[s];
+    auto ms = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
+      return exe.enqueueStep(s, inputsOf(i), outs.pointers(), nullptr);
+    });
+    if (!ms)
+      return ms.takeError();
+    StepTiming st;
+    st.name = step.name;
+    st.family = step.kind == PlanStep::Kind::Kernel   ? step.kernel.family
+                : step.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)"
+                                                      : "copy";
+    st.nodes = step.cost.nodes;
+    st.bytes = static_cast<double>(step.kind == PlanStep::Kind::Copy
+                                       ? 2 * plan.buffers[step.copy.dst].tensor.bytes()
+                                       : step.cost.bytesFused);
+    st.medianUs = median(*ms) * 1e3;
+    st.predictedUs = predictedUs(step, profile, env.copyBytesPerSec);
+    t.bytes += st.bytes;
+    t.predictedUs += st.predictedUs;
+    t.steps.push_back(st);
+  }
+  t.predictedUs += plan.steps.size() * profile.launchSeconds * 1e6;
+  return t;
+}
+
+} // namespace fusec::cli

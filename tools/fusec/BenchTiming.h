@@ -1,0 +1,45 @@
+//===- BenchTiming.h - CUDA-event timing of plans and of a copy -----------===//
+#pragma once
+
+#include "include/fusec/fusec.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace fusec::cli {
+
+struct BenchSettings {
+  int iters = 50, warmup = 5;
+  uint64_t seed = 0;
+};
+
+struct BenchEnvironment {
+  std::string deviceName;
+  double copyBytesPerSec = 0;  ///< device-to-device copy, read + write
+  int64_t l2Bytes = 0;
+};
+
+struct StepTiming {
+  std::string name, family;
+  std::vector<std::string> nodes;
+  double bytes = 0, medianUs = 0, predictedUs = 0;
+};
+
+struct PlanTiming {
+  std::vector<StepTiming> steps;
+  double medianUs = 0, predictedUs = 0, bytes = 0;
+  double hostUsPerLaunch = 0;
+  int inputSets = 1;
+};
+
+/// Loads `program` on the GPU and measures the copy bandwidth there.
+llvm::Expected<BenchEnvironment> measureEnvironment(Program &program);
+
+/// Times the whole plan and each step alone (median of settings.iters runs).
+/// Predictions use the measured copy bandwidth, so they are comparable.
+llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
+                                    const BenchSettings &settings);
+
+} // namespace fusec::cli

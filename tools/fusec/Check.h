@@ -1,0 +1,26 @@
+//===- Check.h - compare a result with the reference interpreter's --------===//
+#pragma once
+
+#include "runtime/HostTensor.h"
+
+#include <string>
+
+namespace fusec::cli {
+
+struct CheckResult {
+  double normRel = 0;    ///< ||out - ref|| / ||ref|| over finite reference elements
+  double maxAbs = 0;     ///< largest |out - ref|
+  int64_t nanMismatch = 0;  ///< NaN/Inf in one and not the other (unwritten outputs show here)
+  int64_t mismatches = 0;   ///< integer/bool elements that differ
+  double tolerance = 0;
+  bool pass = false;
+  std::string describe() const;
+};
+
+/// The tolerance of a dtype: f32 1e-5, f16/bf16 1e-2 (normwise relative), exact otherwise.
+double toleranceFor(DType t);
+
+/// Compares `out` with `ref` (same dtype and shape).
+CheckResult compareTensors(const HostTensor &out, const HostTensor &ref);
+
+} // namespace fusec::cli

@@ -1,0 +1,114 @@
+//===- CompileCommand.cpp - `fusec compile` ---------------------------------===//
+#include "tools/fusec/Commands.h"
+#include "tools/fusec/Driver.h"
+
+#include "compiler/support/AtomicFile.h"
+#include "runtime/Nvrtc.h"
+#include "runtime/api/ProgramImpl.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fusec::cli {
+
+namespace {
+struct CompileOptions {
+  std::string graph;
+  std::string emit = "mlir";
+  std::string output = "-";
+  bool locations = false;
+  PlanFlags plan;
+};
+
+/// One file per kernel in `dir` (created if needed), or all of them on stdout.
+int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
+                 const std::string &dir) {
+  if (dir == "-") {
+    for (const auto &[name, text] : files)
+      llvm::outs() << "// ===== " << name << " =====\n" << text << "\n";
+    return kOk;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return reportError("cannot create output directory '" + dir + "': " + ec.message());
+  for (const auto &[name, text] : files) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    if (llvm::Error err = writeFileAtomically(path, text))
+      return reportError(std::move(err));
+  }
+  llvm::errs() << "fusec: wrote " << files.size() << " file(s) to " << dir << "\n";
+  return kOk;
+}
+
+int emitKernels(Program &program, const CompileOptions &opts) {
+  const PlanDesc &plan = program.impl().plan;
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const PlanStep &s : plan.steps) {
+    if (s.kind != PlanStep::Kind::Kernel)
+      continue;
+    if (opts.emit == "cuda") {
+      files.push_back({s.name + ".cu", s.kernel.source});
+      continue;
+    }
+    auto ptx = compile({s.name, s.kernel.source, plan.arch, {}, /*emitPtx=*/true});
+    if (!ptx)
+      return reportError(ptx.takeError());
+    files.push_back({s.name + ".ptx", ptx->ptx});
+  }
+  if (files.empty())
+    llvm::errs() << "fusec: note: this graph has no generated kernels (only library calls)\n";
+  return writeKernels(files, opts.output);
+}
+
+int runCompile(const CompileOptions &opts) {
+  if (opts.emit == "mlir" || opts.emit == "decomposed") {
+    auto ctx = makeContext();
+    auto module = loadGraph(opts.graph, *ctx);
+    if (!module)
+      return reportError(module.takeError());
+    if (opts.emit == "decomposed")
+      if (llvm::Error err = decompose(**module))
+        return reportError(std::move(err));
+    if (llvm::Error err = writeOutput(opts.output, printIR(**module, opts.locations)))
+      return reportError(std::move(err));
+    return kOk;
+  }
+  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false);
+  if (!program)
+    return reportError(program.takeError());
+  if (opts.emit == "fused-mlir") {
+    std::string text = printIR(*(*program)->impl().fused, opts.locations);
+    if (llvm::Error err = writeOutput(opts.output, text))
+      return reportError(std::move(err));
+    return kOk;
+  }
+  return emitKernels(**program, opts);
+}
+} // namespace
+
+void addCompileCommand(CLI::App &app, int &exitCode) {
+  auto opts = std::make_shared<CompileOptions>();
+  CLI::App *cmd = app.add_subcommand("compile", "Compile a graph and print or save what it becomes");
+  cmd->footer("Examples:\n"
+              "  fusec compile examples/gelu_bias.json                      # the graph as MLIR\n"
+              "  fusec compile examples/softmax.json --emit decomposed\n"
+              "  fusec compile examples/rms_norm.json --emit fused-mlir     # groups and costs\n"
+              "  fusec compile examples/layer_norm.json --emit cuda -o kernels/\n"
+              "  fusec compile examples/softmax.json --emit ptx --arch sm_80 -o ptx/\n"
+              "No GPU is needed for any of these.");
+  cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
+  cmd->add_option("--emit", opts->emit,
+                  "mlir (as read), decomposed (composites expanded), fused-mlir (fusion groups "
+                  "with costs), cuda (one .cu per kernel), ptx (one .ptx per kernel)")
+      ->check(CLI::IsMember({"mlir", "decomposed", "fused-mlir", "cuda", "ptx"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opts->output,
+                  "output file for MLIR, output directory for cuda/ptx ('-': stdout)")
+      ->capture_default_str();
+  cmd->add_flag("--locations", opts->locations, "print source locations (graph node names)");
+  addPlanFlags(cmd, opts->plan);
+  cmd->callback([opts, &exitCode] { exitCode = runCompile(*opts); });
+}
+
+} // namespace fusec::cli

@@ -1,0 +1,110 @@
+//===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
+#include "tools/fusec/Driver.h"
+
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/support/AtomicFile.h"
+#include "frontends/json/GraphReader.h"
+#include "passes/Passes.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/api/ProgramImpl.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fusec::cli {
+
+int reportError(const std::string &message) {
+  llvm::errs() << "fusec: error: " << message << "\n";
+  return kUserError;
+}
+
+int reportError(llvm::Error err) {
+  std::string message = llvm::toString(std::move(err));
+  return reportError(message);
+}
+
+std::unique_ptr<mlir::MLIRContext> makeContext() {
+  auto ctx = std::make_unique<mlir::MLIRContext>();
+  ctx->loadDialect<FusecDialect, mlir::func::FuncDialect>();
+  return ctx;
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
+                                                            mlir::MLIRContext &ctx) {
+  return importGraphFile(path, ctx);
+}
+
+llvm::Error decompose(mlir::ModuleOp module) {
+  std::string diag;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diag);
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return mlir::success();
+  });
+  mlir::PassManager pm(module.getContext());
+  buildDecomposePipeline(pm);
+  if (mlir::failed(pm.run(module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: decomposition failed:\n%s", diag.c_str());
+  return llvm::Error::success();
+}
+
+std::string printIR(mlir::Operation *op, bool withLocations) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::OpPrintingFlags flags;
+  if (withLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  op->print(os, flags);
+  os << "\n";
+  return text;
+}
+
+void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
+  cmd->add_flag("--no-fuse", flags.noFuse,
+                "one kernel per op (the unfused baseline every speedup is measured against)");
+  cmd->add_option("--device", flags.device,
+                  "cost-model device profile: h100, h200, a100, l40s (default: the GPU's, else h100)");
+  cmd->add_option("--arch", flags.arch, "NVRTC target, e.g. sm_90a, sm_80 (default: the device's)");
+}
+
+llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
+                                                      const PlanFlags &flags, bool forGpu) {
+  CompileOptions o;
+  o.fuse = !flags.noFuse;
+  o.device = flags.device.empty() ? "h100" : flags.device;
+  o.arch = flags.arch;
+  if (forGpu && (flags.device.empty() || flags.arch.empty())) {
+    if (auto ordinal = selectedDeviceOrdinal()) {
+      if (auto info = queryDevice(*ordinal)) {
+        if (flags.device.empty())
+          if (const DeviceProfile *p = profileForDeviceName(info->name))
+            o.device = p->name;
+        if (flags.arch.empty())
+          o.arch = info->nvrtcArch();
+      } else {
+        llvm::consumeError(info.takeError());
+      }
+    } else {
+      llvm::consumeError(ordinal.takeError());
+    }
+  }
+  auto ctx = makeContext();
+  auto module = loadGraph(path, *ctx);
+  if (!module)
+    return module.takeError();
+  return compileModule(std::move(ctx), std::move(*module), o);
+}
+
+llvm::Error writeOutput(const std::string &path, llvm::StringRef text) {
+  if (path.empty() || path == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    return llvm::Error::success();
+  }
+  return writeFileAtomically(path, text);
+}
+
+} // namespace fusec::cli

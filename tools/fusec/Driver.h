@@ -1,0 +1,54 @@
+//===- Driver.h - shared plumbing of the fusec subcommands ----------------===//
+#pragma once
+
+#include "include/fusec/fusec.h"
+
+#include <CLI/CLI.hpp>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace fusec::cli {
+
+/// Exit statuses: 0 ok, 1 a user-facing error (bad graph, bad input, no GPU),
+/// 2 a command-line usage error (CLI11), 3 an internal error (a bug in fusec).
+enum ExitCode { kOk = 0, kUserError = 1, kUsageError = 2, kInternalError = 3 };
+
+/// Prints "fusec: error: <message>" to stderr and returns kUserError.
+int reportError(llvm::Error err);
+int reportError(const std::string &message);
+
+/// An MLIRContext with the fusec and func dialects loaded.
+std::unique_ptr<mlir::MLIRContext> makeContext();
+
+/// Reads and checks a graph file.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
+                                                            mlir::MLIRContext &ctx);
+
+/// Runs the decompose pipeline (decompose, canonicalize, CSE) on `module`.
+llvm::Error decompose(mlir::ModuleOp module);
+
+/// Prints `op` as MLIR text, with or without locations.
+std::string printIR(mlir::Operation *op, bool withLocations);
+
+/// Flags shared by the commands that compile: --no-fuse, --device, --arch.
+struct PlanFlags {
+  bool noFuse = false;
+  std::string device;  ///< empty: the GPU's own profile when one is present, else h100
+  std::string arch;
+};
+void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
+
+/// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
+/// from the GPU at hand (when there is one).
+llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
+                                                      const PlanFlags &flags, bool forGpu);
+
+/// Writes `text` to `path` atomically ("-" means stdout).
+llvm::Error writeOutput(const std::string &path, llvm::StringRef text);
+
+} // namespace fusec::cli

@@ -1,0 +1,90 @@
+//===- GraphIO.cpp - graph inputs and outputs as host tensors -------------===//
+#include "tools/fusec/GraphIO.h"
+
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/shape/ShapeRules.h"
+#include "runtime/Safetensors.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace fusec::cli {
+
+namespace {
+std::string nameAttr(mlir::DictionaryAttr attrs, size_t index) {
+  if (attrs)
+    if (auto s = attrs.getAs<mlir::StringAttr>("fusec.name"))
+      return s.str();
+  return "arg" + std::to_string(index);
+}
+
+std::string describe(DType t, llvm::ArrayRef<int64_t> shape) {
+  return std::string(dtypeName(t)) + " " + shape::str(shape);
+}
+} // namespace
+
+std::vector<std::string> inputNames(mlir::func::FuncOp func) {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    names.push_back(nameAttr(func.getArgAttrDict(i), i));
+  return names;
+}
+
+std::vector<std::string> outputNames(mlir::func::FuncOp func) {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    names.push_back(nameAttr(func.getResultAttrDict(i), i));
+  return names;
+}
+
+llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
+                                                      const std::string &inputsPath,
+                                                      uint64_t seed) {
+  std::vector<std::string> names = inputNames(func);
+  std::vector<HostTensor> tensors;
+  std::map<std::string, HostTensor> file;
+  if (!inputsPath.empty()) {
+    auto read = readSafetensors(inputsPath);
+    if (!read)
+      return read.takeError();
+    file = std::move(*read);
+  }
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    mlir::Value arg = func.getArgument(i);
+    DType dt = dtypeOf(arg);
+    llvm::ArrayRef<int64_t> shape = shapeOf(arg);
+    if (inputsPath.empty()) {
+      // Each input gets its own stream, so adding an input leaves the others unchanged.
+      uint64_t s = seed * 0x9E3779B97F4A7C15ull + i + 1;
+      tensors.push_back(randomTensor(dt, std::vector<int64_t>(shape.begin(), shape.end()), s));
+      continue;
+    }
+    auto it = file.find(names[i]);
+    if (it == file.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "%s: missing graph input '%s' (%s)", inputsPath.c_str(),
+                                     names[i].c_str(), describe(dt, shape).c_str());
+    const HostTensor &t = it->second;
+    if (t.dtype() != dt || llvm::ArrayRef<int64_t>(t.shape()) != shape)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(), "%s: tensor '%s' is %s but the graph input is %s",
+          inputsPath.c_str(), names[i].c_str(), describe(t.dtype(), t.shape()).c_str(),
+          describe(dt, shape).c_str());
+    tensors.push_back(t);
+    file.erase(it);
+  }
+  for (const auto &[name, t] : file)
+    llvm::errs() << "fusec: note: " << inputsPath << ": tensor '" << name
+                 << "' is not a graph input; ignored\n";
+  return tensors;
+}
+
+llvm::Error writeOutputs(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
+                         const std::string &path) {
+  std::vector<std::string> names = outputNames(func);
+  std::map<std::string, HostTensor> byName;
+  for (size_t i = 0; i < results.size(); ++i)
+    byName.emplace(names[i], results[i]);
+  return writeSafetensors(path, byName);
+}
+
+} // namespace fusec::cli

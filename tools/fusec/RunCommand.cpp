@@ -1,0 +1,76 @@
+//===- RunCommand.cpp - `fusec run`: the fused graph on the GPU -----------===//
+#include "tools/fusec/Check.h"
+#include "tools/fusec/Commands.h"
+#include "tools/fusec/Driver.h"
+#include "tools/fusec/GraphIO.h"
+
+#include "frontends/json/GraphReader.h"
+#include "runtime/api/ProgramImpl.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace fusec::cli {
+
+namespace {
+struct RunOptions {
+  std::string graph, inputs, output;
+  uint64_t seed = 0;
+  bool check = false;
+  PlanFlags plan;
+};
+
+int runRun(const RunOptions &opts) {
+  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/true);
+  if (!program)
+    return reportError(program.takeError());
+  Program &p = **program;
+  mlir::func::FuncOp func = graphFunction(*p.impl().original);
+  auto inputs = prepareInputs(func, opts.inputs, opts.seed);
+  if (!inputs)
+    return reportError(inputs.takeError());
+  std::vector<HostTensor> outputs;
+  if (Status s = p.runHost(*inputs, outputs); !s)
+    return reportError(s.message());
+  std::vector<std::string> names = outputNames(func);
+  bool allPass = true;
+  std::vector<HostTensor> reference;
+  if (opts.check)
+    if (Status s = p.evaluateReference(*inputs, reference); !s)
+      return reportError(s.message());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    llvm::outs() << names[i] << ": " << summary(outputs[i]) << "\n";
+    if (!opts.check)
+      continue;
+    CheckResult c = compareTensors(outputs[i], reference[i]);
+    allPass &= c.pass;
+    llvm::outs() << "  check vs reference interpreter: " << c.describe() << "\n";
+  }
+  if (!opts.output.empty())
+    if (llvm::Error err = writeOutputs(func, outputs, opts.output))
+      return reportError(std::move(err));
+  if (!allPass)
+    return reportError("outputs differ from the reference interpreter");
+  return kOk;
+}
+} // namespace
+
+void addRunCommand(CLI::App &app, int &exitCode) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App *cmd = app.add_subcommand("run", "Compile a graph and run it on the GPU");
+  cmd->footer("Examples:\n"
+              "  fusec run examples/softmax.json --check          # compare with the interpreter\n"
+              "  fusec run graph.json --inputs in.safetensors -o out.safetensors\n"
+              "  fusec run examples/rms_norm.json --no-fuse --check");
+  cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
+  cmd->add_option("--inputs", opts->inputs,
+                  "safetensors file with one tensor per graph input; random inputs when left out");
+  cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
+  cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
+  cmd->add_flag("--check", opts->check,
+                "compare every output with the CPU reference interpreter (f32 1e-5, "
+                "f16/bf16 1e-2 relative); exit 1 on a mismatch");
+  addPlanFlags(cmd, opts->plan);
+  cmd->callback([opts, &exitCode] { exitCode = runRun(*opts); });
+}
+
+} // namespace fusec::cli
