@@ -1,0 +1,109 @@
+//===- AtomicFile.cpp - replace a file's contents all at once ------------===//
+//
+// The temporary file lives next to the target so that rename(2) stays within
+// one file system and is atomic. It is created with O_EXCL and mode 0666, so
+// the process umask decides the final permissions just as for a plain open.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/support/AtomicFile.h"
+
+#include "llvm/Support/Path.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace fusec {
+namespace {
+
+llvm::Error systemError(llvm::StringRef path, llvm::StringRef step, int err) {
+  return llvm::createStringError(std::error_code(err, std::generic_category()),
+                                 "cannot write '%s': %s: %s", path.str().c_str(),
+                                 step.str().c_str(), std::strerror(err));
+}
+
+/// Opens a fresh temporary file beside `path`; sets `tempPath` and returns the
+/// descriptor, or -1 with errno set.
+int createTemp(llvm::StringRef path, std::string &tempPath) {
+  static std::atomic<uint64_t> counter{0};
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  std::string prefix = (dir.empty() ? std::string(".") : dir.str()) + "/." +
+                       llvm::sys::path::filename(path).str() + ".tmp." +
+                       std::to_string(::getpid()) + ".";
+  // Another process or thread may own a name; a few fresh names settle it.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    tempPath = prefix + std::to_string(counter.fetch_add(1));
+    int fd = ::open(tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+/// Writes all of `bytes`, retrying short writes and interrupted calls.
+bool writeAll(int fd, llvm::StringRef bytes) {
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return false;
+    if (n == 0) {
+      errno = EIO; // a zero-byte write of a non-empty buffer would loop forever
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// Makes the rename itself durable; failure here loses nothing that was
+/// promised (the new contents are already visible), so it is not reported.
+void syncDirectory(llvm::StringRef path) {
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  int fd = ::open(dir.empty() ? "." : dir.str().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+} // namespace
+
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes) {
+  std::string tempPath;
+  int fd = createTemp(path, tempPath);
+  if (fd < 0)
+    return systemError(path, "cannot create a temporary file", errno);
+
+  const char *step = nullptr;
+  if (!writeAll(fd, bytes))
+    step = "write failed";
+  else if (::fsync(fd) != 0)
+    step = "fsync failed";
+  int err = step ? errno : 0;
+  if (::close(fd) != 0 && !step) {
+    step = "close failed";
+    err = errno;
+  }
+  if (!step && ::rename(tempPath.c_str(), path.str().c_str()) != 0) {
+    step = "rename failed";
+    err = errno;
+  }
+  if (step) {
+    ::unlink(tempPath.c_str());
+    return systemError(path, step, err);
+  }
+  syncDirectory(path);
+  return llvm::Error::success();
+}
+
+} // namespace fusec
