@@ -67,6 +67,7 @@ struct PlanDesc {
   std::string arch;    ///< NVRTC target ("sm_90a")
   bool fused = true;
   std::vector<TensorSpec> inputs, outputs;
+  std::vector<double> inputScales;  ///< scale of random test values per input (1 by default)
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
   int64_t arenaBytes = 0;

@@ -88,50 +88,60 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
     results.push_back(e.emit(v, id));
   std::string body = e.takeCode();
 
-  std::string src;
+  // One step: VEC elements starting at linear index t * VEC.
   std::string V = std::to_string(vec);
-  src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ")\n" +
-         spec.name + "(" + parameterList(fusion) + ") {\n";
-  src += "  typedef " + idxT + " fz_idx;\n";
-  src += "  const fz_idx steps = " + std::to_string(numel / vec) + ";\n";
-  src += "  for (fz_idx t = blockIdx.x * (fz_idx)blockDim.x + threadIdx.x; t < steps;\n"
-         "       t += (fz_idx)gridDim.x * blockDim.x) {\n";
-  src += "    const fz_idx lin = t * " + V + ";\n";
+  std::string step = "    const fz_idx lin = t * " + V + ";\n";
   // Domain indices of the first lane (the last one is completed per lane).
   std::string rest = "lin";
   for (int d = last; d >= 0; --d) {
     std::string name = d == last ? "ib" : vars[d];
     if (d == 0)
-      src += "    const fz_idx " + name + " = " + rest + ";\n";
+      step += "    const fz_idx " + name + " = " + rest + ";\n";
     else
-      src += "    const fz_idx " + name + " = " + rest + " % " + std::to_string(domain[d]) + ";\n";
+      step += "    const fz_idx " + name + " = " + rest + " % " + std::to_string(domain[d]) + ";\n";
     if (d > 0)
       rest = "(" + rest + " / " + std::to_string(domain[d]) + ")";
   }
   for (unsigned o = 0; o < results.size(); ++o)
-    src += "    " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" +
-           std::to_string(o) + "[" + V + "];\n";
-  src += pre;
-  src += "#pragma unroll\n    for (int l = 0; l < " + V + "; ++l) {\n";
+    step += "    " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" +
+            std::to_string(o) + "[" + V + "];\n";
+  step += pre;
+  step += "#pragma unroll\n    for (int l = 0; l < " + V + "; ++l) {\n";
   if (rank > 0)
-    src += "      const fz_idx " + vars[last] + " = ib + l;\n";
-  src += body;
+    step += "      const fz_idx " + vars[last] + " = ib + l;\n";
+  step += body;
   for (unsigned o = 0; o < results.size(); ++o)
-    src += "      r" + std::to_string(o) + "[l] = " + results[o] + ";\n";
-  src += "    }\n";
+    step += "      r" + std::to_string(o) + "[l] = " + results[o] + ";\n";
+  step += "    }\n";
   for (unsigned o = 0; o < results.size(); ++o)
-    src += "    fz_store<" + std::string(storageType(dtypeOf(fusion.getResult(o)))) + ", " + V +
-           ">(out" + std::to_string(o) + ", lin, r" + std::to_string(o) + ");\n";
-  src += "  }\n}\n";
+    step += "    fz_store<" + std::string(storageType(dtypeOf(fusion.getResult(o)))) + ", " + V +
+            ">(out" + std::to_string(o) + ", lin, r" + std::to_string(o) + ");\n";
 
+  // Each thread takes UNROLL steps per trip, a block apart, with no bounds test
+  // in the main loop so their loads can all be in flight at once; the tail
+  // takes the rest one step at a time.
   int64_t steps = numel / vec;
-  int64_t blocks = (steps + kThreads - 1) / kThreads;
+  int unroll = vec * maxElementBytes(fusion) >= 16 ? 2 : 4;
+  std::string U = std::to_string(unroll);
+  std::string src;
+  src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ")\n" +
+         spec.name + "(" + parameterList(fusion) + ") {\n";
+  src += "  typedef " + idxT + " fz_idx;\n";
+  src += "  const fz_idx steps = " + std::to_string(steps) + ";\n";
+  src += "  const fz_idx stride = (fz_idx)gridDim.x * blockDim.x * " + U + ";\n";
+  src += "  fz_idx t0 = blockIdx.x * (fz_idx)blockDim.x * " + U + " + threadIdx.x;\n";
+  src += "  for (; t0 + (" + U + " - 1) * (fz_idx)blockDim.x < steps; t0 += stride) {\n";
+  src += "#pragma unroll\n  for (int u = 0; u < " + U + "; ++u) {\n";
+  src += "    const fz_idx t = t0 + u * (fz_idx)blockDim.x;\n" + step + "  }\n  }\n";
+  src += "  for (fz_idx t = t0; t < steps; t += blockDim.x) {\n" + step + "  }\n}\n";
+
+  int64_t blocks = (steps + kThreads * unroll - 1) / (kThreads * unroll);
   int64_t cap = static_cast<int64_t>(profile.smCount) * (2048 / kThreads);
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
   spec.block = kThreads;
   spec.source = src;
-  spec.schedule = "vec " + V + ", " + std::to_string(kThreads) + " threads x " +
-                  std::to_string(spec.grid) + " blocks, grid-stride over " +
+  spec.schedule = "vec " + V + " x unroll " + U + ", " + std::to_string(kThreads) +
+                  " threads x " + std::to_string(spec.grid) + " blocks, grid-stride over " +
                   std::to_string(steps) + " steps";
   return spec;
 }

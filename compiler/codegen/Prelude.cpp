@@ -46,6 +46,21 @@ __device__ __forceinline__ float fz_round_f16(float v) { return fz_in(fz_out<fz_
 __device__ __forceinline__ int fz_f2i(float v) { return __float2int_rz(v); }
 __device__ __forceinline__ long long fz_f2ll(float v) { return __float2ll_rz(v); }
 
+// Fast transcendentals, used only where the result is stored as f16/bf16: their
+// error (a few fp32 ulp, 2^-11 relative for tanh.approx) is far below half a
+// 16-bit ulp (2^-9 relative for bf16).
+__device__ __forceinline__ float fz_tanh_fast(float x) {
+  float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y;
+}
+// sin/cos reduce the argument by 2*pi in two parts (Cody-Waite) before the
+// hardware approximation, which is accurate only near [-pi, pi].
+__device__ __forceinline__ float fz_reduce_2pi(float x) {
+  const float k = rintf(x * 0.15915494309189535f);
+  return fmaf(k, -1.7484556e-07f, fmaf(k, -6.28318548202514648f, x));
+}
+__device__ __forceinline__ float fz_sin_fast(float x) { return __sinf(fz_reduce_2pi(x)); }
+__device__ __forceinline__ float fz_cos_fast(float x) { return __cosf(fz_reduce_2pi(x)); }
+
 // NaN-propagating max/min, as the reference interpreter.
 __device__ __forceinline__ float fz_max(float a, float b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ float fz_min(float a, float b) { return (a != a || a < b) ? a : b; }

@@ -111,32 +111,42 @@ std::string call(const char *fn, const std::string &a) { return std::string(fn) 
 std::string scalarExpr(Operation *op, const std::vector<std::string> &x) {
   DType t = dtypeOf(op->getResult(0));
   bool f = isFloat(t);
+  // Results stored in 16 bits take the fast hardware approximations (see the prelude).
+  bool fast = t == DType::BF16 || t == DType::F16;
+  auto expf = [&](const std::string &a) { return call(fast ? "__expf" : "expf", a); };
+  auto sigmoid = [&](const std::string &a) {
+    return fast ? "__fdividef(1.f, 1.f + __expf(-" + a + "))"
+                : "(1.f / (1.f + expf(-" + a + ")))";
+  };
+  auto tanhf = [&](const std::string &a) { return call(fast ? "fz_tanh_fast" : "tanhf", a); };
   auto bin = [&](const char *o) { return "(" + x[0] + " " + o + " " + x[1] + ")"; };
   return llvm::TypeSwitch<Operation *, std::string>(op)
       .Case([&](NegOp) { return "(-" + x[0] + ")"; })
       .Case([&](AbsOp) {
         return f ? call("fabsf", x[0]) : "(" + x[0] + " < 0 ? -" + x[0] + " : " + x[0] + ")";
       })
-      .Case([&](ExpOp) { return call("expf", x[0]); })
-      .Case([&](LogOp) { return call("logf", x[0]); })
+      .Case([&](ExpOp) { return expf(x[0]); })
+      .Case([&](LogOp) { return call(fast ? "__logf" : "logf", x[0]); })
       .Case([&](SqrtOp) { return call("sqrtf", x[0]); })
       .Case([&](RsqrtOp) { return call("rsqrtf", x[0]); })
       .Case([&](ReciprocalOp) { return "(1.f / " + x[0] + ")"; })
-      .Case([&](TanhOp) { return call("tanhf", x[0]); })
-      .Case([&](SigmoidOp) { return "(1.f / (1.f + expf(-" + x[0] + ")))"; })
+      .Case([&](TanhOp) { return tanhf(x[0]); })
+      .Case([&](SigmoidOp) { return sigmoid(x[0]); })
       .Case([&](ReluOp) {
         // NaN < 0 is false, so NaN passes through as in the reference.
         return "(" + x[0] + " < 0 ? " + (f ? "0.f" : "0") + " : " + x[0] + ")";
       })
-      .Case([&](SiluOp) { return "(" + x[0] + " / (1.f + expf(-" + x[0] + ")))"; })
-      .Case([&](SinOp) { return call("sinf", x[0]); })
-      .Case([&](CosOp) { return call("cosf", x[0]); })
+      .Case([&](SiluOp) { return "(" + x[0] + " * " + sigmoid(x[0]) + ")"; })
+      .Case([&](SinOp) { return call(fast ? "fz_sin_fast" : "sinf", x[0]); })
+      .Case([&](CosOp) { return call(fast ? "fz_cos_fast" : "cosf", x[0]); })
       .Case([&](ErfOp) { return call("erff", x[0]); })
       .Case([&](GeluOp g) {
         const std::string &a = x[0];
         if (g.getApproximate() == "tanh")
-          return "(0.5f * " + a + " * (1.f + tanhf(0.7978845608f * (" + a + " + 0.044715f * " +
-                 a + " * " + a + " * " + a + "))))";
+          return "(0.5f * " + a + " * (1.f + " +
+                 tanhf("0.7978845608f * (" + a + " + 0.044715f * " + a + " * " + a + " * " + a +
+                       ")") +
+                 "))";
         return "(0.5f * " + a + " * (1.f + erff(" + a + " * 0.70710678118f)))";
       })
       .Case([&](CastOp c) { return castExpr(x[0], dtypeOf(c.getInput()), t); })
@@ -144,10 +154,12 @@ std::string scalarExpr(Operation *op, const std::vector<std::string> &x) {
       .Case([&](SubOp) { return bin("-"); })
       .Case([&](MulOp) { return bin("*"); })
       .Case([&](DivOp) {
+        if (fast)
+          return "__fdividef(" + x[0] + ", " + x[1] + ")";
         return f ? bin("/")
                  : "(" + x[1] + " == 0 ? 0 : " + x[0] + " / " + x[1] + ")";
       })
-      .Case([&](PowOp) { return "powf(" + x[0] + ", " + x[1] + ")"; })
+      .Case([&](PowOp) { return std::string(fast ? "__powf(" : "powf(") + x[0] + ", " + x[1] + ")"; })
       .Case([&](MaximumOp) { return "fz_max(" + x[0] + ", " + x[1] + ")"; })
       .Case([&](MinimumOp) { return "fz_min(" + x[0] + ", " + x[1] + ")"; })
       .Case([&](EqOp) { return bin("=="); })

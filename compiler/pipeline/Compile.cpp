@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace fusec {
@@ -125,6 +127,30 @@ llvm::Expected<PlanMatmul> matmulStep(FusionOp f, ArrayRef<int> inputBuffers, in
 }
 
 } // namespace
+
+std::vector<double> randomInputScales(func::FuncOp graph) {
+  std::vector<double> scales(graph.getNumArguments(), 1.0);
+  for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
+    std::vector<Value> work{graph.getArgument(i)};
+    while (!work.empty()) {
+      Value v = work.back();
+      work.pop_back();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        int64_t k = 0;
+        if (isView(user))
+          work.push_back(user->getResult(0));
+        else if (auto mm = dyn_cast<MatmulOp>(user))
+          k = shapeOf(mm.getLhs()).back();
+        else if (auto lin = dyn_cast<LinearOp>(user); lin && use.getOperandNumber() == 1)
+          k = shapeOf(lin.getWeight()).back();
+        if (k > 1)
+          scales[i] = std::min(scales[i], 1.0 / std::sqrt(static_cast<double>(k)));
+      }
+    }
+  }
+  return scales;
+}
 
 llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options) {
   const DeviceProfile *profile = findDeviceProfile(options.device);

@@ -30,4 +30,10 @@ llvm::Error fuseModule(mlir::ModuleOp module, const CompileOptions &options);
 /// Builds the executable plan of a fused module (fuseModule first).
 llvm::Expected<PlanDesc> buildPlan(mlir::ModuleOp fused, const CompileOptions &options);
 
+/// Scale for random values of each graph input: 1/sqrt(K) for inputs that a
+/// matmul (or linear) contracts over K, 1 otherwise. Random weights then give
+/// activations of order one, as trained weights do, instead of values that
+/// grow with every layer and turn softmax into an argmax.
+std::vector<double> randomInputScales(mlir::func::FuncOp graph);
+
 } // namespace fusec

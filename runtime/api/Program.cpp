@@ -35,6 +35,7 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   if (!plan)
     return plan.takeError();
   impl.plan = std::move(*plan);
+  impl.plan.inputScales = randomInputScales(graphFunction(*impl.original));
   return program;
 }
 

@@ -3,6 +3,7 @@
 
 #include "compiler/cost/DeviceProfile.h"
 #include "runtime/api/ProgramImpl.h"
+#include "tools/fusec/GraphIO.h"
 
 #include <algorithm>
 #include <chrono>
@@ -111,8 +112,12 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   for (int k = 0; k < t.inputSets; ++k) {
     std::vector<HostTensor> host;
     for (size_t i = 0; i < plan.inputs.size(); ++i)
+    {
       host.push_back(randomTensor(plan.inputs[i].dtype, plan.inputs[i].shape,
                                   settings.seed * 1000003 + k * 131 + i + 1));
+      if (i < plan.inputScales.size())
+        scaleRandomValues(host.back(), plan.inputScales[i]);
+    }
     sets.push_back(std::make_unique<DeviceBuffers>(drv));
     if (llvm::Error err = sets.back()->upload(host))
       return std::move(err);
@@ -133,8 +138,17 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   if (!whole)
     return whole.takeError();
   t.medianUs = median(*whole) * 1e3;
+  // Host cost of a launch: enqueue without events or waiting, then wait once.
+  const int hostRuns = 100;
+  hostStart = std::chrono::steady_clock::now();
+  for (int i = 0; i < hostRuns; ++i)
+    if (llvm::Error err = exe.enqueue(inputsOf(i), outs.pointers(), nullptr))
+      return std::move(err);
+  hostSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - hostStart).count();
+  if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "host-cost runs"))
+    return std::move(err);
   size_t launches = std::max<size_t>(1, plan.steps.size());
-  t.hostUsPerLaunch = hostSec * 1e6 / ((settings.iters + settings.warmup) * launches);
+  t.hostUsPerLaunch = hostSec * 1e6 / (hostRuns * launches);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep &step = plan.steps[s];
     auto ms = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {

@@ -2,6 +2,7 @@
 #include "tools/fusec/GraphIO.h"
 
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/pipeline/Compile.h"
 #include "compiler/shape/ShapeRules.h"
 #include "runtime/Safetensors.h"
 
@@ -22,6 +23,13 @@ std::string describe(DType t, llvm::ArrayRef<int64_t> shape) {
 }
 } // namespace
 
+void scaleRandomValues(HostTensor &t, double scale) {
+  if (scale == 1.0 || !isFloat(t.dtype()))
+    return;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, t.get(i) * scale);
+}
+
 std::vector<std::string> inputNames(mlir::func::FuncOp func) {
   std::vector<std::string> names;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -40,6 +48,7 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
                                                       const std::string &inputsPath,
                                                       uint64_t seed) {
   std::vector<std::string> names = inputNames(func);
+  std::vector<double> scales = randomInputScales(func);
   std::vector<HostTensor> tensors;
   std::map<std::string, HostTensor> file;
   if (!inputsPath.empty()) {
@@ -56,6 +65,7 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
       // Each input gets its own stream, so adding an input leaves the others unchanged.
       uint64_t s = seed * 0x9E3779B97F4A7C15ull + i + 1;
       tensors.push_back(randomTensor(dt, std::vector<int64_t>(shape.begin(), shape.end()), s));
+      scaleRandomValues(tensors.back(), scales[i]);
       continue;
     }
     auto it = file.find(names[i]);
