@@ -285,7 +285,7 @@ func.func @binary_result_dtype(%x: tensor<4xi32>) -> tensor<4xi64> {
 // The message comes from the SameTypeOperands trait; it changes when the bug
 // described in compare-broadcast.mlir is fixed.
 func.func @compare_mixed_dtypes(%x: tensor<4xf32>, %y: tensor<4xi32>) -> tensor<4xi1> {
-  // expected-error @+1 {{'fusec.lt' op requires all operands to have the same type}}
+  // expected-error @+1 {{'fusec.lt' op requires the same element type for all operands}}
   %0 = fusec.lt %x, %y : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }

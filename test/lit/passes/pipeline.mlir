@@ -63,8 +63,8 @@ func.func @softmax_different_axes(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tens
 
 // -----
 
-// Without a mask or causal, the -inf constant the decomposition builds is dead
-// and canonicalization removes it.
+// Without a mask or causal, attention decomposes to matmul, scale, softmax,
+// matmul and nothing else (no -inf constant).
 // CHECK-LABEL: func.func @attention_drops_dead_constant(
 // CHECK-SAME:    %[[Q:[^:]*]]: tensor<16x64xf32>, %[[K:[^:]*]]: tensor<32x64xf32>, %[[V:[^:]*]]: tensor<32x64xf32>
 // CHECK-NEXT:    %[[KT:.*]] = fusec.transpose %[[K]] {perm = array<i64: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
