@@ -54,6 +54,7 @@
   X(cuFuncSetAttribute)                                                        \
   X(cuFuncGetAttribute)                                                        \
   X(cuLaunchKernel)                                                            \
+  X(cuLaunchCooperativeKernel)                                                 \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \

@@ -20,6 +20,9 @@ Executable::~Executable() {
   for (CUmodule m : modules)
     if (m)
       drv.cuModuleUnload(m);
+  for (CUdeviceptr p : scratch)
+    if (p)
+      drv.cuMemFree(p);
   if (arena)
     drv.cuMemFree(arena);
   if (workspace)
@@ -48,6 +51,7 @@ llvm::Error Executable::load(KernelCache &cache) {
 
   functions.assign(desc.steps.size(), nullptr);
   matmuls.resize(desc.steps.size());
+  scratch.assign(desc.steps.size(), 0);
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
     if (!compiled[k])
       return compiled[k].takeError();
@@ -68,6 +72,11 @@ llvm::Error Executable::load(KernelCache &cache) {
               "cuFuncSetAttribute"))
         return err;
     functions[kernelSteps[k]] = fn;
+    if (step.kernel.scratchBytes > 0)
+      if (llvm::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],
+                                                     step.kernel.scratchBytes),
+                                      "cuMemAlloc (kernel scratch)"))
+        return err;
   }
   for (size_t i = 0; i < desc.steps.size(); ++i) {
     if (desc.steps[i].kind != PlanStep::Kind::Matmul)
@@ -110,15 +119,27 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     CUdeviceptr ptrs[64];
     void *params[64];
     size_t n = step.kernel.args.size();
-    if (n > 64)
+    if (n > 63)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "kernel %s has more than 64 buffers", step.name.c_str());
     for (size_t a = 0; a < n; ++a) {
       ptrs[a] = bufferAddress(step.kernel.args[a], in, out);
       params[a] = &ptrs[a];
     }
-    return drv.check(drv.cuLaunchKernel(functions[i], step.kernel.grid, 1, 1, step.kernel.block,
-                                        1, 1, step.kernel.sharedBytes, stream, params, nullptr),
+    const PlanKernel &k = step.kernel;
+    if (!k.cooperative)
+      return drv.check(drv.cuLaunchKernel(functions[i], k.grid, 1, 1, k.block, 1, 1,
+                                          k.sharedBytes, stream, params, nullptr),
+                       step.name.c_str());
+    ptrs[n] = scratch[i];
+    params[n] = &ptrs[n];
+    if (k.scratchZeroBytes > 0)
+      if (llvm::Error err = drv.check(drv.cuMemsetD32Async(scratch[i], 0, k.scratchZeroBytes / 4,
+                                                           stream),
+                                      "cuMemsetD32Async (kernel scratch)"))
+        return err;
+    return drv.check(drv.cuLaunchCooperativeKernel(functions[i], k.grid, 1, 1, k.block, 1, 1,
+                                                   k.sharedBytes, stream, params),
                      step.name.c_str());
   }
   case PlanStep::Kind::Matmul: {

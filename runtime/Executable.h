@@ -52,6 +52,7 @@ private:
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
+  std::vector<CUdeviceptr> scratch;   ///< per step: cooperative kernels' scratch
   CUdeviceptr arena = 0, workspace = 0;
   double compileSec = 0;
   unsigned hits = 0;

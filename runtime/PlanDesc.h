@@ -39,6 +39,10 @@ struct PlanKernel {
   std::string source, family, schedule;
   unsigned grid = 1, block = 1, sharedBytes = 0;
   std::vector<int> args;  ///< buffer ids: the group's inputs, then its outputs
+  /// Cooperative launch with a scratch buffer as the last parameter; its first
+  /// scratchZeroBytes are zeroed before every launch.
+  bool cooperative = false;
+  unsigned scratchBytes = 0, scratchZeroBytes = 0;
 };
 
 struct PlanMatmul {

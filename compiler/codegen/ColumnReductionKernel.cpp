@@ -5,7 +5,8 @@
 // TY threads walk down the reduced rows, each thread keeping VEC column
 // accumulators. Partial results meet in shared memory. Every phase re-reads
 // its tile; tiles are narrow (32 bytes of a row) so that the tiles in flight
-// stay in L2 between phases and HBM sees the data about once.
+// are meant to stay in L2 between phases (on an H100 they mostly do not: 30%
+// of copy bandwidth for softmax over dim 0; see CooperativeColumnKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
@@ -179,8 +180,10 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   p.vec = 16 / bytes;
   while (p.vec > 1 && d[p.last] % p.vec != 0)
     p.vec /= 2;
-  // A tile is 32 bytes of each row: narrow enough that tiles in flight fit in L2.
-  p.tx = std::max<int64_t>(1, 32 / (p.vec * bytes));
+  // Tiles of 64 bytes per row and two blocks per SM measured best of
+  // 32/64/128 bytes x 1/2/4 blocks (bench/NOTES.md). This is the fallback when
+  // the cooperative kernel's chunk does not fit on chip: it re-reads per phase.
+  p.tx = std::max<int64_t>(1, 64 / (p.vec * bytes));
   while (p.tx > 1 && p.tx * p.vec > p.kc)
     p.tx /= 2;
   p.ty = 256 / p.tx;

@@ -17,8 +17,13 @@ struct KernelSpec {
   std::string name;    ///< entry point, a C identifier
   std::string source;  ///< complete CUDA C++ (prelude + kernel), no #includes
   unsigned grid = 1, block = 1;
-  unsigned sharedBytes = 0;
+  unsigned sharedBytes = 0;  ///< dynamic shared memory
   unsigned numInputs = 0, numOutputs = 0;
+  /// Cooperative kernels (all blocks resident, teams synchronizing through
+  /// global memory) take one more parameter: a scratch buffer of scratchBytes
+  /// whose first scratchZeroBytes must be zero at launch.
+  bool cooperative = false;
+  unsigned scratchBytes = 0, scratchZeroBytes = 0;
   std::string family;    ///< pointwise, row_reduction, column_reduction
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
 };
@@ -32,6 +37,11 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
 llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile);
 llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
                                                    const DeviceProfile &profile);
+/// The column reduction that reads its data once: teams of blocks split the
+/// reduced rows, keep their chunk in shared memory, and exchange partial results
+/// through global memory. Fails (returns an error) when the chunk cannot fit.
+llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
+                                                              const DeviceProfile &profile);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".

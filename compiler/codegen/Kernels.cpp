@@ -21,8 +21,14 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
     spec = detail::generatePointwise(fusion, profile);
   else if (kind == "row_reduction")
     spec = detail::generateRowReduction(fusion, profile);
-  else if (kind == "column_reduction")
-    spec = detail::generateColumnReduction(fusion, profile);
+  else if (kind == "column_reduction") {
+    // Read once when a team's chunk fits on chip; otherwise re-read per phase.
+    spec = detail::generateCooperativeColumnReduction(fusion, profile);
+    if (!spec) {
+      llvm::consumeError(spec.takeError());
+      spec = detail::generateColumnReduction(fusion, profile);
+    }
+  }
   if (!spec)
     return spec.takeError();
   spec->numInputs = fusion.getInputs().size();

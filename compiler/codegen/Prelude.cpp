@@ -64,6 +64,8 @@ __device__ __forceinline__ float fz_cos_fast(float x) { return __cosf(fz_reduce_
 // NaN-propagating max/min, as the reference interpreter.
 __device__ __forceinline__ float fz_max(float a, float b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ float fz_min(float a, float b) { return (a != a || a < b) ? a : b; }
+__device__ __forceinline__ double fz_max(double a, double b) { return (a != a || a > b) ? a : b; }
+__device__ __forceinline__ double fz_min(double a, double b) { return (a != a || a < b) ? a : b; }
 __device__ __forceinline__ int fz_max(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ int fz_min(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long fz_max(long long a, long long b) { return a > b ? a : b; }

@@ -59,7 +59,8 @@ RowShape planRows(FusionOp fusion) {
       r.tpr *= 2;
   } else {
     // Enough threads that each holds at most 16 elements of a row, up to 1024.
-    int64_t maxSlots = std::max<int64_t>(1, 16 / r.vec);
+    // Up to 32 elements of each cached input per thread (measured best, bench/NOTES.md).
+    int64_t maxSlots = std::max<int64_t>(1, 32 / r.vec);
     r.tpr = 32;
     while (r.tpr < 1024 && (nvec + r.tpr - 1) / r.tpr > maxSlots)
       r.tpr *= 2;
@@ -96,7 +97,10 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   src += "  }\n}\n";
 
   int64_t blocks = (rs.rows + rpb - 1) / rpb;
-  int64_t cap = static_cast<int64_t>(profile.smCount) * std::max<int64_t>(1, 2048 / rs.tpb);
+  (void)profile;
+  // One block per row group: blocks that finish early make room for new ones,
+  // where a grid-stride loop would leave the tail to the slowest blocks.
+  int64_t cap = int64_t(1) << 31;
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
   spec.block = static_cast<unsigned>(rs.tpb);
   spec.source = src;

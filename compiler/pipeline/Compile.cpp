@@ -213,7 +213,8 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       if (!k)
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;
-      step.kernel = {k->source, k->family, k->schedule, k->grid, k->block, k->sharedBytes, ins};
+      step.kernel = {k->source, k->family, k->schedule, k->grid, k->block, k->sharedBytes, ins,
+                     k->cooperative, k->scratchBytes, k->scratchZeroBytes};
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }
     plan.steps.push_back(std::move(step));

@@ -28,6 +28,7 @@ struct BenchOptions {
   int iters = 50, warmup = 5;
   uint64_t seed = 0;
   bool json = false;
+  std::string inputs;
 };
 
 std::string fmtBytes(double b) {
@@ -86,7 +87,7 @@ int runBench(const BenchOptions &opts) {
   auto unfused = compileGraph(opts.graph, unfusedFlags, /*forGpu=*/true);
   if (!unfused)
     return reportError(unfused.takeError());
-  BenchSettings settings{opts.iters, opts.warmup, opts.seed};
+  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs};
   auto env = measureEnvironment(**fused);
   if (!env)
     return reportError(env.takeError());
@@ -151,6 +152,9 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--warmup", opts->warmup, "untimed runs first")->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--json", opts->json, "print JSON instead of tables");
+  cmd->add_option("--inputs", opts->inputs,
+                  "safetensors file with the graph inputs (by name) to time on; "
+                  "random inputs when left out");
   cmd->add_option("--device", opts->plan.device, "cost-model profile (default: the GPU's)");
   cmd->add_option("--arch", opts->plan.arch, "NVRTC target (default: the GPU's)");
   cmd->callback([opts, &exitCode] { exitCode = runBench(*opts); });

@@ -4,6 +4,7 @@
 #include "compiler/cost/DeviceProfile.h"
 #include "runtime/api/ProgramImpl.h"
 #include "tools/fusec/GraphIO.h"
+#include "runtime/Safetensors.h"
 
 #include <algorithm>
 #include <chrono>
@@ -108,11 +109,24 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   if (inputBytes > 0 && inputBytes < 3 * env.l2Bytes)
     t.inputSets = static_cast<int>(std::min<int64_t>(16, (3 * env.l2Bytes + inputBytes - 1) /
                                                              inputBytes));
+  std::vector<HostTensor> given;
+  if (!settings.inputsFile.empty()) {
+    auto read = readSafetensors(settings.inputsFile);
+    if (!read)
+      return read.takeError();
+    for (const TensorSpec &s : plan.inputs) {
+      auto it = read->find(s.name);
+      if (it == read->end() || it->second.dtype() != s.dtype || it->second.shape() != s.shape)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "%s: no tensor '%s' of the graph input's dtype and shape",
+                                       settings.inputsFile.c_str(), s.name.c_str());
+      given.push_back(it->second);
+    }
+  }
   std::vector<std::unique_ptr<DeviceBuffers>> sets;
   for (int k = 0; k < t.inputSets; ++k) {
-    std::vector<HostTensor> host;
-    for (size_t i = 0; i < plan.inputs.size(); ++i)
-    {
+    std::vector<HostTensor> host = given;
+    for (size_t i = 0; given.empty() && i < plan.inputs.size(); ++i) {
       host.push_back(randomTensor(plan.inputs[i].dtype, plan.inputs[i].shape,
                                   settings.seed * 1000003 + k * 131 + i + 1));
       if (i < plan.inputScales.size())

@@ -13,6 +13,7 @@ namespace fusec::cli {
 struct BenchSettings {
   int iters = 50, warmup = 5;
   uint64_t seed = 0;
+  std::string inputsFile;  ///< safetensors with the inputs (empty: random)
 };
 
 struct BenchEnvironment {

@@ -1,0 +1,347 @@
+//===- CooperativeColumnKernel.cpp - column reductions that read once -----===//
+//
+// softmax over dim 0 needs two statistics per column (max, then the sum of
+// exponentials) before any output, and a column is 16 KB or more: one block
+// cannot hold it, and re-reading it per phase triples the HBM traffic. Here a
+// team of C blocks shares a tile of W columns: each block loads its chunk of
+// the reduced rows into shared memory once, reduces it, publishes a partial
+// per column in global memory, and waits at a team barrier (a counter in
+// global memory; the launch is cooperative, so every block is resident). The
+// partials are combined, the next phase runs on the shared-memory copy, and
+// the outputs are written from it. Partials are double-buffered by barrier
+// parity: no member can be two barriers ahead of another.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
+
+constexpr int64_t kThreads = 256;
+constexpr int64_t kSmemBudget = 160 * 1024;
+
+struct Cached {
+  std::string name, storage, ptr, offset;
+};
+
+struct CoopPlan {
+  FusionOp fusion;
+  std::vector<int64_t> domain, reduced, kept;
+  int64_t rr = 1, kc = 1, vec = 1, tx = 1, ty = 1, width = 1, chunk = 1, members = 1,
+          teams = 1, tiles = 1, maxPerPhase = 1;
+  int last = 0;
+  std::vector<Cached> cache;
+  std::map<std::string, std::string> cacheByKey;
+  std::map<Operation *, std::string> reductionVars;
+  int counter = 0, barriers = 0;
+
+  ElementEmitter emitter() {
+    std::vector<std::string> vars(domain.size());
+    for (int64_t d : reduced)
+      vars[d] = "r" + str(d);
+    for (int64_t d : kept)
+      vars[d] = "k" + str(d);
+    ElementEmitter e(fusion, vars, "          ");
+    e.load = [this](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+      ArrayRef<int64_t> shape = shapeOf(arg);
+      std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+      bool alongRows = false;
+      for (int64_t d : reduced) {
+        std::optional<int64_t> c = em.coefficient(shape, idx, d);
+        alongRows |= !c || *c != 0;
+      }
+      if (!alongRows || !em.vectorizable(shape, idx, last, vec))
+        return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+      std::string off = em.offsetAt(shape, idx, last, "kl");
+      std::string &name = cacheByKey[ptr + "@" + off];
+      if (name.empty()) {
+        name = "cache" + str(cache.size());
+        cache.push_back({name, storageType(dtypeOf(arg)), ptr, off});
+      }
+      return "fz_in(" + name + "[rr][tx * " + str(vec) + " + l])";
+    };
+    e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
+    return e;
+  }
+
+  std::string rowIndices(const std::string &in) const {
+    std::string s, rest = "rrow";
+    for (int i = (int)reduced.size() - 1; i >= 0; --i) {
+      int64_t d = reduced[i];
+      s += in + "const fz_idx r" + str(d) + " = " +
+           (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
+      rest = "(" + rest + " / " + str(domain[d]) + ")";
+    }
+    return s;
+  }
+
+  std::string keptIndices(const std::string &in) const {
+    std::string s, rest = "kb";
+    for (int i = (int)kept.size() - 1; i >= 0; --i) {
+      int64_t d = kept[i];
+      std::string name = d == last ? "kl" : "k" + str(d);
+      s += in + "const fz_idx " + name + " = " + (i == 0 ? rest : rest + " % " + str(domain[d])) +
+           ";\n";
+      rest = "(" + rest + " / " + str(domain[d]) + ")";
+    }
+    return s;
+  }
+
+  /// A loop over this block's rows of the chunk, lanes inside.
+  std::string rowLoop(const std::string &pre, const std::string &lanes,
+                      const std::string &post) const {
+    std::string s = "    for (fz_idx rr = ty; rr < rows; rr += " + str(ty) + ") {\n";
+    s += "      const fz_idx rrow = rbase + rr;\n" + rowIndices("      ") + pre;
+    s += "      #pragma unroll\n      for (int l = 0; l < " + str(vec) + "; ++l) {\n";
+    s += "        const fz_idx k" + str(last) + " = kl + l;\n" + lanes + "      }\n" + post;
+    return s + "    }\n";
+  }
+
+  std::string phase(const std::vector<Operation *> &reds) {
+    ElementEmitter e = emitter();
+    std::string head, lanes, tail;
+    std::vector<std::string> accs;
+    for (Operation *op : reds) {
+      ReductionRule rule = reductionRule(op);
+      std::string acc = "acc" + str(counter++);
+      accs.push_back(acc);
+      head += "    " + rule.accType + " " + acc + "[" + str(vec) + "];\n    for (int l = 0; l < " +
+              str(vec) + "; ++l) " + acc + "[l] = " + rule.identity + ";\n";
+      std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
+      lanes += e.takeCode() + "          " + acc + "[l] = " + rule.functor + "(" + acc + "[l], (" +
+               rule.accType + ")" + v + ");\n";
+    }
+    std::string s = head + rowLoop("", lanes, "");
+    // Block partials (tree over ty in shared memory), then publish them in the
+    // half of the buffer that this barrier's parity owns.
+    std::string parity = "par" + str(barriers);
+    s += "    const unsigned " + parity + " = epoch & 1u;\n";
+    for (size_t j = 0; j < reds.size(); ++j) {
+      ReductionRule rule = reductionRule(reds[j]);
+      const std::string &acc = accs[j];
+      s += "    __syncthreads();\n    for (int l = 0; l < " + str(vec) + "; ++l) fz_red[ty][tx * " +
+           str(vec) + " + l] = (double)" + acc + "[l];\n";
+      s += "    for (int half = " + str(ty / 2) + "; half > 0; half >>= 1) {\n      __syncthreads();\n"
+           "      if (ty < half)\n        for (int l = 0; l < " + str(vec) + "; ++l)\n"
+           "          fz_red[ty][tx * " + str(vec) + " + l] = " + rule.functor + "(fz_red[ty][tx * " +
+           str(vec) + " + l], fz_red[ty + half][tx * " + str(vec) + " + l]);\n    }\n";
+      s += "    if (ty == 0)\n      for (int l = 0; l < " + str(vec) + "; ++l)\n        fz_part[((" +
+           parity + " * " + str(teams) + " + team) * " + str(members) + " + member) * " +
+           str(maxPerPhase * width) + " + " + str(j * width) + " + tx * " + str(vec) +
+           " + l] = fz_red[0][tx * " + str(vec) + " + l];\n";
+    }
+    ++barriers;
+    s += "    fz_team_barrier(fz_count + team, " + str(members) + "u * ++epoch);\n";
+    // Combine the members' partials.
+    for (size_t j = 0; j < reds.size(); ++j) {
+      Operation *op = reds[j];
+      ReductionRule rule = reductionRule(op);
+      std::string name = "red" + str(counter++);
+      std::string type = computeType(dtypeOf(op->getResult(0)));
+      s += "    " + type + " " + name + "[" + str(vec) + "];\n    for (int l = 0; l < " + str(vec) +
+           "; ++l) {\n      double a = __ldcg(&fz_part[((" + parity + " * " + str(teams) +
+           " + team) * " + str(members) + ") * " + str(maxPerPhase * width) + " + " +
+           str(j * width) + " + tx * " + str(vec) + " + l]);\n";
+      s += "      for (int m = 1; m < " + str(members) + "; ++m)\n        a = " + rule.functor +
+           "(a, __ldcg(&fz_part[((" + parity + " * " + str(teams) + " + team) * " +
+           str(members) + " + m) * " + str(maxPerPhase * width) + " + " + str(j * width) +
+           " + tx * " + str(vec) + " + l]));\n";
+      s += "      " + name + "[l] = (" + type + ")(a" + (rule.isMean ? " / " + str(rr) + ".0" : "") +
+           ");\n    }\n";
+      reductionVars[op] = name;
+    }
+    return s;
+  }
+
+  std::string outputs() {
+    ElementEmitter e = emitter();
+    Index id = ElementEmitter::identity(domain.size());
+    std::string decls, lanes, post, perColumn;
+    unsigned o = 0;
+    for (Value v : fusion.getYield().getValues()) {
+      unsigned out = o++;
+      std::string r = "o" + str(out);
+      std::string type = computeType(dtypeOf(v)), storage = storageType(dtypeOf(v));
+      if (shapeOf(v) == ArrayRef<int64_t>(domain)) {
+        std::string val = e.emit(v, id);
+        lanes += e.takeCode() + "          " + r + "[l] = " + val + ";\n";
+        decls += "      " + type + " " + r + "[" + str(vec) + "];\n";
+        post += "      if (active) fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
+                ", " + e.offsetAt(domain, id, last, "kl") + ", " + r + ");\n";
+        continue;
+      }
+      ElementEmitter pc = emitter();
+      Index idx;
+      ArrayRef<int64_t> s = shapeOf(v);
+      for (size_t d = 0; d < domain.size(); ++d)
+        if (!llvm::is_contained(reduced, (int64_t)d))
+          idx.push_back(IndexExpr::domain(d));
+        else if (s.size() == domain.size())
+          idx.push_back(IndexExpr::constant(0));
+      std::string val = pc.emit(v, idx);
+      perColumn += "      " + type + " " + r + "[" + str(vec) + "];\n      #pragma unroll\n"
+                   "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        const fz_idx k" +
+                   str(last) + " = kl + l;\n" + pc.takeCode() + "        " + r + "[l] = " + val +
+                   ";\n      }\n      fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
+                   ", kbase, " + r + ");\n";
+    }
+    std::string s = lanes.empty() ? "" : rowLoop(decls, lanes, post);
+    if (!perColumn.empty())
+      s += "    if (active && member == 0 && ty == 0) {\n" + perColumn + "    }\n";
+    return s;
+  }
+
+  int level(Value v, std::map<void *, int> &memo) {
+    auto it = memo.find(v.getAsOpaquePointer());
+    if (it != memo.end())
+      return it->second;
+    int l = 0;
+    if (Operation *op = v.getDefiningOp()) {
+      for (Value o : op->getOperands())
+        l = std::max(l, level(o, memo));
+      l += isReduction(op) ? 1 : 0;
+    }
+    return memo[v.getAsOpaquePointer()] = l;
+  }
+};
+
+} // namespace
+
+llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
+                                                              const DeviceProfile &profile) {
+  CoopPlan p;
+  p.fusion = fusion;
+  auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
+  auto red = fusion->getAttrOfType<DenseI64ArrayAttr>("reduced_axes").asArrayRef();
+  p.domain.assign(d.begin(), d.end());
+  p.reduced.assign(red.begin(), red.end());
+  for (int64_t i = 0; i < (int64_t)d.size(); ++i)
+    if (!llvm::is_contained(red, i))
+      p.kept.push_back(i);
+  for (int64_t a : p.reduced)
+    p.rr *= d[a];
+  for (int64_t a : p.kept)
+    p.kc *= d[a];
+  p.last = d.size() - 1;
+  int64_t bytes = maxElementBytes(fusion);
+  p.vec = 16 / bytes;
+  while (p.vec > 1 && d[p.last] % p.vec != 0)
+    p.vec /= 2;
+  // Tiles of 64 bytes per row: whole DRAM bursts.
+  p.tx = std::max<int64_t>(1, 64 / (p.vec * bytes));
+  while (p.tx > 1 && p.tx * p.vec > p.kc)
+    p.tx /= 2;
+  p.ty = kThreads / p.tx;
+  p.width = p.tx * p.vec;
+  p.tiles = (p.kc + p.width - 1) / p.width;
+
+  std::map<int, std::vector<Operation *>> byLevel;
+  std::map<void *, int> memo;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (isReduction(&op))
+      byLevel[p.level(op.getResult(0), memo)].push_back(&op);
+  for (auto &[l, reds] : byLevel)
+    p.maxPerPhase = std::max<int64_t>(p.maxPerPhase, reds.size());
+
+  // Generate the phases first: they decide which inputs are cached.
+  std::string phases;
+  for (auto &[l, reds] : byLevel)
+    phases += "    // phase " + str(l) + "\n" + p.phase(reds);
+  std::string outs = "    // outputs\n" + p.outputs();
+  if (p.cache.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "nothing to cache");
+  // The chunk is copied 16 bytes per thread: every cached input has the widest dtype.
+  for (const Cached &c : p.cache)
+    if (p.vec * bytes != 16 || c.storage != p.cache.front().storage)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cached inputs are not 16-byte vectors of one dtype");
+  // Smallest team whose chunk of rows fits in shared memory.
+  int64_t rowBytes = 0;
+  for (const Cached &c : p.cache)
+    rowBytes += p.width * 16 / p.vec;  // storage bytes of one row of the tile
+  int64_t blocks = profile.smCount;    // one block per SM, all resident
+  p.members = 1;
+  while (p.members < blocks && ((p.rr + p.members - 1) / p.members) * rowBytes > kSmemBudget)
+    p.members *= 2;
+  p.chunk = (p.rr + p.members - 1) / p.members;
+  if (p.chunk * rowBytes > kSmemBudget)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
+  p.teams = std::max<int64_t>(1, std::min<int64_t>(blocks / p.members, p.tiles));
+  // The team geometry is baked into the phase code: regenerate with it known.
+  CoopPlan q = p;
+  q.cache.clear();
+  q.cacheByKey.clear();
+  q.reductionVars.clear();
+  q.counter = q.barriers = 0;
+  phases.clear();
+  for (auto &[l, reds] : byLevel)
+    phases += "    // phase " + str(l) + "\n" + q.phase(reds);
+  outs = "    // outputs\n" + q.outputs();
+
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "column_reduction";
+  std::string src = "__device__ __forceinline__ void fz_team_barrier(unsigned *count, unsigned target) {\n"
+                    "  __syncthreads();\n  if (threadIdx.x == 0) {\n    __threadfence();\n"
+                    "    atomicAdd(count, 1u);\n    while (atomicAdd(count, 0u) < target) __nanosleep(64);\n"
+                    "    __threadfence();\n  }\n  __syncthreads();\n}\n\n";
+  src += "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ", 1)\n" + spec.name +
+         "(" + parameterList(fusion) + ", unsigned char *__restrict__ fz_scratch) {\n";
+  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  src += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+  int64_t off = 0;
+  for (const Cached &c : q.cache) {
+    src += "  " + c.storage + " (*" + c.name + ")[" + str(q.width) + "] = reinterpret_cast<" +
+           c.storage + " (*)[" + str(q.width) + "]>(fz_dyn + " + str(off) + ");\n";
+    off += q.chunk * q.width * 16 / q.vec;
+  }
+  src += "  __shared__ double fz_red[" + str(q.ty) + "][" + str(q.width) + "];\n";
+  int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
+  src += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch);\n";
+  src += "  double *fz_part = reinterpret_cast<double *>(fz_scratch + " + str(counterBytes) + ");\n";
+  src += "  const int tx = threadIdx.x % " + str(q.tx) + ", ty = threadIdx.x / " + str(q.tx) + ";\n";
+  src += "  const int team = blockIdx.x / " + str(q.members) + ", member = blockIdx.x % " +
+         str(q.members) + ";\n  unsigned epoch = 0;\n";
+  src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
+  src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
+         " - rbase));\n";
+  src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += " + str(q.teams) + ") {\n";
+  src += "    const fz_idx kbase = (tile * " + str(q.tx) + " + tx) * " + str(q.vec) + ";\n";
+  src += "    const bool active = kbase < " + str(q.kc) + ";\n";
+  src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
+  src += q.keptIndices("    ");
+  src += "    __syncthreads();  // the previous tile is done with the shared copy\n";
+  std::string loads;
+  for (const Cached &c : q.cache)
+    loads += "      *reinterpret_cast<uint4 *>(&" + c.name + "[rr][tx * " + str(q.vec) +
+             "]) = __ldg(reinterpret_cast<const uint4 *>(" + c.ptr + " + " + c.offset + "));\n";
+  src += "    // this block's chunk of the tile, read from HBM once\n" + q.rowLoop(loads, "", "");
+  src += "    __syncthreads();\n" + phases + outs + "  }\n}\n";
+
+  spec.source = src;
+  spec.grid = static_cast<unsigned>(q.teams * q.members);
+  spec.block = kThreads;
+  spec.sharedBytes = static_cast<unsigned>(off);
+  spec.cooperative = true;
+  spec.scratchZeroBytes = static_cast<unsigned>(counterBytes);
+  spec.scratchBytes = static_cast<unsigned>(counterBytes + 2 * q.teams * q.members *
+                                                               q.maxPerPhase * q.width * 8);
+  spec.schedule = str(q.rr) + " reduced x " + str(q.kc) + " kept; " + str(q.teams) +
+                  " teams of " + str(q.members) + " blocks, each holding " + str(q.chunk) +
+                  " rows x " + str(q.width) + " columns in shared memory (read once); " +
+                  str(q.tiles) + " tiles";
+  return spec;
+}
+
+} // namespace fusec::codegen::detail
