@@ -1,5 +1,5 @@
 //===- RunCommand.cpp - `fusec run`: the fused graph on the GPU -----------===//
-#include "tools/fusec/Check.h"
+#include "runtime/TensorCompare.h"
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/GraphIO.h"

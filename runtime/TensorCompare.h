@@ -1,11 +1,11 @@
-//===- Check.h - compare a result with the reference interpreter's --------===//
+//===- TensorCompare.h - compare a result with a reference tensor ---------===//
 #pragma once
 
 #include "runtime/HostTensor.h"
 
 #include <string>
 
-namespace fusec::cli {
+namespace fusec {
 
 struct CheckResult {
   double normRel = 0;    ///< ||out - ref|| / ||ref|| over finite reference elements
@@ -23,4 +23,4 @@ double toleranceFor(DType t);
 /// Compares `out` with `ref` (same dtype and shape).
 CheckResult compareTensors(const HostTensor &out, const HostTensor &ref);
 
-} // namespace fusec::cli
+} // namespace fusec

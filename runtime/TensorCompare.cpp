@@ -1,4 +1,4 @@
-//===- Check.cpp - compare a result with the reference interpreter's ------===//
+//===- TensorCompare.cpp - compare a result with a reference tensor -------===//
 //
 // The error measure is normwise, ||out - ref|| / ||ref|| (METHOD.md): fused
 // kernels keep fp32 intermediates where the op-by-op reference rounds every
@@ -7,12 +7,12 @@
 // output element that no kernel wrote keeps its NaN poison and fails here.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/fusec/Check.h"
+#include "runtime/TensorCompare.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace fusec::cli {
+namespace fusec {
 
 double toleranceFor(DType t) {
   switch (t) {
@@ -63,4 +63,4 @@ std::string CheckResult::describe() const {
   return buf;
 }
 
-} // namespace fusec::cli
+} // namespace fusec

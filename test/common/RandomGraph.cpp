@@ -1,0 +1,189 @@
+//===- RandomGraph.cpp - random pointwise/broadcast/reduction graphs ------===//
+#include "test/common/RandomGraph.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <vector>
+
+namespace fusec::test {
+namespace {
+
+using Json = nlohmann::json;
+
+/// splitmix64: the same graphs on every platform.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  int pick(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
+  template <typename T> const T &of(const std::vector<T> &v) { return v[pick(v.size())]; }
+};
+
+struct Value {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+class Builder {
+public:
+  explicit Builder(uint64_t seed) : rng{seed * 7919 + 17} {}
+  Json build(int64_t maxElements);
+
+private:
+  std::string fresh(const char *p) { return p + std::to_string(counter++); }
+  Value input(const std::vector<int64_t> &shape, const std::string &dt);
+  Value node(const char *op, std::vector<std::string> ins, std::vector<int64_t> shape,
+             Json attrs = Json::object());
+  Value unary(const Value &x);
+  Value binary(const Value &x, const Value &y);
+  Value reduceBroadcast(const Value &x);
+  std::vector<int64_t> pickShape(int64_t maxElements);
+
+  Rng rng;
+  int counter = 0;
+  std::string dtype;
+  Json inputs = Json::array(), nodes = Json::array();
+};
+
+Value Builder::input(const std::vector<int64_t> &shape, const std::string &dt) {
+  Value v{fresh("in"), shape};
+  inputs.push_back({{"name", v.name}, {"dtype", dt}, {"shape", shape}});
+  return v;
+}
+
+Value Builder::node(const char *op, std::vector<std::string> ins, std::vector<int64_t> shape,
+                    Json attrs) {
+  Value v{fresh("n"), std::move(shape)};
+  Json n = {{"name", v.name}, {"op", op}, {"inputs", ins}};
+  if (!attrs.empty())
+    n["attrs"] = attrs;
+  nodes.push_back(n);
+  return v;
+}
+
+bool isFloatName(const std::string &dt) { return dt == "f32" || dt == "f16" || dt == "bf16"; }
+
+Value Builder::unary(const Value &x) {
+  if (dtype == "bool")
+    return node("where", {x.name, x.name, x.name}, x.shape);
+  if (!isFloatName(dtype))
+    return node(rng.of<const char *>({"neg", "abs", "relu"}), {x.name}, x.shape);
+  // Bounded outputs keep long chains finite.
+  const char *op = rng.of<const char *>(
+      {"tanh", "sigmoid", "sin", "cos", "gelu", "silu", "abs", "neg", "relu", "erf"});
+  Value y = node(op, {x.name}, x.shape,
+                 std::string(op) == "gelu" && rng.pick(2) ? Json{{"approximate", "tanh"}}
+                                                          : Json::object());
+  bool bounded = std::string(op) == "tanh" || std::string(op) == "sigmoid" ||
+                 std::string(op) == "sin" || std::string(op) == "cos" || std::string(op) == "erf";
+  if (bounded && rng.pick(3) == 0) {  // sqrt/exp/reciprocal on an argument in [0, 1]
+    Value a = node("abs", {y.name}, y.shape);
+    const char *f = rng.of<const char *>({"sqrt", "exp", "reciprocal"});
+    if (std::string(f) == "reciprocal") {
+      Value one = node("constant", {}, {}, {{"value", 1.0}, {"dtype", dtype}});
+      a = node("add", {a.name, one.name}, a.shape);
+    }
+    y = node(f, {a.name}, a.shape);
+  }
+  return y;
+}
+
+Value Builder::binary(const Value &x, const Value &y) {
+  if (dtype == "bool")
+    return node("where", {x.name, y.name, x.name}, x.shape);
+  const char *op = rng.of<const char *>({"add", "sub", "mul", "maximum", "minimum"});
+  return node(op, {x.name, y.name}, x.shape);
+}
+
+/// reduce over some axes (keepdims), then combine with x: the normalization shape.
+Value Builder::reduceBroadcast(const Value &x) {
+  int rank = x.shape.size();
+  std::vector<int64_t> axes;
+  int kind = rng.pick(3);
+  if (kind == 0 || rank == 1)
+    axes = {rank - 1};
+  else if (kind == 1)
+    axes = {0};
+  else
+    for (int i = 0; i < rank; ++i)
+      axes.push_back(i);
+  std::vector<int64_t> kept = x.shape;
+  for (int64_t a : axes)
+    kept[a] = 1;
+  const char *op = isFloatName(dtype) ? rng.of<const char *>({"sum", "mean", "max", "min"})
+                                      : rng.of<const char *>({"sum", "max", "min"});
+  if (dtype == "bool")
+    return x;
+  Value r = node(op, {x.name}, kept, {{"axes", axes}, {"keepdims", true}});
+  const char *combine = rng.of<const char *>({"sub", "add", "maximum"});
+  return node(combine, {x.name, r.name}, x.shape);
+}
+
+std::vector<int64_t> Builder::pickShape(int64_t maxElements) {
+  static const std::vector<int64_t> dims = {1, 3, 7, 33, 64, 128, 1023, 4097, 256, 8};
+  for (;;) {
+    int rank = 1 + rng.pick(3);
+    std::vector<int64_t> s;
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) {
+      s.push_back(rng.of(dims));
+      n *= s.back();
+    }
+    if (n <= maxElements)
+      return s;
+  }
+}
+
+Json Builder::build(int64_t maxElements) {
+  dtype = rng.of<std::string>({"f32", "bf16", "f16", "f32", "bf16", "i32", "i64", "bool"});
+  std::vector<int64_t> shape = pickShape(maxElements);
+  Value x = input(shape, dtype);
+  std::vector<Value> live{x};
+  // Broadcast operands: a bias over the last dim, a per-row scale.
+  std::vector<int64_t> bias{shape.back()};
+  std::vector<int64_t> perRow = shape;
+  perRow.back() = 1;
+  Value cur = x;
+  int steps = 2 + rng.pick(6);
+  for (int i = 0; i < steps; ++i) {
+    switch (rng.pick(5)) {
+    case 0: cur = unary(cur); break;
+    case 1: cur = binary(cur, input(bias, dtype)); break;
+    case 2: cur = binary(cur, input(rng.pick(2) ? perRow : shape, dtype)); break;
+    case 3: cur = reduceBroadcast(cur); break;
+    default: {
+      // where(cmp(a, b), cur, other) with the comparison on inputs only.
+      Value a = input(shape, dtype), b = input(bias, dtype);
+      Value c = node(rng.of<const char *>({"lt", "ge", "eq", "ne"}), {a.name, b.name}, shape);
+      cur = node("where", {c.name, cur.name, a.name}, shape);
+    }
+    }
+    live.push_back(cur);
+  }
+  if (nodes.empty())
+    cur = unary(cur);
+  Json outputs = Json::array({cur.name});
+  // Sometimes also an intermediate (multi-output groups) or a reduction alone.
+  if (live.size() > 2 && rng.pick(2))
+    outputs.push_back(live[1 + rng.pick(live.size() - 2)].name);
+  if (dtype != "bool" && rng.pick(3) == 0) {
+    Value r = node(isFloatName(dtype) ? "mean" : "sum", {cur.name}, {},
+                   {{"axes", std::vector<int64_t>{(int64_t)shape.size() - 1}}});
+    outputs.push_back(r.name);
+  }
+  return {{"fusec", 1}, {"name", "random"}, {"inputs", inputs}, {"nodes", nodes},
+          {"outputs", outputs}};
+}
+
+} // namespace
+
+std::string randomGraph(uint64_t seed, int64_t maxElements) {
+  return Builder(seed).build(maxElements).dump(1);
+}
+
+} // namespace fusec::test

@@ -1,0 +1,23 @@
+//===- RandomGraph.h - random pointwise/broadcast/reduction graphs --------===//
+//
+// Test graphs for fusion: chains of elementwise ops over inputs that broadcast
+// (biases along the last dim, per-row scales), reductions over the last axis,
+// the first axis or everything, and the reduce -> broadcast -> pointwise shapes
+// of normalizations; every dtype; odd sizes (1, 3, 1023, 4097). Values stay
+// finite and comparisons only look at inputs, so results are continuous in
+// the inputs and the fused kernels (fp32 intermediates) can be compared with the
+// op-by-op reference within the dtype's tolerance.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fusec::test {
+
+/// A graph in the JSON format, deterministic in `seed`. `maxElements` bounds
+/// the largest tensor (the CPU interpreter checks every graph).
+std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
+
+} // namespace fusec::test
