@@ -29,6 +29,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
 
 constexpr int64_t kThreads = 256;
+/// Two buffers (the tile being reduced, the next one arriving) share this.
 constexpr int64_t kSmemBudget = 160 * 1024;
 
 struct Cached {
@@ -69,7 +70,7 @@ struct CoopPlan {
         name = "cache" + str(cache.size());
         cache.push_back({name, storageType(dtypeOf(arg)), ptr, off});
       }
-      return "fz_in(" + name + "[rr][tx * " + str(vec) + " + l])";
+      return "fz_in(" + name + "[buf][rr][tx * " + str(vec) + " + l])";
     };
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     return e;
@@ -272,10 +273,11 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
     rowBytes += p.width * 16 / p.vec;  // storage bytes of one row of the tile
   int64_t blocks = profile.smCount;    // one block per SM, all resident
   p.members = 1;
-  while (p.members < blocks && ((p.rr + p.members - 1) / p.members) * rowBytes > kSmemBudget)
+  while (p.members < blocks &&
+         ((p.rr + p.members - 1) / p.members) * rowBytes * 2 > kSmemBudget)
     p.members *= 2;
   p.chunk = (p.rr + p.members - 1) / p.members;
-  if (p.chunk * rowBytes > kSmemBudget)
+  if (p.chunk * rowBytes * 2 > kSmemBudget)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
   p.teams = std::max<int64_t>(1, std::min<int64_t>(blocks / p.members, p.tiles));
   // The team geometry is baked into the phase code: regenerate with it known.
@@ -302,9 +304,10 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   src += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   int64_t off = 0;
   for (const Cached &c : q.cache) {
-    src += "  " + c.storage + " (*" + c.name + ")[" + str(q.width) + "] = reinterpret_cast<" +
-           c.storage + " (*)[" + str(q.width) + "]>(fz_dyn + " + str(off) + ");\n";
-    off += q.chunk * q.width * 16 / q.vec;
+    std::string dims = "[" + str(q.chunk) + "][" + str(q.width) + "]";
+    src += "  " + c.storage + " (*" + c.name + ")" + dims + " = reinterpret_cast<" + c.storage +
+           " (*)" + dims + ">(fz_dyn + " + str(off) + ");\n";
+    off += 2 * q.chunk * q.width * 16 / q.vec;
   }
   src += "  __shared__ double fz_red[" + str(q.ty) + "][" + str(q.width) + "];\n";
   int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
@@ -316,19 +319,34 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
   src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
          " - rbase));\n";
-  src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += " + str(q.teams) + ") {\n";
+  // Copies of a tile's chunk into buffer `nb`, asynchronous; kept indices are
+  // recomputed for that tile in their own scope.
+  std::string copies;
+  for (const Cached &c : q.cache)
+    copies += "      fz_cp16(&" + c.name + "[nb][rr][tx * " + str(q.vec) + "], " + c.ptr + " + " +
+              c.offset + ");\n";
+  auto prefetch = [&](const std::string &tileExpr, const std::string &bufExpr) {
+    std::string s = "    {\n    const fz_idx ntile = " + tileExpr + ";\n    const int nb = " + bufExpr +
+                    ";\n    if (ntile < " + str(q.tiles) + ") {\n";
+    s += "    const fz_idx kbase = (ntile * " + str(q.tx) + " + tx) * " + str(q.vec) + ";\n";
+    s += "    const fz_idx kb = kbase < " + str(q.kc) + " ? kbase : 0;\n" + q.keptIndices("    ");
+    s += q.rowLoop(copies, "", "") + "    }\n    fz_cp_commit();\n    }\n";
+    return s;
+  };
+  src += "  // the first tile's chunk starts arriving now\n" + prefetch("team", "0");
+  src += "  int it = 0;\n";
+  src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += " + str(q.teams) +
+         ", ++it) {\n";
+  src += "    const int buf = it & 1;\n";
+  src += "    __syncthreads();  // nobody still reads the buffer the next tile goes to\n";
+  src += prefetch("tile + " + str(q.teams), "buf ^ 1");
+  src += "    fz_cp_wait<1>();  // this tile's chunk has arrived (read from HBM once)\n";
+  src += "    __syncthreads();\n";
   src += "    const fz_idx kbase = (tile * " + str(q.tx) + " + tx) * " + str(q.vec) + ";\n";
   src += "    const bool active = kbase < " + str(q.kc) + ";\n";
   src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
   src += q.keptIndices("    ");
-  src += "    __syncthreads();  // the previous tile is done with the shared copy\n";
-  std::string loads;
-  for (const Cached &c : q.cache)
-    loads += "      *reinterpret_cast<uint4 *>(&" + c.name + "[rr][tx * " + str(q.vec) +
-             "]) = __ldg(reinterpret_cast<const uint4 *>(" + c.ptr + " + " + c.offset + "));\n";
-  src += "    // this block's chunk of the tile, read from HBM once\n" + q.rowLoop(loads, "", "");
-  src += "    __syncthreads();\n" + phases + outs + "  }\n}\n";
-
+  src += phases + outs + "  }\n}\n";
   spec.source = src;
   spec.grid = static_cast<unsigned>(q.teams * q.members);
   spec.block = kThreads;

@@ -101,6 +101,17 @@ __device__ __forceinline__ auto fz_load1(const S *__restrict__ p, long long off)
   return fz_in(p[off]);
 }
 
+// Asynchronous 16-byte copies global -> shared (sm_80+), to fill a buffer while
+// the block works on another.
+__device__ __forceinline__ void fz_cp16(void *smem, const void *gmem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void fz_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void fz_cp_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+
 // Reductions across the W lanes of a warp segment (W a power of two <= 32).
 struct fz_sum_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct fz_max_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fz_max(a, b); } };

@@ -72,6 +72,10 @@ public:
   std::vector<KernelInfo> kernels() const;
   /// The fused module as MLIR text (fusec.fusion groups with their costs).
   std::string fusedMlir() const;
+  /// Random inputs for testing, deterministic in `seed`: floats uniform in
+  /// [-2, 2), scaled by 1/sqrt(K) where a matmul contracts the input over K (so
+  /// random weights behave like trained ones); integers in [-8, 8).
+  std::vector<HostTensor> randomInputs(uint64_t seed) const;
   /// Runs the CPU reference interpreter on the graph as written.
   Status evaluateReference(const std::vector<HostTensor> &inputs,
                            std::vector<HostTensor> &outputs) const;

@@ -28,14 +28,6 @@ struct Tally {
   int passed = 0, failed = 0;
 };
 
-/// Random inputs per the program's input specs.
-std::vector<HostTensor> inputsFor(const Program &p, uint64_t seed) {
-  std::vector<HostTensor> in;
-  for (size_t i = 0; i < p.inputs().size(); ++i)
-    in.push_back(randomTensor(p.inputs()[i].dtype, p.inputs()[i].shape, seed * 977 + i));
-  return in;
-}
-
 void check(const std::string &label, const std::string &json, const std::string &name,
            bool fuse, uint64_t seed, Tally &t) {
   Options o;
@@ -44,7 +36,7 @@ void check(const std::string &label, const std::string &json, const std::string 
   Status s = Program::compileText(json, name, o, p);
   std::vector<HostTensor> in, out, ref;
   if (s) {
-    in = inputsFor(*p, seed);
+    in = p->randomInputs(seed);
     s = p->runHost(in, out);
   }
   if (s)

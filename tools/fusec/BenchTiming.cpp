@@ -144,25 +144,27 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     return sets[i % t.inputSets]->pointers();
   };
   // The whole graph, and the host time it takes to enqueue it.
-  auto hostStart = std::chrono::steady_clock::now();
   auto whole = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
     return exe.enqueue(inputsOf(i), outs.pointers(), nullptr);
   });
-  double hostSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - hostStart).count();
   if (!whole)
     return whole.takeError();
   t.medianUs = median(*whole) * 1e3;
-  // Host cost of a launch: enqueue without events or waiting, then wait once.
-  const int hostRuns = 100;
-  hostStart = std::chrono::steady_clock::now();
-  for (int i = 0; i < hostRuns; ++i)
+  // Host cost of a launch: each enqueue timed alone, the median taken. Few
+  // enough runs that the driver's launch queue never fills (a full queue
+  // blocks the host and would time the GPU instead).
+  const int hostRuns = 21;
+  std::vector<float> hostUs;
+  for (int i = 0; i < hostRuns; ++i) {
+    auto h0 = std::chrono::steady_clock::now();
     if (llvm::Error err = exe.enqueue(inputsOf(i), outs.pointers(), nullptr))
       return std::move(err);
-  hostSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - hostStart).count();
+    hostUs.push_back(std::chrono::duration<float, std::micro>(
+                         std::chrono::steady_clock::now() - h0).count());
+  }
   if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "host-cost runs"))
     return std::move(err);
-  size_t launches = std::max<size_t>(1, plan.steps.size());
-  t.hostUsPerLaunch = hostSec * 1e6 / (hostRuns * launches);
+  t.hostUsPerLaunch = median(hostUs) / std::max<size_t>(1, plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep &step = plan.steps[s];
     auto ms = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
