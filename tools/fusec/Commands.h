@@ -10,5 +10,6 @@ void addCompileCommand(CLI::App &app, int &exitCode);
 void addEvalCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
 void addBenchCommand(CLI::App &app, int &exitCode);
+void addExplainCommand(CLI::App &app, int &exitCode);
 
 } // namespace fusec::cli

@@ -23,6 +23,7 @@ int main(int argc, char **argv) {
   fusec::cli::addCompileCommand(app, exitCode);
   fusec::cli::addEvalCommand(app, exitCode);
   fusec::cli::addRunCommand(app, exitCode);
+  fusec::cli::addExplainCommand(app, exitCode);
   fusec::cli::addBenchCommand(app, exitCode);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,240 @@
+//===- Explain.cpp - what fusion decided, and what it predicts ------------===//
+#include "compiler/pipeline/Explain.h"
+
+#include "compiler/cost/CostModel.h"
+#include "compiler/dialect/FusecDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+
+namespace fusec {
+
+int64_t Explanation::bytesUnfused() const {
+  int64_t b = 0;
+  for (const auto &k : kernels)
+    b += k.bytesUnfused;
+  return b;
+}
+int64_t Explanation::bytesFused() const {
+  int64_t b = 0;
+  for (const auto &k : kernels)
+    b += k.bytesFused;
+  return b;
+}
+double Explanation::unfusedUs() const {
+  double t = 0;
+  for (const auto &k : kernels)
+    t += k.unfusedUs;
+  return t;
+}
+double Explanation::predictedUs() const {
+  double t = 0;
+  for (const auto &k : kernels)
+    t += k.predictedUs;
+  return t;
+}
+int Explanation::launchesUnfused() const {
+  int n = 0;
+  for (const auto &k : kernels)
+    n += k.launchesUnfused;
+  return n;
+}
+
+namespace {
+std::string nameAttrOf(DictionaryAttr attrs, unsigned i, const char *prefix) {
+  if (attrs)
+    if (auto s = attrs.getAs<StringAttr>("fusec.name"))
+      return s.str();
+  return prefix + std::to_string(i);
+}
+} // namespace
+
+Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
+  Explanation e;
+  e.profile = profile;
+  func::FuncOp func;
+  for (auto f : fused.getOps<func::FuncOp>())
+    func = f;
+  e.graph = func.getSymName().str();
+  llvm::DenseMap<Value, std::string> producer;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    producer[func.getArgument(i)] = "input:" + nameAttrOf(func.getArgAttrDict(i), i, "arg");
+  for (Operation &op : func.getBody().front()) {
+    if (auto f = dyn_cast<FusionOp>(op)) {
+      ExplainedKernel k;
+      k.name = f->getAttrOfType<StringAttr>("name").str();
+      k.kind = f.getKind().str();
+      if (auto nodes = f->getAttrOfType<ArrayAttr>("nodes"))
+        for (Attribute n : nodes)
+          k.nodes.push_back(cast<StringAttr>(n).str());
+      for (Operation &inner : f.getBodyBlock().without_terminator())
+        if (!isView(&inner) && !isGenerator(&inner))
+          k.ops.push_back(inner.getName().stripDialect().str());
+      auto i64 = [&](const char *n) {
+        auto a = f->getAttrOfType<IntegerAttr>(n);
+        return a ? a.getInt() : 0;
+      };
+      auto f64 = [&](const char *n) {
+        auto a = f->getAttrOfType<FloatAttr>(n);
+        return a ? a.getValueAsDouble() : 0.0;
+      };
+      k.bytesUnfused = i64("bytes_unfused");
+      k.bytesFused = i64("bytes_fused");
+      k.launchesUnfused = static_cast<int>(i64("launches_unfused"));
+      k.unfusedUs = f64("unfused_us");
+      k.predictedUs = f64("predicted_us");
+      for (Value v : f.getInputs())
+        k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
+      for (Value v : f.getResults())
+        k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
+      for (Value v : f.getInputs())
+        e.edges.push_back({producer.lookup(v), k.name, readBytes(v)});
+      for (Value r : f.getResults())
+        producer[r] = k.name;
+      e.kernels.push_back(std::move(k));
+    } else if (isa<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(op.getOperands()))
+        e.edges.push_back({producer.lookup(v),
+                           "output:" + nameAttrOf(func.getResultAttrDict(i), i, "out"),
+                           tensorBytes(v)});
+    }
+  }
+  if (auto rejected = func->getAttrOfType<ArrayAttr>("fusec.rejected"))
+    for (Attribute a : rejected) {
+      auto d = cast<DictionaryAttr>(a);
+      e.rejected.push_back({d.getAs<StringAttr>("producer").str(),
+                            d.getAs<StringAttr>("consumer").str(),
+                            d.getAs<StringAttr>("reason").str()});
+    }
+  return e;
+}
+
+namespace {
+
+std::string mb(int64_t bytes) {
+  char buf[32];
+  if (bytes >= 1000000)
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f KB", bytes / 1e3);
+  return buf;
+}
+
+std::string joined(const std::vector<std::string> &v, const char *sep = ", ") {
+  std::string s;
+  for (const std::string &x : v)
+    s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+} // namespace
+
+std::string explainText(const Explanation &e) {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "fusec explain: %s (profile %s: %.0f GB/s copy, %.0f TFLOP/s matmul, %.1f us "
+                "per launch)\n\n",
+                e.graph.c_str(), e.profile.name.c_str(), e.profile.hbmBytesPerSec / 1e9,
+                e.profile.tensorFlopsPerSec / 1e12, e.profile.launchSeconds * 1e6);
+  s += buf;
+  for (const ExplainedKernel &k : e.kernels) {
+    s += "kernel " + k.name + "  [" + k.kind + "]" +
+         (k.nodes.empty() ? "" : "  nodes: " + joined(k.nodes)) + "\n";
+    s += "  ops: " + (k.ops.empty() ? std::string("copy") : joined(k.ops, " ")) + "\n";
+    std::snprintf(buf, sizeof buf,
+                  "  HBM: %s unfused (%.1f trips of %s) -> %s fused (%.1f trips); launches %d -> 1\n"
+                  "  predicted: %.1f us unfused -> %.1f us fused (%.2fx)\n",
+                  mb(k.bytesUnfused).c_str(), k.tripsUnfused(), mb(k.tripBytes).c_str(),
+                  mb(k.bytesFused).c_str(), k.tripsFused(), k.launchesUnfused, k.unfusedUs,
+                  k.predictedUs, k.predictedUs > 0 ? k.unfusedUs / k.predictedUs : 0.0);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "\nwhole graph: %zu kernel(s) instead of %d; HBM %s -> %s; predicted %.1f us -> "
+                "%.1f us (%.2fx)\n",
+                e.kernels.size(), e.launchesUnfused(), mb(e.bytesUnfused()).c_str(),
+                mb(e.bytesFused()).c_str(), e.unfusedUs(), e.predictedUs(),
+                e.predictedUs() > 0 ? e.unfusedUs() / e.predictedUs() : 0.0);
+  s += buf;
+  s += "\nmerges considered and rejected:";
+  if (e.rejected.empty())
+    s += " none\n";
+  else
+    s += "\n";
+  for (const Rejection &r : e.rejected)
+    s += "  " + r.producer + " -> " + r.consumer + ": " + r.reason + "\n";
+  return s;
+}
+
+std::string explainJson(const Explanation &e) {
+  nlohmann::json j;
+  j["graph"] = e.graph;
+  j["profile"] = {{"name", e.profile.name},
+                  {"copy_bytes_per_s", e.profile.hbmBytesPerSec},
+                  {"matmul_flops_per_s", e.profile.tensorFlopsPerSec},
+                  {"launch_s", e.profile.launchSeconds}};
+  j["kernels"] = nlohmann::json::array();
+  for (const ExplainedKernel &k : e.kernels)
+    j["kernels"].push_back({{"name", k.name},
+                            {"kind", k.kind},
+                            {"nodes", k.nodes},
+                            {"ops", k.ops},
+                            {"bytes_unfused", k.bytesUnfused},
+                            {"bytes_fused", k.bytesFused},
+                            {"trip_bytes", k.tripBytes},
+                            {"trips_unfused", std::round(k.tripsUnfused() * 100) / 100},
+                            {"trips_fused", std::round(k.tripsFused() * 100) / 100},
+                            {"launches_unfused", k.launchesUnfused},
+                            {"launches_fused", 1},
+                            {"unfused_us", k.unfusedUs},
+                            {"predicted_us", k.predictedUs}});
+  j["edges"] = nlohmann::json::array();
+  for (const ExplainedEdge &ed : e.edges)
+    j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});
+  j["rejected"] = nlohmann::json::array();
+  for (const Rejection &r : e.rejected)
+    j["rejected"].push_back(
+        {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
+  j["total"] = {{"kernels", e.kernels.size()},
+                {"launches_unfused", e.launchesUnfused()},
+                {"bytes_unfused", e.bytesUnfused()},
+                {"bytes_fused", e.bytesFused()},
+                {"unfused_us", e.unfusedUs()},
+                {"predicted_us", e.predictedUs()},
+                {"predicted_speedup", e.predictedUs() > 0 ? e.unfusedUs() / e.predictedUs() : 0}};
+  return j.dump(2) + "\n";
+}
+
+std::string explainDot(const Explanation &e) {
+  auto quote = [](const std::string &s) {
+    std::string q = "\"";
+    for (char c : s)
+      q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  std::string s = "digraph " + quote(e.graph) + " {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";
+  for (const ExplainedKernel &k : e.kernels) {
+    s += "  subgraph " + quote("cluster_" + k.name) + " {\n    label=" +
+         quote(k.name + " [" + k.kind + "] " + mb(k.bytesFused)) + ";\n    style=rounded;\n";
+    std::string ops = k.ops.empty() ? "copy" : joined(k.ops, "\\n");
+    std::string nodes = k.nodes.empty() ? "" : "\\n(" + joined(k.nodes) + ")";
+    s += "    " + quote(k.name) + " [label=" + quote(ops + nodes) + "];\n  }\n";
+  }
+  for (const ExplainedEdge &ed : e.edges) {
+    for (const std::string *end : {&ed.from, &ed.to})
+      if (end->rfind("input:", 0) == 0 || end->rfind("output:", 0) == 0)
+        s += "  " + quote(*end) + " [shape=ellipse, label=" + quote(end->substr(end->find(':') + 1)) + "];\n";
+    s += "  " + quote(ed.from) + " -> " + quote(ed.to) + " [label=" + quote(mb(ed.bytes)) + "];\n";
+  }
+  return s + "}\n";
+}
+
+} // namespace fusec

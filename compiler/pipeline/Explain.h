@@ -1,0 +1,61 @@
+//===- Explain.h - what fusion decided, and what it predicts --------------===//
+//
+// Reads a fused module (fusec.fusion ops with their cost attributes and the
+// function's fusec.rejected list) into plain data for `fusec explain`: per
+// kernel the nodes it covers, HBM bytes and trips unfused vs fused, launches
+// saved and the predicted times; totals; and every merge that was rejected.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/cost/DeviceProfile.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct ExplainedKernel {
+  std::string name, kind;
+  std::vector<std::string> nodes, ops;
+  int64_t bytesUnfused = 0, bytesFused = 0;
+  int64_t tripBytes = 0;  ///< bytes of one full-tensor pass: the group's largest tensor
+  int launchesUnfused = 0;
+  double unfusedUs = 0, predictedUs = 0;
+  double tripsUnfused() const { return tripBytes ? double(bytesUnfused) / tripBytes : 0; }
+  double tripsFused() const { return tripBytes ? double(bytesFused) / tripBytes : 0; }
+};
+
+struct ExplainedEdge {
+  std::string from, to;  ///< kernel names, or "input:<name>" / "output:<name>"
+  int64_t bytes = 0;
+};
+
+struct Rejection {
+  std::string producer, consumer, reason;
+};
+
+struct Explanation {
+  std::string graph;
+  DeviceProfile profile;
+  std::vector<ExplainedKernel> kernels;
+  std::vector<ExplainedEdge> edges;
+  std::vector<Rejection> rejected;
+  int64_t bytesUnfused() const;
+  int64_t bytesFused() const;
+  double unfusedUs() const;
+  double predictedUs() const;
+  int launchesUnfused() const;
+};
+
+/// Explains a module after fuseModule (fused or --no-fuse).
+Explanation explain(mlir::ModuleOp fused, const DeviceProfile &profile);
+
+/// Renderings.
+std::string explainText(const Explanation &e);
+std::string explainJson(const Explanation &e);
+std::string explainDot(const Explanation &e);
+
+} // namespace fusec

@@ -1,0 +1,51 @@
+//===- ExplainCommand.cpp - `fusec explain`: trips, launches, predictions -===//
+#include "tools/fusec/Commands.h"
+#include "tools/fusec/Driver.h"
+
+#include "compiler/pipeline/Explain.h"
+#include "runtime/api/ProgramImpl.h"
+
+namespace fusec::cli {
+
+namespace {
+struct ExplainOptions {
+  std::string graph, format = "text", output = "-";
+  PlanFlags plan;
+};
+
+int runExplain(const ExplainOptions &opts) {
+  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false);
+  if (!program)
+    return reportError(program.takeError());
+  Program::Impl &impl = (*program)->impl();
+  const DeviceProfile *profile = findDeviceProfile(impl.plan.device);
+  Explanation e = explain(*impl.fused, profile ? *profile : defaultDeviceProfile());
+  std::string text = opts.format == "json"  ? explainJson(e)
+                     : opts.format == "dot" ? explainDot(e)
+                                            : explainText(e);
+  if (llvm::Error err = writeOutput(opts.output, text))
+    return reportError(std::move(err));
+  return kOk;
+}
+} // namespace
+
+void addExplainCommand(CLI::App &app, int &exitCode) {
+  auto opts = std::make_shared<ExplainOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "explain", "Show the fused kernels, the HBM trips they save and the predicted speedup");
+  cmd->footer("Examples:\n"
+              "  fusec explain examples/gelu_bias.json\n"
+              "  fusec explain examples/llama_decoder_block.json --format json\n"
+              "  fusec explain examples/layer_norm.json --format dot | dot -Tsvg > layer_norm.svg\n"
+              "Trips are full-tensor passes over HBM: bytes moved / the group's largest tensor.\n"
+              "Confirm a prediction on a GPU with `fusec bench`.");
+  cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
+  cmd->add_option("--format", opts->format, "text (for people), json (for tools), dot (Graphviz)")
+      ->check(CLI::IsMember({"text", "json", "dot"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", opts->output, "output file ('-': stdout)")->capture_default_str();
+  addPlanFlags(cmd, opts->plan);
+  cmd->callback([opts, &exitCode] { exitCode = runExplain(*opts); });
+}
+
+} // namespace fusec::cli
