@@ -42,6 +42,7 @@ struct CoopPlan {
   int64_t rr = 1, kc = 1, vec = 1, tx = 1, ty = 1, width = 1, chunk = 1, members = 1,
           teams = 1, tiles = 1, maxPerPhase = 1;
   int last = 0;
+  bool cluster = false;  ///< Hopper: a thread block cluster is the team (see file header)
   std::vector<Cached> cache;
   std::map<std::string, std::string> cacheByKey;
   std::map<Operation *, std::string> reductionVars;
@@ -109,6 +110,22 @@ struct CoopPlan {
     return s + "    }\n";
   }
 
+  /// Where member `m` publishes partial `j` of the current phase: its own
+  /// shared memory in a cluster (one slot per phase), else global scratch
+  /// (double-buffered by barrier parity).
+  std::string slot(const std::string &parity, const std::string &m, size_t j) const {
+    if (cluster)
+      return "fz_cpart[" + str(barriers) + "][" + str(j) + "][tx * " + str(vec) + " + l]";
+    return "fz_part[((" + parity + " * " + str(teams) + " + team) * " + str(members) + " + " + m +
+           ") * " + str(maxPerPhase * width) + " + " + str(j * width) + " + tx * " + str(vec) +
+           " + l]";
+  }
+  std::string readSlot(const std::string &parity, const std::string &m, size_t j) const {
+    if (cluster)
+      return "fz_dsmem_ld(&" + slot(parity, m, j) + ", " + m + ")";
+    return "__ldcg(&" + slot(parity, m, j) + ")";
+  }
+
   std::string phase(const std::vector<Operation *> &reds) {
     ElementEmitter e = emitter();
     std::string head, lanes, tail;
@@ -124,10 +141,10 @@ struct CoopPlan {
                rule.accType + ")" + v + ");\n";
     }
     std::string s = head + rowLoop("", lanes, "");
-    // Block partials (tree over ty in shared memory), then publish them in the
-    // half of the buffer that this barrier's parity owns.
+    // Block partials: a tree over ty in shared memory.
     std::string parity = "par" + str(barriers);
-    s += "    const unsigned " + parity + " = epoch & 1u;\n";
+    if (!cluster)
+      s += "    const unsigned " + parity + " = epoch & 1u;\n";
     for (size_t j = 0; j < reds.size(); ++j) {
       ReductionRule rule = reductionRule(reds[j]);
       const std::string &acc = accs[j];
@@ -137,13 +154,11 @@ struct CoopPlan {
            "      if (ty < half)\n        for (int l = 0; l < " + str(vec) + "; ++l)\n"
            "          fz_red[ty][tx * " + str(vec) + " + l] = " + rule.functor + "(fz_red[ty][tx * " +
            str(vec) + " + l], fz_red[ty + half][tx * " + str(vec) + " + l]);\n    }\n";
-      s += "    if (ty == 0)\n      for (int l = 0; l < " + str(vec) + "; ++l)\n        fz_part[((" +
-           parity + " * " + str(teams) + " + team) * " + str(members) + " + member) * " +
-           str(maxPerPhase * width) + " + " + str(j * width) + " + tx * " + str(vec) +
-           " + l] = fz_red[0][tx * " + str(vec) + " + l];\n";
+      s += "    if (ty == 0)\n      for (int l = 0; l < " + str(vec) + "; ++l)\n        " +
+           slot(parity, "member", j) + " = fz_red[0][tx * " + str(vec) + " + l];\n";
     }
-    ++barriers;
-    s += "    fz_team_barrier(fz_count + team, " + str(members) + "u * ++epoch);\n";
+    s += cluster ? "    fz_cluster_sync();  // every block's partials are published\n"
+                 : "    fz_team_barrier(fz_count + team, " + str(members) + "u * ++epoch);\n";
     // Combine the members' partials.
     for (size_t j = 0; j < reds.size(); ++j) {
       Operation *op = reds[j];
@@ -151,17 +166,14 @@ struct CoopPlan {
       std::string name = "red" + str(counter++);
       std::string type = computeType(dtypeOf(op->getResult(0)));
       s += "    " + type + " " + name + "[" + str(vec) + "];\n    for (int l = 0; l < " + str(vec) +
-           "; ++l) {\n      double a = __ldcg(&fz_part[((" + parity + " * " + str(teams) +
-           " + team) * " + str(members) + ") * " + str(maxPerPhase * width) + " + " +
-           str(j * width) + " + tx * " + str(vec) + " + l]);\n";
+           "; ++l) {\n      double a = " + readSlot(parity, "0", j) + ";\n";
       s += "      for (int m = 1; m < " + str(members) + "; ++m)\n        a = " + rule.functor +
-           "(a, __ldcg(&fz_part[((" + parity + " * " + str(teams) + " + team) * " +
-           str(members) + " + m) * " + str(maxPerPhase * width) + " + " + str(j * width) +
-           " + tx * " + str(vec) + " + l]));\n";
+           "(a, " + readSlot(parity, "m", j) + ");\n";
       s += "      " + name + "[l] = (" + type + ")(a" + (rule.isMean ? " / " + str(rr) + ".0" : "") +
            ");\n    }\n";
       reductionVars[op] = name;
     }
+    ++barriers;
     return s;
   }
 
@@ -220,7 +232,8 @@ struct CoopPlan {
 } // namespace
 
 llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
-                                                              const DeviceProfile &profile) {
+                                                              const DeviceProfile &profile,
+                                                              bool cluster) {
   CoopPlan p;
   p.fusion = fusion;
   auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
@@ -267,19 +280,29 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
     if (p.vec * bytes != 16 || c.storage != p.cache.front().storage)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "cached inputs are not 16-byte vectors of one dtype");
-  // Smallest team whose chunk of rows fits in shared memory.
   int64_t rowBytes = 0;
   for (const Cached &c : p.cache)
     rowBytes += p.width * 16 / p.vec;  // storage bytes of one row of the tile
-  int64_t blocks = profile.smCount;    // one block per SM, all resident
-  p.members = 1;
-  while (p.members < blocks &&
-         ((p.rr + p.members - 1) / p.members) * rowBytes * 2 > kSmemBudget)
-    p.members *= 2;
-  p.chunk = (p.rr + p.members - 1) / p.members;
-  if (p.chunk * rowBytes * 2 > kSmemBudget)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
-  p.teams = std::max<int64_t>(1, std::min<int64_t>(blocks / p.members, p.tiles));
+  p.cluster = cluster;
+  if (cluster) {
+    // A cluster of 8 blocks per tile (the portable maximum); one buffer each.
+    p.members = 8;
+    p.chunk = (p.rr + p.members - 1) / p.members;
+    p.teams = p.tiles;
+    if (p.chunk * rowBytes > kSmemBudget)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
+  } else {
+    // Smallest team whose chunk fits twice (double buffering) in shared memory.
+    int64_t blocks = profile.smCount;  // one block per SM, all resident
+    p.members = 1;
+    while (p.members < blocks &&
+           ((p.rr + p.members - 1) / p.members) * rowBytes * 2 > kSmemBudget)
+      p.members *= 2;
+    p.chunk = (p.rr + p.members - 1) / p.members;
+    if (p.chunk * rowBytes * 2 > kSmemBudget)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
+    p.teams = std::max<int64_t>(1, std::min<int64_t>(blocks / p.members, p.tiles));
+  }
   // The team geometry is baked into the phase code: regenerate with it known.
   CoopPlan q = p;
   q.cache.clear();
@@ -294,31 +317,15 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
-  std::string src = "__device__ __forceinline__ void fz_team_barrier(unsigned *count, unsigned target) {\n"
-                    "  __syncthreads();\n  if (threadIdx.x == 0) {\n    __threadfence();\n"
-                    "    atomicAdd(count, 1u);\n    while (atomicAdd(count, 0u) < target) __nanosleep(64);\n"
-                    "    __threadfence();\n  }\n  __syncthreads();\n}\n\n";
-  src += "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ", 1)\n" + spec.name +
-         "(" + parameterList(fusion) + ", unsigned char *__restrict__ fz_scratch) {\n";
-  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
-  src += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+  int buffers = cluster ? 1 : 2;
+  std::string caches;
   int64_t off = 0;
   for (const Cached &c : q.cache) {
     std::string dims = "[" + str(q.chunk) + "][" + str(q.width) + "]";
-    src += "  " + c.storage + " (*" + c.name + ")" + dims + " = reinterpret_cast<" + c.storage +
-           " (*)" + dims + ">(fz_dyn + " + str(off) + ");\n";
-    off += 2 * q.chunk * q.width * 16 / q.vec;
+    caches += "  " + c.storage + " (*" + c.name + ")" + dims + " = reinterpret_cast<" + c.storage +
+              " (*)" + dims + ">(fz_dyn + " + str(off) + ");\n";
+    off += buffers * q.chunk * q.width * 16 / q.vec;
   }
-  src += "  __shared__ double fz_red[" + str(q.ty) + "][" + str(q.width) + "];\n";
-  int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
-  src += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch);\n";
-  src += "  double *fz_part = reinterpret_cast<double *>(fz_scratch + " + str(counterBytes) + ");\n";
-  src += "  const int tx = threadIdx.x % " + str(q.tx) + ", ty = threadIdx.x / " + str(q.tx) + ";\n";
-  src += "  const int team = blockIdx.x / " + str(q.members) + ", member = blockIdx.x % " +
-         str(q.members) + ";\n  unsigned epoch = 0;\n";
-  src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
-  src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
-         " - rbase));\n";
   // Copies of a tile's chunk into buffer `nb`, asynchronous; kept indices are
   // recomputed for that tile in their own scope.
   std::string copies;
@@ -333,32 +340,69 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
     s += q.rowLoop(copies, "", "") + "    }\n    fz_cp_commit();\n    }\n";
     return s;
   };
-  src += "  // the first tile's chunk starts arriving now\n" + prefetch("team", "0");
-  src += "  int it = 0;\n";
-  src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += " + str(q.teams) +
-         ", ++it) {\n";
-  src += "    const int buf = it & 1;\n";
-  src += "    __syncthreads();  // nobody still reads the buffer the next tile goes to\n";
-  src += prefetch("tile + " + str(q.teams), "buf ^ 1");
-  src += "    fz_cp_wait<1>();  // this tile's chunk has arrived (read from HBM once)\n";
-  src += "    __syncthreads();\n";
-  src += "    const fz_idx kbase = (tile * " + str(q.tx) + " + tx) * " + str(q.vec) + ";\n";
-  src += "    const bool active = kbase < " + str(q.kc) + ";\n";
-  src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
-  src += q.keptIndices("    ");
-  src += phases + outs + "  }\n}\n";
+  std::string tileHead = "    const fz_idx kbase = (tile * " + str(q.tx) + " + tx) * " + str(q.vec) +
+                         ";\n    const bool active = kbase < " + str(q.kc) +
+                         ";\n    const fz_idx kb = active ? kbase : 0;  // compute on a valid "
+                         "column, store nothing\n" + q.keptIndices("    ");
+  std::string common = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
+                       "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n" + caches +
+                       "  __shared__ double fz_red[" + str(q.ty) + "][" + str(q.width) + "];\n" +
+                       "  const int tx = threadIdx.x % " + str(q.tx) + ", ty = threadIdx.x / " +
+                       str(q.tx) + ";\n";
+  std::string src;
+  int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
+  if (cluster) {
+    src = "extern \"C\" __global__ void __cluster_dims__(" + str(q.members) +
+          ", 1, 1) __launch_bounds__(" + str(kThreads) + ")\n" + spec.name + "(" +
+          parameterList(fusion) + ") {\n" + common;
+    src += "  __shared__ double fz_cpart[" + str(std::max(1, q.barriers)) + "][" +
+           str(q.maxPerPhase) + "][" + str(q.width) + "];\n";
+    src += "  const unsigned member = fz_cluster_rank();\n";
+    src += "  const fz_idx tile = blockIdx.x / " + str(q.members) + ";\n  const int buf = 0;\n";
+    src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
+    src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
+           " - rbase));\n";
+    src += "  // this block's chunk of the tile, read from HBM once\n" + prefetch("tile", "0");
+    src += "  fz_cp_wait<0>();\n  __syncthreads();\n  {\n" + tileHead + phases + outs + "  }\n";
+    src += "  fz_cluster_sync();  // no block leaves while others may read its partials\n}\n";
+  } else {
+    src = "__device__ __forceinline__ void fz_team_barrier(unsigned *count, unsigned target) {\n"
+          "  __syncthreads();\n  if (threadIdx.x == 0) {\n    __threadfence();\n"
+          "    atomicAdd(count, 1u);\n    while (atomicAdd(count, 0u) < target) __nanosleep(64);\n"
+          "    __threadfence();\n  }\n  __syncthreads();\n}\n\n";
+    src += "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ", 1)\n" + spec.name +
+           "(" + parameterList(fusion) + ", unsigned char *__restrict__ fz_scratch) {\n" + common;
+    src += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch);\n";
+    src += "  double *fz_part = reinterpret_cast<double *>(fz_scratch + " + str(counterBytes) + ");\n";
+    src += "  const int team = blockIdx.x / " + str(q.members) + ", member = blockIdx.x % " +
+           str(q.members) + ";\n  unsigned epoch = 0;\n";
+    src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
+    src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
+           " - rbase));\n";
+    src += "  // the first tile's chunk starts arriving now\n" + prefetch("team", "0");
+    src += "  int it = 0;\n";
+    src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += " + str(q.teams) +
+           ", ++it) {\n";
+    src += "    const int buf = it & 1;\n";
+    src += "    __syncthreads();  // nobody still reads the buffer the next tile goes to\n";
+    src += prefetch("tile + " + str(q.teams), "buf ^ 1");
+    src += "    fz_cp_wait<1>();  // this tile's chunk has arrived (read from HBM once)\n";
+    src += "    __syncthreads();\n" + tileHead + phases + outs + "  }\n}\n";
+  }
   spec.source = src;
   spec.grid = static_cast<unsigned>(q.teams * q.members);
   spec.block = kThreads;
   spec.sharedBytes = static_cast<unsigned>(off);
-  spec.cooperative = true;
-  spec.scratchZeroBytes = static_cast<unsigned>(counterBytes);
-  spec.scratchBytes = static_cast<unsigned>(counterBytes + 2 * q.teams * q.members *
-                                                               q.maxPerPhase * q.width * 8);
+  if (!cluster) {
+    spec.cooperative = true;
+    spec.scratchZeroBytes = static_cast<unsigned>(counterBytes);
+    spec.scratchBytes = static_cast<unsigned>(counterBytes + 2 * q.teams * q.members *
+                                                                 q.maxPerPhase * q.width * 8);
+  }
   spec.schedule = str(q.rr) + " reduced x " + str(q.kc) + " kept; " + str(q.teams) +
-                  " teams of " + str(q.members) + " blocks, each holding " + str(q.chunk) +
-                  " rows x " + str(q.width) + " columns in shared memory (read once); " +
-                  str(q.tiles) + " tiles";
+                  (cluster ? " clusters" : " teams") + " of " + str(q.members) +
+                  " blocks, each holding " + str(q.chunk) + " rows x " + str(q.width) +
+                  " columns in shared memory (read once); " + str(q.tiles) + " tiles";
   return spec;
 }
 

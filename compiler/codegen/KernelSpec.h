@@ -28,8 +28,10 @@ struct KernelSpec {
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
 };
 
-/// Generates the kernel for a pointwise, row_reduction or column_reduction group.
-llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile);
+/// Generates the kernel for a pointwise, row_reduction or column_reduction group,
+/// for NVRTC target `arch` ("sm_90a", "sm_80").
+llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
+                                          const std::string &arch);
 
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
@@ -40,8 +42,11 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
 /// The column reduction that reads its data once: teams of blocks split the
 /// reduced rows, keep their chunk in shared memory, and exchange partial results
 /// through global memory. Fails (returns an error) when the chunk cannot fit.
+/// With `cluster` (sm_90+), a thread block cluster is the team: partials move
+/// through distributed shared memory and the barrier is the cluster's.
 llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
-                                                              const DeviceProfile &profile);
+                                                              const DeviceProfile &profile,
+                                                              bool cluster);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".

@@ -12,7 +12,8 @@ using namespace mlir;
 
 namespace fusec::codegen {
 
-llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile) {
+llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
+                                          const std::string &arch) {
   llvm::StringRef kind = fusion.getKind();
   llvm::Expected<KernelSpec> spec = llvm::createStringError(
       llvm::inconvertibleErrorCode(), "no kernel family for fusion kind '%s'",
@@ -22,8 +23,11 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   else if (kind == "row_reduction")
     spec = detail::generateRowReduction(fusion, profile);
   else if (kind == "column_reduction") {
-    // Read once when a team's chunk fits on chip; otherwise re-read per phase.
-    spec = detail::generateCooperativeColumnReduction(fusion, profile);
+    // Read once when a team's chunk fits on chip (a cluster on Hopper, a
+    // cooperative grid before); otherwise re-read per phase.
+    bool hopper = llvm::StringRef(arch).starts_with("sm_9") ||
+                  llvm::StringRef(arch).starts_with("sm_10");
+    spec = detail::generateCooperativeColumnReduction(fusion, profile, hopper);
     if (!spec) {
       llvm::consumeError(spec.takeError());
       spec = detail::generateColumnReduction(fusion, profile);

@@ -112,6 +112,24 @@ template <int N> __device__ __forceinline__ void fz_cp_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 }
 
+#if __CUDA_ARCH__ >= 900
+// Thread block clusters (sm_90): rank, barrier, and loads from a peer block's
+// shared memory.
+__device__ __forceinline__ unsigned fz_cluster_rank() {
+  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
+}
+__device__ __forceinline__ void fz_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ double fz_dsmem_ld(const double *p, unsigned rank) {
+  unsigned local = (unsigned)__cvta_generic_to_shared(p), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  double v;
+  asm volatile("ld.shared::cluster.f64 %0, [%1];" : "=d"(v) : "r"(remote) : "memory");
+  return v;
+}
+#endif
+
 // Reductions across the W lanes of a warp segment (W a power of two <= 32).
 struct fz_sum_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct fz_max_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fz_max(a, b); } };

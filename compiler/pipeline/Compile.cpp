@@ -209,7 +209,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       step.matmul = *m;
       plan.workspaceBytes = 32 << 20;
     } else {
-      auto k = codegen::generateKernel(f, *profile);
+      auto k = codegen::generateKernel(f, *profile, plan.arch);
       if (!k)
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;
