@@ -55,6 +55,129 @@ def memory_bound(m, n, dt="bf16", suffix=""):
     return g
 
 
+def gemm_cases():
+    """The GEMM-bound seeds: a matmul epilogue, SwiGLU, three sibling projections, attention."""
+    g = {}
+    m, k, n = 8192, 4096, 8192
+    g["linear_bias_gelu_residual"] = graph(
+        "linear_bias_gelu_residual",
+        [("x", "bf16", [m, k]), ("w", "bf16", [n, k]), ("b", "bf16", [n]),
+         ("residual", "bf16", [m, n])],
+        [node("h", "linear", ["x", "w", "b"]), node("a", "gelu", ["h"]),
+         node("y", "add", ["a", "residual"])],
+        ["y"], "gelu(x @ w^T + b) + residual (exact erf gelu); x [8192, 4096], w [8192, 4096]")
+    t, d, f = 4096, 4096, 11008
+    g["swiglu_ffn"] = graph(
+        "swiglu_ffn",
+        [("x", "bf16", [t, d]), ("w_gate", "bf16", [f, d]), ("w_up", "bf16", [f, d]),
+         ("w_down", "bf16", [d, f])],
+        [node("gate", "linear", ["x", "w_gate"]), node("up", "linear", ["x", "w_up"]),
+         node("gate_act", "silu", ["gate"]), node("hidden", "mul", ["gate_act", "up"]),
+         node("y", "linear", ["hidden", "w_down"])],
+        ["y"], "SwiGLU FFN: (silu(x w_gate^T) * x w_up^T) w_down^T; 4096 tokens, 4096 -> 11008 "
+        "-> 4096")
+    g["qkv_projection"] = graph(
+        "qkv_projection",
+        [("x", "bf16", [4096, 4096]), ("w_q", "bf16", [4096, 4096]),
+         ("w_k", "bf16", [1024, 4096]), ("w_v", "bf16", [1024, 4096])],
+        [node("q", "linear", ["x", "w_q"]), node("k", "linear", ["x", "w_k"]),
+         node("v", "linear", ["x", "w_v"])],
+        ["q", "k", "v"], "three sibling projections of one x (GQA sizes): q [4096, 4096], "
+        "k and v [4096, 1024]; all outputs")
+    g["attention"] = graph(
+        "attention", [(n_, "bf16", [32, 4096, 128]) for n_ in ("q", "k", "v")],
+        [node("o", "scaled_dot_product_attention", ["q", "k", "v"], causal=True)],
+        ["o"], "causal sdpa, 32 heads x 4096 tokens x head dim 128, scale 1/sqrt(128)")
+    return g
+
+
+# Llama-3-8B sizes.
+HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
+
+
+def llama_weights():
+    kv = KV_HEADS * HEAD_DIM
+    return [("w_attn_norm", "bf16", [HIDDEN]), ("w_q", "bf16", [HIDDEN, HIDDEN]),
+            ("w_k", "bf16", [kv, HIDDEN]), ("w_v", "bf16", [kv, HIDDEN]),
+            ("w_o", "bf16", [HIDDEN, HIDDEN]), ("w_ffn_norm", "bf16", [HIDDEN]),
+            ("w_gate", "bf16", [FFN, HIDDEN]), ("w_up", "bf16", [FFN, HIDDEN]),
+            ("w_down", "bf16", [HIDDEN, FFN])]
+
+
+def gqa_repeat(src, lead, seq):
+    """[*lead, KV_HEADS, seq, HEAD_DIM] -> [*lead, HEADS, seq, HEAD_DIM], each kv head 4 times."""
+    rep = HEADS // KV_HEADS
+    return [node(src + "_1", "reshape", [src], shape=lead + [KV_HEADS, 1, seq, HEAD_DIM]),
+            node(src + "_x4", "broadcast_to", [src + "_1"],
+                 shape=lead + [KV_HEADS, rep, seq, HEAD_DIM]),
+            node(src + "_heads", "reshape", [src + "_x4"], shape=lead + [HEADS, seq, HEAD_DIM])]
+
+
+def llama_ffn_tail():
+    """o projection, residual, FFN norm, SwiGLU, residual: attn_flat [rows, 4096] -> out."""
+    return [node("attn_out", "linear", ["attn_flat", "w_o"]),
+            node("r1", "add", ["x", "attn_out"]),
+            node("h2", "rms_norm", ["r1", "w_ffn_norm"], eps=1e-5),
+            node("ffn_gate", "linear", ["h2", "w_gate"]),
+            node("ffn_up", "linear", ["h2", "w_up"]),
+            node("ffn_gate_act", "silu", ["ffn_gate"]),
+            node("ffn_hidden", "mul", ["ffn_gate_act", "ffn_up"]),
+            node("ffn_out", "linear", ["ffn_hidden", "w_down"]),
+            node("out", "add", ["r1", "ffn_out"])]
+
+
+def llama_head():
+    return [node("h1", "rms_norm", ["x", "w_attn_norm"], eps=1e-5),
+            node("q_proj", "linear", ["h1", "w_q"]),
+            node("k_proj", "linear", ["h1", "w_k"]),
+            node("v_proj", "linear", ["h1", "w_v"])]
+
+
+LLAMA = ("Llama-3-8B-style decoder block (hidden 4096, 32 heads, 8 kv heads, head dim 128, "
+         "FFN 14336, rms_norm eps 1e-5, SwiGLU, GQA by broadcast); no RoPE. ")
+
+
+def llama_prefill(t):
+    nodes = llama_head()
+    for p, heads in (("q", HEADS), ("k", KV_HEADS), ("v", KV_HEADS)):
+        nodes += [node(p + "_tokens", "reshape", [p + "_proj"], shape=[t, heads, HEAD_DIM]),
+                  node(p + "_cache" if p != "q" else "q_heads", "transpose", [p + "_tokens"],
+                       perm=[1, 0, 2])]
+    nodes += gqa_repeat("k_cache", [], t) + gqa_repeat("v_cache", [], t)
+    nodes += [node("attn", "scaled_dot_product_attention",
+                   ["q_heads", "k_cache_heads", "v_cache_heads"], causal=True),
+              node("attn_tokens", "transpose", ["attn"], perm=[1, 0, 2]),
+              node("attn_flat", "reshape", ["attn_tokens"], shape=[t, HIDDEN])]
+    nodes += llama_ffn_tail()
+    return graph("llama_block_prefill", [("x", "bf16", [t, HIDDEN])] + llama_weights(), nodes,
+                 ["out", "k_cache", "v_cache"],
+                 LLAMA + "Prefill of %d tokens, causal attention; outputs the block output and "
+                 "the k/v of the tokens in cache layout [8, %d, 128]" % (t, t))
+
+
+def llama_decode(b, cache):
+    kv_shape = [b, KV_HEADS, cache, HEAD_DIM]
+    nodes = llama_head()
+    nodes += [node("q_heads", "reshape", ["q_proj"], shape=[b, HEADS, 1, HEAD_DIM]),
+              node("k_new", "reshape", ["k_proj"], shape=[b, KV_HEADS, 1, HEAD_DIM]),
+              node("v_new", "reshape", ["v_proj"], shape=[b, KV_HEADS, 1, HEAD_DIM]),
+              node("k_all", "concat", ["cache_k", "k_new"], axis=2),
+              node("v_all", "concat", ["cache_v", "v_new"], axis=2)]
+    nodes += gqa_repeat("k_all", [b], cache + 1) + gqa_repeat("v_all", [b], cache + 1)
+    nodes += [node("attn", "scaled_dot_product_attention",
+                   ["q_heads", "k_all_heads", "v_all_heads"]),
+              node("attn_flat", "reshape", ["attn"], shape=[b, HIDDEN])]
+    nodes += llama_ffn_tail()
+    name = "llama_block_decode_b%d" % b
+    return graph(name, [("x", "bf16", [b, HIDDEN])] + llama_weights() +
+                 [("cache_k", "bf16", kv_shape), ("cache_v", "bf16", kv_shape)], nodes,
+                 ["out", "k_new", "v_new"],
+                 LLAMA + "Decode: batch %d, one new token per sequence, KV cache of %d tokens "
+                 "(inputs cache_k/cache_v [%d, 8, %d, 128]); the new k/v are concatenated on "
+                 "the sequence axis and the query attends to all %d keys (no mask); outputs the "
+                 "block output and the new k/v" % (b, cache, b, cache, cache + 1))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     graphs = memory_bound(8192, 8192)
@@ -71,6 +194,10 @@ def main():
         small = memory_bound(rows, 4096, suffix="_%dx4096" % rows)
         for k in ("rms_norm", "softmax", "add_rms_norm", "gelu_bias"):
             graphs[k + "_%dx4096" % rows] = small[k + "_%dx4096" % rows]
+    graphs.update(gemm_cases())
+    graphs["llama_block_prefill"] = llama_prefill(4096)
+    for b in (1, 32):
+        graphs["llama_block_decode_b%d" % b] = llama_decode(b, 4096)
     for name, g in sorted(graphs.items()):
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(g, f, indent=2)
