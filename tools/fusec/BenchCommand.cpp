@@ -29,6 +29,7 @@ struct BenchOptions {
   uint64_t seed = 0;
   bool json = false;
   std::string inputs;
+  bool noSteps = false;
 };
 
 std::string fmtBytes(double b) {
@@ -87,7 +88,7 @@ int runBench(const BenchOptions &opts) {
   auto unfused = compileGraph(opts.graph, unfusedFlags, /*forGpu=*/true);
   if (!unfused)
     return reportError(unfused.takeError());
-  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs};
+  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps};
   auto env = measureEnvironment(**fused);
   if (!env)
     return reportError(env.takeError());
@@ -152,6 +153,8 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--warmup", opts->warmup, "untimed runs first")->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--json", opts->json, "print JSON instead of tables");
+  cmd->add_flag("--no-steps", opts->noSteps,
+                "time only whole plans, not each kernel alone (faster on many-kernel plans)");
   cmd->add_option("--inputs", opts->inputs,
                   "safetensors file with the graph inputs (by name) to time on; "
                   "random inputs when left out");

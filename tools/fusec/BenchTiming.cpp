@@ -167,9 +167,10 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   t.hostUsPerLaunch = median(hostUs) / std::max<size_t>(1, plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep &step = plan.steps[s];
-    auto ms = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
+    auto ms = settings.perStep ? timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
       return exe.enqueueStep(s, inputsOf(i), outs.pointers(), nullptr);
-    });
+    })
+                               : llvm::Expected<std::vector<float>>(std::vector<float>{0.f});
     if (!ms)
       return ms.takeError();
     StepTiming st;

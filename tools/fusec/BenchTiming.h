@@ -14,6 +14,7 @@ struct BenchSettings {
   int iters = 50, warmup = 5;
   uint64_t seed = 0;
   std::string inputsFile;  ///< safetensors with the inputs (empty: random)
+  bool perStep = true;     ///< also time each step alone
 };
 
 struct BenchEnvironment {
