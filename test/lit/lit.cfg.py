@@ -3,6 +3,7 @@
 # lit.site.cfg.py that CMake writes into <build>/test/lit; run lit on that folder
 # (ctest -L lit does), not on this one.
 import os
+import shutil
 
 import lit.formats
 
@@ -48,6 +49,11 @@ for tool in ("FileCheck", "not", "count"):
 fusec_cli = os.path.join(config.fusec_tools_dir, "fusec")
 if os.access(fusec_cli, os.X_OK):
     config.available_features.add("fusec")
+
+# Tests that render `fusec explain --format dot` output say `REQUIRES: dot`: they
+# run only where Graphviz's `dot` is on PATH.
+if shutil.which("dot", path=config.environment["PATH"]):
+    config.available_features.add("dot")
 
 # A tool name is replaced by its full path only where a command starts (line start,
 # after lit's `%dbg(RUN: at line N)` marker, a pipe, `;`, `&&`, `||` or `(`), so
