@@ -65,7 +65,9 @@ llvm::Error Executable::load(KernelCache &cache) {
     if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, step.name.c_str()),
                                     "cuModuleGetFunction"))
       return err;
-    if (step.kernel.sharedBytes > 48 * 1024)
+    // Static plus dynamic shared memory over 48 KB needs the opt-in, and the
+    // static part is not known here: opt in whenever dynamic memory is used.
+    if (step.kernel.sharedBytes > 0)
       if (llvm::Error err = drv.check(
               drv.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      step.kernel.sharedBytes),

@@ -155,7 +155,7 @@ llvm::Expected<json> parseHeaderJson(llvm::StringRef file, llvm::StringRef text)
                             header.type_name() + ")");
     return header;
   } catch (const json::exception &e) {
-    return fail(file, llvm::Twine("invalid JSON header: ") + e.what());
+    return fail(file, llvm::Twine("not a safetensors file: invalid JSON header: ") + e.what());
   }
 }
 
@@ -164,16 +164,17 @@ llvm::Expected<json> parseHeaderJson(llvm::StringRef file, llvm::StringRef text)
 llvm::Expected<TensorMap> parseSafetensors(llvm::StringRef file, llvm::StringRef bytes,
                                            SafetensorsMetadata *metadata) {
   if (bytes.size() < 8)
-    return fail(file, "file is " + llvm::Twine(bytes.size()) +
+    return fail(file, "not a safetensors file: it is " + llvm::Twine(bytes.size()) +
                           " bytes, too short for the 8-byte header length");
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | static_cast<uint8_t>(bytes[i]);
   if (headerLen > kMaxHeaderBytes)
-    return fail(file, "header length " + llvm::Twine(headerLen) +
+    return fail(file, "not a safetensors file: its header length " + llvm::Twine(headerLen) +
                           " exceeds the 100 MiB limit");
   if (headerLen > bytes.size() - 8)
-    return fail(file, "header length " + llvm::Twine(headerLen) + " exceeds the file size (" +
+    return fail(file, "not a safetensors file: its header length " + llvm::Twine(headerLen) +
+                          " exceeds the file size (" +
                           llvm::Twine(bytes.size()) + " bytes)");
 
   llvm::Expected<json> header = parseHeaderJson(file, bytes.substr(8, headerLen));

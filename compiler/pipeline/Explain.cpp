@@ -214,10 +214,11 @@ std::string explainJson(const Explanation &e) {
 }
 
 std::string explainDot(const Explanation &e) {
+  // Escapes quotes only: labels use Graphviz's \n line breaks on purpose.
   auto quote = [](const std::string &s) {
     std::string q = "\"";
     for (char c : s)
-      q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+      q += c == '"' ? std::string("\\\"") : std::string(1, c);
     return q + "\"";
   };
   std::string s = "digraph " + quote(e.graph) + " {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";

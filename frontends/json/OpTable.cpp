@@ -181,7 +181,14 @@ Value slice(NodeContext &c) {
   std::vector<int64_t> starts = list("starts", true), ends = list("ends", true),
                        axes = list("axes", false), steps = list("steps", false);
   shape::SliceSpec spec;
-  c.check(shape::normalizeSlice(shapeOf(c.in(0)), starts, ends, axes, steps, spec), "attrs");
+  std::string err = shape::normalizeSlice(shapeOf(c.in(0)), starts, ends, axes, steps, spec);
+  // Name the list at fault (the rule's messages start with what they are about).
+  llvm::StringRef msg(err);
+  std::string field = msg.starts_with("step") ? "attrs.steps"
+                      : msg.starts_with("axes") || msg.starts_with("axis") ? "attrs.axes"
+                      : msg.contains("ends") ? "attrs.ends"
+                                             : "attrs.starts";
+  c.check(err, field);
   return c.tb.slice(c.in(0), spec);
 }
 
@@ -215,9 +222,22 @@ Value optionalIn(NodeContext &c, size_t i) {
   return i < c.operands.size() ? c.operands[i] : Value();
 }
 
+/// An optional operand `i` must have exactly `expected` as its shape.
+void expectOperandShape(NodeContext &c, size_t i, ArrayRef<int64_t> expected, const char *role) {
+  Value v = optionalIn(c, i);
+  if (!v || shapeOf(v) == expected)
+    return;
+  c.at.fail("inputs[" + std::to_string(i) + "]",
+            std::string(role) + " '" + c.operandNames[i] + "' has shape " +
+                shape::str(shapeOf(v)) + ", expected " + shape::str(expected));
+}
+
 Value layerNorm(NodeContext &c) {
   OpBuilder &b = c.tb.builder();
   int64_t axis = c.axisAttr("axis", -1);
+  ArrayRef<int64_t> normalized = shapeOf(c.in(0)).drop_front(axis);
+  expectOperandShape(c, 1, normalized, "weight (the normalized dims x.shape[axis:])");
+  expectOperandShape(c, 2, normalized, "bias (the normalized dims x.shape[axis:])");
   double eps = c.numberAttr("eps", 1e-5);
   return b.create<LayerNormOp>(c.tb.location(), c.in(0).getType(), c.in(0), optionalIn(c, 1),
                                optionalIn(c, 2), b.getI64IntegerAttr(axis),
@@ -229,6 +249,7 @@ Value rmsNorm(NodeContext &c) {
   if (shapeOf(c.in(0)).empty())
     c.at.fail("inputs[0]", "rms_norm needs an input of rank >= 1");
   double eps = c.numberAttr("eps", 1e-6);
+  expectOperandShape(c, 1, shapeOf(c.in(0)).back(), "weight (the last dim of x)");
   return b.create<RmsNormOp>(c.tb.location(), c.in(0).getType(), c.in(0), optionalIn(c, 1),
                              b.getF64FloatAttr(eps));
 }
@@ -240,6 +261,7 @@ Value linear(NodeContext &c) {
                             shape::str(x) + " and weight " + shape::str(w));
   shape::Shape out(x.begin(), x.end());
   out.back() = w[0];
+  expectOperandShape(c, 2, w[0], "bias ([out])");
   return c.tb.builder().create<LinearOp>(c.tb.location(),
                                          c.tb.tensorType(out, elementTypeOf(c.in(0))),
                                          c.in(0), c.in(1), optionalIn(c, 2));
@@ -267,6 +289,14 @@ Value attention(NodeContext &c) {
                             shape::Shape(ks.begin(), ks.end() - 2),
                             shape::Shape(vs.begin(), vs.end() - 2)},
                            batch));
+  if (mask) {
+    shape::Shape scores = batch;
+    scores.push_back(qs[qs.size() - 2]);
+    scores.push_back(ks[ks.size() - 2]);
+    if (std::string err = shape::broadcastTo(shapeOf(mask), scores); !err.empty())
+      c.at.fail("inputs[3]", "mask '" + c.operandNames[3] + "' must broadcast to the scores " +
+                                 shape::str(scores) + ": " + err);
+  }
   shape::Shape out = batch;
   out.push_back(qs[qs.size() - 2]);
   out.push_back(vs.back());

@@ -7,7 +7,11 @@
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 #ifndef FUSEC_VERSION
 #define FUSEC_VERSION "unknown"
@@ -25,11 +29,39 @@ int main(int argc, char **argv) {
   fusec::cli::addRunCommand(app, exitCode);
   fusec::cli::addExplainCommand(app, exitCode);
   fusec::cli::addBenchCommand(app, exitCode);
+  // A misspelt command would otherwise read as "a subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App *sub : app.get_subcommands({}))
+      names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      std::string best;
+      unsigned bestDist = 3;
+      for (const std::string &n : names) {
+        unsigned d = llvm::StringRef(argv[1]).edit_distance(n, true, bestDist);
+        if (d < bestDist) {
+          bestDist = d;
+          best = n;
+        }
+      }
+      llvm::errs() << "fusec: error: unknown command '" << argv[1] << "'"
+                   << (best.empty() ? "" : " (did you mean '" + best + "'?)")
+                   << "; run 'fusec --help' for the list\n";
+      return fusec::cli::kUsageError;
+    }
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : fusec::cli::kUsageError;
+    llvm::errs() << "fusec: error: " << e.what()
+                 << "\nRun 'fusec --help' or 'fusec <command> --help' for usage.\n";
+    return fusec::cli::kUsageError;
   }
   return exitCode;
 }
