@@ -252,7 +252,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   p.vec = 16 / bytes;
   while (p.vec > 1 && d[p.last] % p.vec != 0)
     p.vec /= 2;
-  // Tiles of 64 bytes per row: whole DRAM bursts.
+  // Tiles of 64 bytes per row: whole DRAM bursts (128 measured slower, see bench/NOTES.md).
   p.tx = std::max<int64_t>(1, 64 / (p.vec * bytes));
   while (p.tx > 1 && p.tx * p.vec > p.kc)
     p.tx /= 2;

@@ -8,13 +8,14 @@ namespace fusec {
 
 const std::vector<DeviceProfile> &deviceProfiles() {
   // Bandwidths are measured copy rates (read + write), not datasheet peaks: the
-  // roofline a memory-bound kernel can actually reach. Launch overhead is the
-  // per-kernel gap in a stream of back-to-back launches.
+  // roofline a memory-bound kernel can actually reach. Launch overhead is what
+  // each small kernel costs in a stream of back-to-back launches: 4.2 us on an
+  // H100 (7 decode-sized kernels took 29.8 us, one took 5.8 us; bench/NOTES.md).
   static const std::vector<DeviceProfile> profiles = {
-      {"h100", "sm_90a", 3.0e12, 790e12, 60e12, 2.5e-6, 132, 50 << 20, 227 << 10, 65536,
+      {"h100", "sm_90a", 3.0e12, 790e12, 60e12, 4.2e-6, 132, 50 << 20, 227 << 10, 65536,
        "H100 SXM 80GB: copy 3.0 TB/s and bf16 matmul ~790 TFLOP/s measured in this "
        "workplace (2026-11)"},
-      {"h200", "sm_90a", 4.3e12, 790e12, 60e12, 2.5e-6, 132, 60 << 20, 227 << 10, 65536,
+      {"h200", "sm_90a", 4.3e12, 790e12, 60e12, 4.2e-6, 132, 60 << 20, 227 << 10, 65536,
        "H200: copy 4.3 TB/s and bf16 matmul ~790 TFLOP/s measured in this workplace "
        "(2026-10)"},
       {"a100", "sm_80", 1.7e12, 280e12, 19.5e12, 3.0e-6, 108, 40 << 20, 163 << 10, 65536,
