@@ -102,24 +102,24 @@ TEST_F(SafetensorsTest, MissingFile) {
 }
 
 TEST_F(SafetensorsTest, TooShortForTheHeaderLength) {
-  expectError("abcde", "file is 5 bytes, too short for the 8-byte header length");
+  expectError("abcde", "not a safetensors file: it is 5 bytes, too short for the 8-byte header length");
 }
 
 TEST_F(SafetensorsTest, HeaderLengthPastTheFile) {
   std::string bytes = fileBytes("{}", "");
   bytes[0] = 100;
-  expectError(bytes, "header length 100 exceeds the file size (10 bytes)");
+  expectError(bytes, "not a safetensors file: its header length 100 exceeds the file size (10 bytes)");
 }
 
 TEST_F(SafetensorsTest, HeaderLengthOverTheLimit) {
   std::string bytes = fileBytes("{}", "");
   bytes[3] = 0x07; // 0x07000002 bytes > 100 MiB
-  expectError(bytes, "header length 117440514 exceeds the 100 MiB limit");
+  expectError(bytes, "not a safetensors file: its header length 117440514 exceeds the 100 MiB limit");
 }
 
 TEST_F(SafetensorsTest, InvalidJson) {
   std::string message = readError(fileBytes(R"({"a": )", ""));
-  EXPECT_EQ(message.rfind(path() + ": invalid JSON header: ", 0), 0u) << message;
+  EXPECT_EQ(message.rfind(path() + ": not a safetensors file: invalid JSON header: ", 0), 0u) << message;
   EXPECT_NE(message.find("parse error"), std::string::npos) << message;
 }
 
