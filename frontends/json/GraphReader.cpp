@@ -83,7 +83,7 @@ private:
   std::vector<size_t> readNodesInOrder(const Json &nodes);
   void buildNode(const Json &node, size_t index, OpBuilder &b);
   std::vector<Value> readOutputs(const Json &doc);
-  Location locFor(const std::string &name);
+  Location locFor(const std::string &name, size_t index);
   Place nodePlace(const Json &node, size_t index) const;
 
   std::string fileName;
@@ -100,10 +100,13 @@ Place GraphBuilder::nodePlace(const Json &node, size_t index) const {
   return Place("node " + label + "(nodes[" + std::to_string(index) + "])");
 }
 
-Location GraphBuilder::locFor(const std::string &name) {
+/// `name`(fused<nodes[index]>[file:line:col]): the node's name (diagnostics and
+/// `fusec explain` print it), its index in "nodes", and where it is in the file.
+Location GraphBuilder::locFor(const std::string &name, size_t index) {
   LineCol lc = positions.count(name) ? positions[name] : LineCol{};
-  return NameLoc::get(StringAttr::get(&ctx, name),
-                      FileLineColLoc::get(&ctx, fileName, lc.line, lc.col));
+  Location file = FileLineColLoc::get(&ctx, fileName, lc.line, lc.col);
+  Attribute where = StringAttr::get(&ctx, "nodes[" + std::to_string(index) + "]");
+  return NameLoc::get(StringAttr::get(&ctx, name), FusedLoc::get(&ctx, {file}, where));
 }
 
 void GraphBuilder::readHeader(const Json &doc) {
@@ -305,7 +308,7 @@ void GraphBuilder::buildNode(const Json &node, size_t index, OpBuilder &b) {
     attrs = &emptyObject;
   rejectUnknownKeys(at, *attrs, spec->attrs, "attrs.");
 
-  TypedBuilder tb(b, locFor(name));
+  TypedBuilder tb(b, locFor(name, index));
   NodeContext c{tb, at, *attrs, node, {}, {}};
   for (int k = 0; k < n; ++k) {
     std::string ref = (*ins)[k].get<std::string>();
