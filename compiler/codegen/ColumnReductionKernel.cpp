@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/shape/ShapeRules.h"
 
@@ -23,7 +24,6 @@ namespace fusec::codegen::detail {
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
-bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
 
 struct ColumnPlan {
   FusionOp fusion;
@@ -98,19 +98,6 @@ struct ColumnPlan {
     return head + rowLoop(lanes, "") + tail;
   }
 
-  int level(Value v, std::map<void *, int> &memo) {
-    auto it = memo.find(v.getAsOpaquePointer());
-    if (it != memo.end())
-      return it->second;
-    int l = 0;
-    if (Operation *op = v.getDefiningOp()) {
-      for (Value o : op->getOperands())
-        l = std::max(l, level(o, memo));
-      l += isReduction(op) ? 1 : 0;
-    }
-    return memo[v.getAsOpaquePointer()] = l;
-  }
-
   std::string outputs() {
     ElementEmitter e = emitter();
     Index id = ElementEmitter::identity(domain.size());
@@ -164,17 +151,13 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
                                                    const DeviceProfile &profile) {
   ColumnPlan p;
   p.fusion = fusion;
-  auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
-  auto red = fusion->getAttrOfType<DenseI64ArrayAttr>("reduced_axes").asArrayRef();
-  p.domain.assign(d.begin(), d.end());
-  p.reduced.assign(red.begin(), red.end());
-  for (int64_t i = 0; i < (int64_t)d.size(); ++i)
-    if (!llvm::is_contained(red, i))
-      p.kept.push_back(i);
-  for (int64_t a : p.reduced)
-    p.rr *= d[a];
-  for (int64_t a : p.kept)
-    p.kc *= d[a];
+  ReductionDomain rd = reductionDomain(fusion);
+  p.domain = rd.domain;
+  p.reduced = rd.reduced;
+  p.kept = rd.kept;
+  p.rr = rd.reducedCount;
+  p.kc = rd.keptCount;
+  ArrayRef<int64_t> d = p.domain;
   p.last = d.size() - 1;
   int64_t bytes = maxElementBytes(fusion);
   p.vec = 16 / bytes;
@@ -189,11 +172,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   p.ty = 256 / p.tx;
   int64_t width = p.tx * p.vec, tiles = (p.kc + width - 1) / width;
 
-  std::map<int, std::vector<Operation *>> byLevel;
-  std::map<void *, int> memo;
-  for (Operation &op : fusion.getBodyBlock().without_terminator())
-    if (isReduction(&op))
-      byLevel[p.level(op.getResult(0), memo)].push_back(&op);
+  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
 
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();

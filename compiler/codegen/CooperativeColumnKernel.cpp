@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/shape/ShapeRules.h"
 
@@ -26,7 +27,6 @@ namespace fusec::codegen::detail {
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
-bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
 
 constexpr int64_t kThreads = 256;
 /// Two buffers (the tile being reduced, the next one arriving) share this.
@@ -215,18 +215,6 @@ struct CoopPlan {
     return s;
   }
 
-  int level(Value v, std::map<void *, int> &memo) {
-    auto it = memo.find(v.getAsOpaquePointer());
-    if (it != memo.end())
-      return it->second;
-    int l = 0;
-    if (Operation *op = v.getDefiningOp()) {
-      for (Value o : op->getOperands())
-        l = std::max(l, level(o, memo));
-      l += isReduction(op) ? 1 : 0;
-    }
-    return memo[v.getAsOpaquePointer()] = l;
-  }
 };
 
 } // namespace
@@ -236,17 +224,13 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                                                               bool cluster) {
   CoopPlan p;
   p.fusion = fusion;
-  auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
-  auto red = fusion->getAttrOfType<DenseI64ArrayAttr>("reduced_axes").asArrayRef();
-  p.domain.assign(d.begin(), d.end());
-  p.reduced.assign(red.begin(), red.end());
-  for (int64_t i = 0; i < (int64_t)d.size(); ++i)
-    if (!llvm::is_contained(red, i))
-      p.kept.push_back(i);
-  for (int64_t a : p.reduced)
-    p.rr *= d[a];
-  for (int64_t a : p.kept)
-    p.kc *= d[a];
+  ReductionDomain rd = reductionDomain(fusion);
+  p.domain = rd.domain;
+  p.reduced = rd.reduced;
+  p.kept = rd.kept;
+  p.rr = rd.reducedCount;
+  p.kc = rd.keptCount;
+  ArrayRef<int64_t> d = p.domain;
   p.last = d.size() - 1;
   int64_t bytes = maxElementBytes(fusion);
   p.vec = 16 / bytes;
@@ -260,11 +244,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   p.width = p.tx * p.vec;
   p.tiles = (p.kc + p.width - 1) / p.width;
 
-  std::map<int, std::vector<Operation *>> byLevel;
-  std::map<void *, int> memo;
-  for (Operation &op : fusion.getBodyBlock().without_terminator())
-    if (isReduction(&op))
-      byLevel[p.level(op.getResult(0), memo)].push_back(&op);
+  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
   for (auto &[l, reds] : byLevel)
     p.maxPerPhase = std::max<int64_t>(p.maxPerPhase, reds.size());
 

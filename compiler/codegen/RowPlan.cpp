@@ -1,6 +1,7 @@
 //===- RowPlan.cpp - phases, register caching and stores of a row kernel --===//
 #include "compiler/codegen/RowPlan.h"
 
+#include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/shape/ShapeRules.h"
 
@@ -11,7 +12,6 @@ using namespace mlir;
 namespace fusec::codegen::detail {
 
 namespace {
-bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
 std::string str(int64_t v) { return std::to_string(v); }
 /// At most this many floats per thread are spent on caching row inputs.
 constexpr int64_t kCacheBudget = 96;
@@ -119,21 +119,6 @@ ElementEmitter RowPlan::makeEmitter(std::string *slotPre) {
   return e;
 }
 
-int RowPlan::level(Value v) {
-  auto it = levels.find(v.getAsOpaquePointer());
-  if (it != levels.end())
-    return it->second;
-  int l = 0;
-  if (Operation *op = v.getDefiningOp()) {
-    for (Value o : op->getOperands())
-      l = std::max(l, level(o));
-    if (isReduction(op))
-      ++l;
-  }
-  levels[v.getAsOpaquePointer()] = l;
-  return l;
-}
-
 std::string RowPlan::phase(const std::vector<Operation *> &reds) {
   std::string head, lanes, pre;
   ElementEmitter e = makeEmitter(&pre);
@@ -227,10 +212,7 @@ std::string RowPlan::perRowOutputs() {
 
 std::string RowPlan::body() {
   // Reductions by phase: a reduction that needs another's result comes later.
-  std::map<int, std::vector<Operation *>> byLevel;
-  for (Operation &op : fusion.getBodyBlock().without_terminator())
-    if (isReduction(&op))
-      byLevel[level(op.getResult(0))].push_back(&op);
+  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
   std::string phases;
   for (auto &[l, reds] : byLevel)
     phases += "    // phase " + str(l) + "\n" + phase(reds);

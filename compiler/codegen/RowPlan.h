@@ -36,7 +36,6 @@ private:
   std::string phase(const std::vector<mlir::Operation *> &reductions);
   std::string rowVaryingOutputs();
   std::string perRowOutputs();
-  int level(mlir::Value v);
 
   FusionOp fusion;
   std::vector<int64_t> domain, reduced, kept;
@@ -46,7 +45,6 @@ private:
   std::vector<Cached> cache;
   std::map<std::string, std::string> cacheByKey;
   std::map<mlir::Operation *, std::string> reductionVars;
-  std::map<void *, int> levels;
   int counter = 0;
 };
 

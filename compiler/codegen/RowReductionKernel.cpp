@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/RowPlan.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/shape/ShapeRules.h"
@@ -34,17 +35,13 @@ struct RowShape {
 
 RowShape planRows(FusionOp fusion) {
   RowShape r;
-  auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
-  auto red = fusion->getAttrOfType<DenseI64ArrayAttr>("reduced_axes").asArrayRef();
-  r.domain.assign(d.begin(), d.end());
-  r.reduced.assign(red.begin(), red.end());
-  for (int64_t i = 0; i < (int64_t)d.size(); ++i)
-    if (!llvm::is_contained(red, i))
-      r.kept.push_back(i);
-  for (int64_t a : r.kept)
-    r.rows *= d[a];
-  for (int64_t a : r.reduced)
-    r.cols *= d[a];
+  ReductionDomain rd = reductionDomain(fusion);
+  r.domain = rd.domain;
+  r.reduced = rd.reduced;
+  r.kept = rd.kept;
+  r.rows = rd.keptCount;
+  r.cols = rd.reducedCount;
+  ArrayRef<int64_t> d = r.domain;
   r.lane = r.reduced.back();
   // Vectors only along a contiguous innermost reduced dim.
   if (r.lane == (int)d.size() - 1) {

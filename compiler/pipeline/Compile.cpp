@@ -55,7 +55,9 @@ TensorSpec specOf(Value v, std::string name) {
   return {std::move(name), dtypeOf(v), std::vector<int64_t>(s.begin(), s.end())};
 }
 
-StepCost costOf(FusionOp f) {
+} // namespace
+
+StepCost fusionCost(FusionOp f) {
   StepCost c;
   if (auto nodes = f->getAttrOfType<ArrayAttr>("nodes"))
     for (Attribute n : nodes)
@@ -79,6 +81,8 @@ StepCost costOf(FusionOp f) {
   c.unfusedUs = f64("unfused_us");
   return c;
 }
+
+namespace {
 
 MatrixLayout toLayout(const MatrixLayoutView &v, int64_t batch) {
   MatrixLayout l;
@@ -200,7 +204,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     }
     PlanStep step;
     step.name = f->getAttrOfType<StringAttr>("name").str();
-    step.cost = costOf(f);
+    step.cost = fusionCost(f);
     if (f.getKind() == "matmul") {
       auto m = matmulStep(f, ins, outs[0]);
       if (!m)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compiler/cost/DeviceProfile.h"
+#include "compiler/dialect/FusecDialect.h"
 #include "runtime/PlanDesc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +30,9 @@ llvm::Error fuseModule(mlir::ModuleOp module, const CompileOptions &options);
 
 /// Builds the executable plan of a fused module (fuseModule first).
 llvm::Expected<PlanDesc> buildPlan(mlir::ModuleOp fused, const CompileOptions &options);
+
+/// The cost attributes fusion left on a fused group (what explain and bench print).
+StepCost fusionCost(FusionOp fusion);
 
 /// Scale for random values of each graph input: 1/sqrt(K) for inputs that a
 /// matmul (or linear) contracts over K, 1 otherwise. Random weights then give

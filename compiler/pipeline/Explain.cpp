@@ -1,6 +1,8 @@
 //===- Explain.cpp - what fusion decided, and what it predicts ------------===//
 #include "compiler/pipeline/Explain.h"
 
+#include "compiler/pipeline/Compile.h"
+
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 
@@ -71,25 +73,14 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
       ExplainedKernel k;
       k.name = f->getAttrOfType<StringAttr>("name").str();
       k.kind = f.getKind().str();
-      if (auto nodes = f->getAttrOfType<ArrayAttr>("nodes"))
-        for (Attribute n : nodes)
-          k.nodes.push_back(cast<StringAttr>(n).str());
-      for (Operation &inner : f.getBodyBlock().without_terminator())
-        if (!isView(&inner) && !isGenerator(&inner))
-          k.ops.push_back(inner.getName().stripDialect().str());
-      auto i64 = [&](const char *n) {
-        auto a = f->getAttrOfType<IntegerAttr>(n);
-        return a ? a.getInt() : 0;
-      };
-      auto f64 = [&](const char *n) {
-        auto a = f->getAttrOfType<FloatAttr>(n);
-        return a ? a.getValueAsDouble() : 0.0;
-      };
-      k.bytesUnfused = i64("bytes_unfused");
-      k.bytesFused = i64("bytes_fused");
-      k.launchesUnfused = static_cast<int>(i64("launches_unfused"));
-      k.unfusedUs = f64("unfused_us");
-      k.predictedUs = f64("predicted_us");
+      StepCost c = fusionCost(f);
+      k.nodes = c.nodes;
+      k.ops = c.ops;
+      k.bytesUnfused = c.bytesUnfused;
+      k.bytesFused = c.bytesFused;
+      k.launchesUnfused = c.launchesUnfused;
+      k.unfusedUs = c.unfusedUs;
+      k.predictedUs = c.predictedUs;
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
       for (Value v : f.getResults())
