@@ -51,10 +51,18 @@ void printPlan(const char *title, const PlanTiming &t, double copyBw) {
   llvm::outs() << line;
   for (const StepTiming &s : t.steps) {
     double gbs = s.bytes / (s.medianUs * 1e-6) / 1e9;
-    std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10.1f %8.0f %7.1f%% %12.1f\n",
+    std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10.1f %8.0f %7.1f%% %12.1f",
                   s.name.substr(0, 28).c_str(), s.family.c_str(), fmtBytes(s.bytes).c_str(),
                   s.medianUs, gbs, 100.0 * gbs * 1e9 / copyBw, s.predictedUs);
     llvm::outs() << line;
+    // A matmul is judged by its math rate (the profile's peak), not bandwidth.
+    if (s.flops > 0) {
+      double tflops = s.flops / (s.medianUs * 1e-6) / 1e12;
+      std::snprintf(line, sizeof line, "   %.0f TFLOP/s = %.0f%% of the profile's matmul peak",
+                    tflops, 100.0 * tflops * 1e12 / t.matmulPeak);
+      llvm::outs() << line;
+    }
+    llvm::outs() << "\n";
   }
   std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10.1f %8s %8s %12.1f\n", "whole graph",
                 "", fmtBytes(t.bytes).c_str(), t.medianUs, "", "", t.predictedUs);
@@ -72,7 +80,11 @@ nlohmann::json toJson(const PlanTiming &t, double copyBw) {
     j["steps"].push_back({{"name", s.name}, {"family", s.family}, {"bytes", s.bytes},
                           {"median_us", s.medianUs}, {"predicted_us", s.predictedUs},
                           {"floor_us", s.bytes / copyBw * 1e6},
-                          {"pct_copy_bw", 100.0 * bw / copyBw}, {"nodes", s.nodes}});
+                          {"pct_copy_bw", 100.0 * bw / copyBw}, {"nodes", s.nodes},
+                          {"flops", s.flops},
+                          {"pct_matmul_peak",
+                           s.flops > 0 ? 100.0 * s.flops / (s.medianUs * 1e-6) / t.matmulPeak
+                                       : 0.0}});
   }
   return j;
 }

@@ -183,12 +183,15 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
                                        ? 2 * plan.buffers[step.copy.dst].tensor.bytes()
                                        : step.cost.bytesFused);
     st.medianUs = median(*ms) * 1e3;
+    if (step.kind == PlanStep::Kind::Matmul)
+      st.flops = static_cast<double>(step.cost.flops);
     st.predictedUs = predictedUs(step, profile, env.copyBytesPerSec);
     t.bytes += st.bytes;
     t.predictedUs += st.predictedUs;
     t.steps.push_back(st);
   }
   t.predictedUs += plan.steps.size() * profile.launchSeconds * 1e6;
+  t.matmulPeak = profile.tensorFlopsPerSec;
   return t;
 }
 

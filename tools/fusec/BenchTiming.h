@@ -27,6 +27,7 @@ struct StepTiming {
   std::string name, family;
   std::vector<std::string> nodes;
   double bytes = 0, medianUs = 0, predictedUs = 0;
+  double flops = 0;  ///< tensor-core flops (matmul steps)
 };
 
 struct PlanTiming {
@@ -34,6 +35,7 @@ struct PlanTiming {
   double medianUs = 0, predictedUs = 0, bytes = 0;
   double hostUsPerLaunch = 0;
   int inputSets = 1;
+  double matmulPeak = 0;  ///< the profile's matmul rate, flop/s
 };
 
 /// Loads `program` on the GPU and measures the copy bandwidth there.
