@@ -71,14 +71,13 @@ bool checkRowConsistency(ArrayRef<Operation *> ops, const GroupSchedule &s,
   for (Operation *op : ops) {
     if (isReduction(op)) {
       Value r = op->getResult(0);
-      if (shapeOf(r) != k) {
+      bool usedInside = llvm::any_of(r.getUsers(), [&](Operation *u) {
+        return llvm::is_contained(ops, u);
+      });
+      if (shapeOf(r) != k && usedInside) {
         why = opLabel(op) + " drops the reduced dims (keepdims=false); only keepdims "
                             "reductions fuse with what follows them";
-        bool usedInside = llvm::any_of(r.getUsers(), [&](Operation *u) {
-          return llvm::is_contained(ops, u);
-        });
-        if (usedInside)
-          return false;
+        return false;
       }
       perRow.insert(r);
       continue;
