@@ -241,4 +241,11 @@ std::string summary(const HostTensor &t) {
   return s + (t.numel() > 4 ? ", ...]" : "]");
 }
 
+void scaleFloatValues(HostTensor &t, double scale) {
+  if (scale == 1.0 || !isFloat(t.dtype()))
+    return;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.set(i, t.get(i) * scale);
+}
+
 } // namespace fusec

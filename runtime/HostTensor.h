@@ -66,6 +66,10 @@ private:
 /// integers uniform in [-8, 8), bool true or false with probability 1/2.
 HostTensor randomTensor(DType dtype, std::vector<int64_t> shape, uint64_t seed);
 
+/// Multiplies every element of a float tensor by `scale` (rounding to its dtype);
+/// integer and bool tensors are left alone. Used to scale random weights.
+void scaleFloatValues(HostTensor &t, double scale);
+
 /// One line: dtype, shape, min, max and mean of the finite elements, the count
 /// of NaN and Inf elements, and the first 4 values.
 std::string summary(const HostTensor &t);

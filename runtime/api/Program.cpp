@@ -111,10 +111,7 @@ std::vector<HostTensor> Program::randomInputs(uint64_t seed) const {
   for (size_t i = 0; i < plan.inputs.size(); ++i) {
     HostTensor t = randomTensor(plan.inputs[i].dtype, plan.inputs[i].shape,
                                 seed * 0x9E3779B97F4A7C15ull + i + 1);
-    double scale = i < plan.inputScales.size() ? plan.inputScales[i] : 1.0;
-    if (scale != 1.0 && isFloat(t.dtype()))
-      for (int64_t e = 0; e < t.numel(); ++e)
-        t.set(e, t.get(e) * scale);
+    scaleFloatValues(t, i < plan.inputScales.size() ? plan.inputScales[i] : 1.0);
     in.push_back(std::move(t));
   }
   return in;

@@ -3,7 +3,6 @@
 
 #include "compiler/cost/DeviceProfile.h"
 #include "runtime/api/ProgramImpl.h"
-#include "tools/fusec/GraphIO.h"
 #include "runtime/Safetensors.h"
 
 #include <algorithm>
@@ -125,13 +124,8 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   }
   std::vector<std::unique_ptr<DeviceBuffers>> sets;
   for (int k = 0; k < t.inputSets; ++k) {
-    std::vector<HostTensor> host = given;
-    for (size_t i = 0; given.empty() && i < plan.inputs.size(); ++i) {
-      host.push_back(randomTensor(plan.inputs[i].dtype, plan.inputs[i].shape,
-                                  settings.seed * 1000003 + k * 131 + i + 1));
-      if (i < plan.inputScales.size())
-        scaleRandomValues(host.back(), plan.inputScales[i]);
-    }
+    std::vector<HostTensor> host =
+        given.empty() ? program.randomInputs(settings.seed * 1000003 + k) : given;
     sets.push_back(std::make_unique<DeviceBuffers>(drv));
     if (llvm::Error err = sets.back()->upload(host))
       return std::move(err);

@@ -23,13 +23,6 @@ std::string describe(DType t, llvm::ArrayRef<int64_t> shape) {
 }
 } // namespace
 
-void scaleRandomValues(HostTensor &t, double scale) {
-  if (scale == 1.0 || !isFloat(t.dtype()))
-    return;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.set(i, t.get(i) * scale);
-}
-
 std::vector<std::string> inputNames(mlir::func::FuncOp func) {
   std::vector<std::string> names;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -65,7 +58,7 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
       // Each input gets its own stream, so adding an input leaves the others unchanged.
       uint64_t s = seed * 0x9E3779B97F4A7C15ull + i + 1;
       tensors.push_back(randomTensor(dt, std::vector<int64_t>(shape.begin(), shape.end()), s));
-      scaleRandomValues(tensors.back(), scales[i]);
+      scaleFloatValues(tensors.back(), scales[i]);
       continue;
     }
     auto it = file.find(names[i]);

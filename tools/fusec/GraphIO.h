@@ -17,10 +17,6 @@ namespace fusec::cli {
 std::vector<std::string> inputNames(mlir::func::FuncOp func);
 std::vector<std::string> outputNames(mlir::func::FuncOp func);
 
-/// Multiplies the values of a float tensor by `scale` (random weights, see
-/// randomInputScales).
-void scaleRandomValues(HostTensor &t, double scale);
-
 /// One tensor per argument: read from `inputsPath` (a safetensors file, matched
 /// by name, dtype and shape checked) or, if it is empty, drawn at random from
 /// `seed`. Tensors in the file that the graph does not use are reported as notes.
