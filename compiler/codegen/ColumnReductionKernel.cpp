@@ -99,48 +99,18 @@ struct ColumnPlan {
   }
 
   std::string outputs() {
-    ElementEmitter e = emitter();
-    Index id = ElementEmitter::identity(domain.size());
-    std::string decls, lanes, post, perColumn;
-    unsigned o = 0;
-    for (Value v : fusion.getYield().getValues()) {
-      unsigned out = o++;
-      std::string r = "o" + str(out);
-      std::string type = computeType(dtypeOf(v)), storage = storageType(dtypeOf(v));
-      if (shapeOf(v) == ArrayRef<int64_t>(domain)) {
-        std::string val = e.emit(v, id);
-        lanes += e.takeCode() + "          " + r + "[l] = " + val + ";\n";
-        decls += "      " + type + " " + r + "[" + str(vec) + "];\n";
-        post += "      if (active) fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
-                ", " + e.offsetAt(domain, id, last, "kl") + ", " + r + ");\n";
-        continue;
-      }
-      // One value per column: kept dims only, or D with the reduced dims 1.
-      ElementEmitter pc = emitter();
-      Index idx;
-      ArrayRef<int64_t> s = shapeOf(v);
-      for (size_t d = 0; d < domain.size(); ++d)
-        if (!llvm::is_contained(reduced, (int64_t)d))
-          idx.push_back(IndexExpr::domain(d));
-        else if (s.size() == domain.size())
-          idx.push_back(IndexExpr::constant(0));
-      std::string val = pc.emit(v, idx);
-      perColumn += "      " + type + " " + r + "[" + str(vec) + "];\n      #pragma unroll\n"
-                   "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        const fz_idx k" +
-                   str(last) + " = kl + l;\n" + pc.takeCode() + "        " + r + "[l] = " + val +
-                   ";\n      }\n      fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
-                   ", kbase, " + r + ");\n";
-    }
+    ColumnOutputCode c = columnOutputs(
+        fusion, [this] { return emitter(); }, domain, reduced, last, vec);
     std::string s;
-    if (!lanes.empty()) {
-      std::string loop = rowLoop(lanes, post);
+    if (!c.lanes.empty()) {
+      std::string loop = rowLoop(c.lanes, c.post);
       // Declarations go inside the row loop, before the lane loop.
       size_t at = loop.find("      #pragma unroll\n");
-      loop.insert(at, decls);
+      loop.insert(at, c.decls);
       s += loop;
     }
-    if (!perColumn.empty())
-      s += "    if (active && ty == 0) {\n" + perColumn + "    }\n";
+    if (!c.perColumn.empty())
+      s += "    if (active && ty == 0) {\n" + c.perColumn + "    }\n";
     return s;
   }
 };

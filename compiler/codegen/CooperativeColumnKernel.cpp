@@ -178,40 +178,11 @@ struct CoopPlan {
   }
 
   std::string outputs() {
-    ElementEmitter e = emitter();
-    Index id = ElementEmitter::identity(domain.size());
-    std::string decls, lanes, post, perColumn;
-    unsigned o = 0;
-    for (Value v : fusion.getYield().getValues()) {
-      unsigned out = o++;
-      std::string r = "o" + str(out);
-      std::string type = computeType(dtypeOf(v)), storage = storageType(dtypeOf(v));
-      if (shapeOf(v) == ArrayRef<int64_t>(domain)) {
-        std::string val = e.emit(v, id);
-        lanes += e.takeCode() + "          " + r + "[l] = " + val + ";\n";
-        decls += "      " + type + " " + r + "[" + str(vec) + "];\n";
-        post += "      if (active) fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
-                ", " + e.offsetAt(domain, id, last, "kl") + ", " + r + ");\n";
-        continue;
-      }
-      ElementEmitter pc = emitter();
-      Index idx;
-      ArrayRef<int64_t> s = shapeOf(v);
-      for (size_t d = 0; d < domain.size(); ++d)
-        if (!llvm::is_contained(reduced, (int64_t)d))
-          idx.push_back(IndexExpr::domain(d));
-        else if (s.size() == domain.size())
-          idx.push_back(IndexExpr::constant(0));
-      std::string val = pc.emit(v, idx);
-      perColumn += "      " + type + " " + r + "[" + str(vec) + "];\n      #pragma unroll\n"
-                   "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        const fz_idx k" +
-                   str(last) + " = kl + l;\n" + pc.takeCode() + "        " + r + "[l] = " + val +
-                   ";\n      }\n      fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
-                   ", kbase, " + r + ");\n";
-    }
-    std::string s = lanes.empty() ? "" : rowLoop(decls, lanes, post);
-    if (!perColumn.empty())
-      s += "    if (active && member == 0 && ty == 0) {\n" + perColumn + "    }\n";
+    ColumnOutputCode c = columnOutputs(
+        fusion, [this] { return emitter(); }, domain, reduced, last, vec);
+    std::string s = c.lanes.empty() ? "" : rowLoop(c.decls, c.lanes, c.post);
+    if (!c.perColumn.empty())
+      s += "    if (active && member == 0 && ty == 0) {\n" + c.perColumn + "    }\n";
     return s;
   }
 

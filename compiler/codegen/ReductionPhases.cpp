@@ -1,6 +1,8 @@
 //===- ReductionPhases.cpp - what the reduction kernel families share -----===//
 #include "compiler/codegen/ReductionPhases.h"
 
+#include "compiler/codegen/ScalarOps.h"
+
 using namespace mlir;
 
 namespace fusec::codegen::detail {
@@ -46,6 +48,46 @@ ReductionDomain reductionDomain(FusionOp fusion) {
   for (int64_t a : r.kept)
     r.keptCount *= d[a];
   return r;
+}
+
+ColumnOutputCode columnOutputs(FusionOp fusion,
+                               const std::function<ElementEmitter()> &makeEmitter,
+                               ArrayRef<int64_t> domain, ArrayRef<int64_t> reduced, int last,
+                               int64_t vec) {
+  auto str = [](int64_t v) { return std::to_string(v); };
+  ElementEmitter e = makeEmitter();
+  Index id = ElementEmitter::identity(domain.size());
+  ColumnOutputCode c;
+  unsigned o = 0;
+  for (Value v : fusion.getYield().getValues()) {
+    unsigned out = o++;
+    std::string r = "o" + str(out);
+    std::string type = computeType(dtypeOf(v)), storage = storageType(dtypeOf(v));
+    if (shapeOf(v) == domain) {
+      std::string val = e.emit(v, id);
+      c.lanes += e.takeCode() + "          " + r + "[l] = " + val + ";\n";
+      c.decls += "      " + type + " " + r + "[" + str(vec) + "];\n";
+      c.post += "      if (active) fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
+                ", " + e.offsetAt(domain, id, last, "kl") + ", " + r + ");\n";
+      continue;
+    }
+    // One value per column: kept dims only, or D with the reduced dims 1.
+    ElementEmitter pc = makeEmitter();
+    Index idx;
+    ArrayRef<int64_t> s = shapeOf(v);
+    for (size_t d = 0; d < domain.size(); ++d)
+      if (!llvm::is_contained(reduced, (int64_t)d))
+        idx.push_back(IndexExpr::domain(d));
+      else if (s.size() == domain.size())
+        idx.push_back(IndexExpr::constant(0));
+    std::string val = pc.emit(v, idx);
+    c.perColumn += "      " + type + " " + r + "[" + str(vec) + "];\n      #pragma unroll\n"
+                   "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        const fz_idx k" +
+                   str(last) + " = kl + l;\n" + pc.takeCode() + "        " + r + "[l] = " + val +
+                   ";\n      }\n      fz_store<" + storage + ", " + str(vec) + ">(out" +
+                   str(out) + ", kbase, " + r + ");\n";
+  }
+  return c;
 }
 
 } // namespace fusec::codegen::detail

@@ -1,7 +1,11 @@
 //===- ReductionPhases.h - what the reduction kernel families share -------===//
 #pragma once
 
+#include "compiler/codegen/ElementEmitter.h"
 #include "compiler/dialect/FusecDialect.h"
+
+#include <functional>
+#include <string>
 
 #include <map>
 #include <vector>
@@ -22,5 +26,18 @@ struct ReductionDomain {
   int64_t reducedCount = 1, keptCount = 1;  ///< elements along the reduced / kept dims
 };
 ReductionDomain reductionDomain(FusionOp fusion);
+
+/// The output code of a column kernel, whose kept dims are "k<d>", the lane
+/// base of the last (kept) dim "kl", the lane "l" and the column base "kbase".
+struct ColumnOutputCode {
+  std::string decls;      ///< per-row result arrays, before the lane loop
+  std::string lanes;      ///< per lane: results of the domain's shape
+  std::string post;       ///< after the lane loop: their vector stores
+  std::string perColumn;  ///< values with one element per column, stored once
+};
+ColumnOutputCode columnOutputs(FusionOp fusion,
+                               const std::function<ElementEmitter()> &makeEmitter,
+                               llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> reduced,
+                               int last, int64_t vec);
 
 } // namespace fusec::codegen::detail
