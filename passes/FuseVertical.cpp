@@ -7,6 +7,14 @@
 // merged kernel faster than the two apart. Every rejection is kept for
 // `fusec explain`.
 //
+// Then recomputation: an elementwise op whose result another group reads
+// from HBM (a multi-consumer intermediate) is cloned into that group when the
+// cost model predicts the two groups faster that way: the consumer reads the
+// op's inputs instead of its result, and the producer group may no longer
+// need to write it at all. Cheap ops on inputs the consumer already reads
+// pay; ops that widen what the consumer must read do not. Both outcomes are
+// recorded (fusec.recomputed, fusec.rejected).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
@@ -15,6 +23,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -55,16 +64,20 @@ public:
   }
 
   void run();
+  void recompute();
   std::vector<OpGroup> result() const;
-  struct Rejection {
+  struct Decision {
     std::string producer, consumer, reason;
   };
-  std::vector<Rejection> rejections;
+  std::vector<Decision> rejections, recomputations;
 
 private:
   bool tryMerge(size_t producer, size_t consumer, Operation *at);
+  bool tryRecompute(Operation *producer, OpOperand &use, size_t consumer);
   bool createsCycle(const OpGroup &merged) const;
-  double seconds(const OpGroup &g) const { return predictSeconds(groupCost(g), profile); }
+  double seconds(const OpGroup &g) const {
+    return g.empty() ? 0.0 : predictSeconds(groupCost(g), profile);
+  }
 
   std::vector<Operation *> ops;
   const DeviceProfile &profile;
@@ -153,6 +166,140 @@ void Grouping::run() {
   }
 }
 
+/// `p` and the elementwise ops of its group that it depends on: what a
+/// consumer must recompute to read the group's inputs instead.
+static OpGroup elementwiseChain(Operation *p, const OpGroup &group) {
+  llvm::SmallPtrSet<Operation *, 8> in{p};
+  std::vector<Operation *> work{p};
+  while (!work.empty()) {
+    Operation *op = work.back();
+    work.pop_back();
+    for (Value v : op->getOperands())
+      if (Operation *d = v.getDefiningOp())
+        if (d->hasTrait<fusec::OpTrait::ElementwiseMap>() && d->getNumResults() == 1 &&
+            llvm::is_contained(group, d) && in.insert(d).second)
+          work.push_back(d);
+  }
+  OpGroup chain(in.begin(), in.end());
+  std::sort(chain.begin(), chain.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return chain;
+}
+
+bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
+  size_t gp = groupOf[p];
+  Operation *consumer = use.getOwner();
+  double before = seconds(groups[gp]) + seconds(groups[gc]);
+  // Two candidates: the op alone, and with the chain behind it in its group
+  // (gelu(x + b): cloning gelu alone still needs x + b written).
+  OpGroup chain = elementwiseChain(p, groups[gp]);
+  std::vector<OpGroup> candidates{{p}};
+  if (chain.size() > 1)
+    candidates.push_back(chain);
+  struct Trial {
+    double after = 0;
+    std::vector<Operation *> clones;
+  };
+  auto attempt = [&](const OpGroup &ops, bool keep, double &after) {
+    // Clone next to the consumer (operands dominate it there); the consumer
+    // reads the clone of `p`.
+    OpBuilder b(consumer);
+    IRMapping map;
+    std::vector<Operation *> clones;
+    for (Operation *op : ops)
+      clones.push_back(b.clone(*op, map));
+    use.set(map.lookup(p->getResult(0)));
+    OpGroup withClones = groups[gc];
+    withClones.insert(withClones.end(), clones.begin(), clones.end());
+    std::sort(withClones.begin(), withClones.end(),
+              [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+    OpGroup producerGroup = groups[gp];
+    // Originals nobody reads any more leave the producer group (reverse
+    // order: a dead op may be the last user of another).
+    std::vector<Operation *> dead;
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+      if ((*it)->use_empty() ||
+          llvm::all_of((*it)->getUsers(), [&](Operation *u) { return llvm::is_contained(dead, u); }))
+        dead.push_back(*it);
+    for (Operation *d : dead)
+      llvm::erase(producerGroup, d);
+    GroupSchedule schedule;
+    std::string why;
+    bool legal = classifyGroup(withClones, schedule, why) && !createsCycle(withClones);
+    after = legal ? seconds(withClones) + seconds(producerGroup) : 0;
+    if (!keep || !legal) {
+      use.set(p->getResult(0));
+      for (auto it = clones.rbegin(); it != clones.rend(); ++it)
+        (*it)->erase();
+      return legal;
+    }
+    for (Operation *c : clones) {
+      groupOf[c] = gc;
+      // The unfused baseline counts each graph op once (see annotate).
+      c->setAttr("fusec.recomputed", UnitAttr::get(c->getContext()));
+    }
+    groups[gc] = std::move(withClones);
+    groups[gp] = std::move(producerGroup);
+    for (Operation *d : dead) {
+      groupOf.erase(d);
+      d->erase();
+    }
+    return true;
+  };
+  int best = -1;
+  double bestAfter = before, seen = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    double after = 0;
+    if (!attempt(candidates[i], false, after))
+      continue;
+    seen = seen == 0 ? after : std::min(seen, after);
+    if (after < bestAfter)
+      bestAfter = after, best = static_cast<int>(i);
+  }
+  char buf[160];
+  if (best < 0) {
+    if (seen > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "not recomputed: %.1f us with a copy vs %.1f us reading it from memory",
+                    seen * 1e6, before * 1e6);
+      rejections.push_back({label(p), label(consumer), buf});
+    }
+    return false;
+  }
+  std::string names;
+  for (Operation *op : candidates[best])
+    names += (names.empty() ? "" : ", ") + label(op);
+  std::snprintf(buf, sizeof buf, "%.1f us recomputing vs %.1f us reading it from memory",
+                bestAfter * 1e6, before * 1e6);
+  recomputations.push_back({names, label(consumer), buf});
+  double after = 0;
+  attempt(candidates[best], true, after);
+  return true;
+}
+
+void Grouping::recompute() {
+  // Each clone can expose its own operands' producers: a chain is pulled in
+  // one op at a time, each step justified by the cost model.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t gc = 0; gc < groups.size() && !changed; ++gc)
+      for (Operation *c : OpGroup(groups[gc])) {
+        for (OpOperand &use : c->getOpOperands()) {
+          Operation *p = use.get().getDefiningOp();
+          if (!p || !groupOf.count(p) || groupOf[p] == gc || p->getNumResults() != 1 ||
+              !p->hasTrait<fusec::OpTrait::ElementwiseMap>())
+            continue;
+          if (tryRecompute(p, use, gc)) {
+            changed = true;
+            break;
+          }
+        }
+        if (changed)
+          break;
+      }
+  }
+}
+
 std::vector<OpGroup> Grouping::result() const {
   std::vector<OpGroup> out;
   for (const OpGroup &g : groups)
@@ -172,15 +319,21 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
     }
     Grouping grouping(computeOps(func), *profile);
     grouping.run();
+    grouping.recompute();
     Builder b(func.getContext());
-    SmallVector<Attribute> rejected;
-    for (const auto &r : grouping.rejections)
-      rejected.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("producer", b.getStringAttr(r.producer)),
-          b.getNamedAttr("consumer", b.getStringAttr(r.consumer)),
-          b.getNamedAttr("reason", b.getStringAttr(r.reason)),
-      }));
-    func->setAttr("fusec.rejected", b.getArrayAttr(rejected));
+    auto decisions = [&](const std::vector<Grouping::Decision> &list) {
+      SmallVector<Attribute> attrs;
+      for (const auto &r : list)
+        attrs.push_back(b.getDictionaryAttr({
+            b.getNamedAttr("producer", b.getStringAttr(r.producer)),
+            b.getNamedAttr("consumer", b.getStringAttr(r.consumer)),
+            b.getNamedAttr("reason", b.getStringAttr(r.reason)),
+        }));
+      return b.getArrayAttr(attrs);
+    };
+    func->setAttr("fusec.rejected", decisions(grouping.rejections));
+    if (!grouping.recomputations.empty())
+      func->setAttr("fusec.recomputed", decisions(grouping.recomputations));
     if (failed(outlineGroups(func, grouping.result(), *profile)))
       signalPassFailure();
   }

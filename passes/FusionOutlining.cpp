@@ -82,7 +82,8 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   Builder b(fusion.getContext());
   Cost fused = groupCost(group), unfused;
   for (Operation *op : group)
-    unfused += unfusedCost(op);
+    if (!op->hasAttr("fusec.recomputed"))  // counted in the group it was cloned from
+      unfused += unfusedCost(op);
   if (unfused.launches == 0)
     unfused = fused;  // a copy group: unfused it is the same copy
   fusion->setAttr("name", b.getStringAttr(kernelName(index, group)));

@@ -43,6 +43,8 @@ struct PlanKernel {
   /// scratchZeroBytes are zeroed before every launch.
   bool cooperative = false;
   unsigned scratchBytes = 0, scratchZeroBytes = 0;
+  /// Blocks per thread block cluster, when the kernel declares clusters.
+  unsigned clusterSize = 0;
 };
 
 struct PlanMatmul {

@@ -28,9 +28,9 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-constexpr int64_t kThreads = 256;
 /// Two buffers (the tile being reduced, the next one arriving) share this.
 constexpr int64_t kSmemBudget = 160 * 1024;
+
 
 struct Cached {
   std::string name, storage, ptr, offset;
@@ -47,6 +47,15 @@ struct CoopPlan {
   std::map<std::string, std::string> cacheByKey;
   std::map<Operation *, std::string> reductionVars;
   int counter = 0, barriers = 0;
+  int64_t threads = 256;
+  /// Row-wide loads of cached tiles the current row loop needs (see emitter()).
+  std::map<std::string, std::string> rowLoads;
+  std::string rowPre;
+
+  std::string takeRowPre() {
+    rowLoads.clear();
+    return std::move(rowPre);
+  }
 
   ElementEmitter emitter() {
     std::vector<std::string> vars(domain.size());
@@ -71,7 +80,15 @@ struct CoopPlan {
         name = "cache" + str(cache.size());
         cache.push_back({name, storageType(dtypeOf(arg)), ptr, off});
       }
-      return "fz_in(" + name + "[buf][rr][tx * " + str(vec) + " + l])";
+      // One 16-byte shared-memory load per row, not one per element.
+      std::string &row = rowLoads[name];
+      if (row.empty()) {
+        row = "cv" + name.substr(5);
+        rowPre += "      " + std::string(computeType(dtypeOf(arg))) + " " + row + "[" + str(vec) +
+                  "];\n      fz_load_shared<" + storageType(dtypeOf(arg)) + ", " + str(vec) +
+                  ">(&" + name + "[buf][rr][tx * " + str(vec) + "], " + row + ");\n";
+      }
+      return row + "[l]";
     };
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     return e;
@@ -113,64 +130,80 @@ struct CoopPlan {
   /// Where member `m` publishes partial `j` of the current phase: its own
   /// shared memory in a cluster (one slot per phase), else global scratch
   /// (double-buffered by barrier parity).
-  std::string slot(const std::string &parity, const std::string &m, size_t j) const {
+  std::string slot(const std::string &parity, const std::string &m, size_t j,
+                   const std::string &col) const {
     if (cluster)
-      return "fz_cpart[" + str(barriers) + "][" + str(j) + "][tx * " + str(vec) + " + l]";
+      return "fz_cpart[it & 1][" + str(barriers) + "][" + str(j) + "][" + col + "]";
     return "fz_part[((" + parity + " * " + str(teams) + " + team) * " + str(members) + " + " + m +
-           ") * " + str(maxPerPhase * width) + " + " + str(j * width) + " + tx * " + str(vec) +
-           " + l]";
+           ") * " + str(maxPerPhase * width) + " + " + str(j * width) + " + " + col + "]";
   }
-  std::string readSlot(const std::string &parity, const std::string &m, size_t j) const {
+  std::string readSlot(const std::string &parity, const std::string &m, size_t j,
+                       const std::string &col) const {
     if (cluster)
-      return "fz_dsmem_ld(&" + slot(parity, m, j) + ", " + m + ")";
-    return "__ldcg(&" + slot(parity, m, j) + ")";
+      return "fz_dsmem_ld(&" + slot(parity, m, j, col) + ", " + m + ")";
+    return "__ldcg(&" + slot(parity, m, j, col) + ")";
   }
 
   std::string phase(const std::vector<Operation *> &reds) {
     ElementEmitter e = emitter();
     std::string head, lanes, tail;
     std::vector<std::string> accs;
+    std::string V = str(vec), unroll = "    #pragma unroll\n";
     for (Operation *op : reds) {
       ReductionRule rule = reductionRule(op);
       std::string acc = "acc" + str(counter++);
       accs.push_back(acc);
-      head += "    " + rule.accType + " " + acc + "[" + str(vec) + "];\n    for (int l = 0; l < " +
-              str(vec) + "; ++l) " + acc + "[l] = " + rule.identity + ";\n";
+      head += "    " + rule.accType + " " + acc + "[" + V + "];\n" + unroll + "    for (int l = 0; l < " +
+              V + "; ++l) " + acc + "[l] = " + rule.identity + ";\n";
       std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
       lanes += e.takeCode() + "          " + acc + "[l] = " + rule.functor + "(" + acc + "[l], (" +
                rule.accType + ")" + v + ");\n";
     }
-    std::string s = head + rowLoop("", lanes, "");
-    // Block partials: a tree over ty in shared memory.
+    std::string s = head + rowLoop(takeRowPre(), lanes, "");
+    // Block partials: the lanes of a warp that share tx hold other rows and
+    // fold with shuffles; warp 0 then folds the warps' results.
     std::string parity = "par" + str(barriers);
     if (!cluster)
       s += "    const unsigned " + parity + " = epoch & 1u;\n";
     for (size_t j = 0; j < reds.size(); ++j) {
       ReductionRule rule = reductionRule(reds[j]);
       const std::string &acc = accs[j];
-      s += "    __syncthreads();\n    for (int l = 0; l < " + str(vec) + "; ++l) fz_red[ty][tx * " +
-           str(vec) + " + l] = (double)" + acc + "[l];\n";
-      s += "    for (int half = " + str(ty / 2) + "; half > 0; half >>= 1) {\n      __syncthreads();\n"
-           "      if (ty < half)\n        for (int l = 0; l < " + str(vec) + "; ++l)\n"
-           "          fz_red[ty][tx * " + str(vec) + " + l] = " + rule.functor + "(fz_red[ty][tx * " +
-           str(vec) + " + l], fz_red[ty + half][tx * " + str(vec) + " + l]);\n    }\n";
-      s += "    if (ty == 0)\n      for (int l = 0; l < " + str(vec) + "; ++l)\n        " +
-           slot(parity, "member", j) + " = fz_red[0][tx * " + str(vec) + " + l];\n";
+      s += unroll + "    for (int l = 0; l < " + V + "; ++l) {\n      " + rule.accType + " a = " +
+           acc + "[l];\n      for (int o = " + str(tx) + "; o < 32; o <<= 1)\n        a = " +
+           rule.functor + "(a, __shfl_xor_sync(0xffffffffu, a, o));\n      if (threadIdx.x % 32 < " +
+           str(tx) + ") fz_red[" + str(j) + "][threadIdx.x / 32][tx * " + V + " + l] = (double)a;\n    }\n";
     }
+    s += "    __syncthreads();\n    if (threadIdx.x < " + str(tx) + ") {\n";
+    for (size_t j = 0; j < reds.size(); ++j) {
+      ReductionRule rule = reductionRule(reds[j]);
+      s += unroll + "      for (int l = 0; l < " + V + "; ++l) {\n        double a = fz_red[" + str(j) +
+           "][0][tx * " + V + " + l];\n        for (int w = 1; w < " + str(threads / 32) +
+           "; ++w) a = " + rule.functor + "(a, fz_red[" + str(j) + "][w][tx * " + V + " + l]);\n" +
+           "        " + slot(parity, "member", j, "tx * " + V + " + l") + " = a;\n      }\n";
+    }
+    s += "    }\n";
     s += cluster ? "    fz_cluster_sync();  // every block's partials are published\n"
                  : "    fz_team_barrier(fz_count + team, " + str(members) + "u * ++epoch);\n";
-    // Combine the members' partials.
+    // Combine the members' partials: one thread per column reads them (from
+    // peers' shared memory or global scratch), the block shares the result.
+    // Every thread reading every partial was the bottleneck (bench/NOTES.md).
+    s += "    for (int c = threadIdx.x; c < " + str(width) + "; c += " + str(threads) + ") {\n";
+    for (size_t j = 0; j < reds.size(); ++j) {
+      ReductionRule rule = reductionRule(reds[j]);
+      s += "      {\n      double a = " + readSlot(parity, "0", j, "c") + ";\n";
+      s += "      for (int m = 1; m < " + str(members) + "; ++m)\n        a = " + rule.functor +
+           "(a, " + readSlot(parity, "m", j, "c") + ");\n";
+      s += "      fz_comb[" + str(j) + "][c] = a;\n      }\n";
+    }
+    s += "    }\n    __syncthreads();\n";
     for (size_t j = 0; j < reds.size(); ++j) {
       Operation *op = reds[j];
       ReductionRule rule = reductionRule(op);
       std::string name = "red" + str(counter++);
       std::string type = computeType(dtypeOf(op->getResult(0)));
-      s += "    " + type + " " + name + "[" + str(vec) + "];\n    for (int l = 0; l < " + str(vec) +
-           "; ++l) {\n      double a = " + readSlot(parity, "0", j) + ";\n";
-      s += "      for (int m = 1; m < " + str(members) + "; ++m)\n        a = " + rule.functor +
-           "(a, " + readSlot(parity, "m", j) + ");\n";
-      s += "      " + name + "[l] = (" + type + ")(a" + (rule.isMean ? " / " + str(rr) + ".0" : "") +
-           ");\n    }\n";
+      s += "    " + type + " " + name + "[" + V + "];\n" + unroll + "    for (int l = 0; l < " + V +
+           "; ++l)\n      " + name + "[l] = (" + type + ")(fz_comb[" + str(j) + "][tx * " + V +
+           " + l]" + (rule.isMean ? " / " + str(rr) + ".0" : "") + ");\n";
       reductionVars[op] = name;
     }
     ++barriers;
@@ -180,7 +213,8 @@ struct CoopPlan {
   std::string outputs() {
     ColumnOutputCode c = columnOutputs(
         fusion, [this] { return emitter(); }, domain, reduced, last, vec);
-    std::string s = c.lanes.empty() ? "" : rowLoop(c.decls, c.lanes, c.post);
+    std::string pre = c.decls + takeRowPre();
+    std::string s = c.lanes.empty() ? "" : rowLoop(pre, c.lanes, c.post);
     if (!c.perColumn.empty())
       s += "    if (active && member == 0 && ty == 0) {\n" + c.perColumn + "    }\n";
     return s;
@@ -211,7 +245,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   p.tx = std::max<int64_t>(1, 64 / (p.vec * bytes));
   while (p.tx > 1 && p.tx * p.vec > p.kc)
     p.tx /= 2;
-  p.ty = kThreads / p.tx;
+  p.ty = p.threads / p.tx;
   p.width = p.tx * p.vec;
   p.tiles = (p.kc + p.width - 1) / p.width;
 
@@ -235,13 +269,18 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   for (const Cached &c : p.cache)
     rowBytes += p.width * 16 / p.vec;  // storage bytes of one row of the tile
   p.cluster = cluster;
+  int buffers = 2;
   if (cluster) {
-    // A cluster of 8 blocks per tile (the portable maximum); one buffer each.
+    // A cluster of 8 blocks (the portable maximum) is the team and takes one
+    // tile; the hardware schedules clusters as SMs free up, 3 blocks per SM.
+    // Persistent double-buffered clusters (1 block per SM) measured slower:
+    // 214-261 us against 143 us on softmax over dim 0 (bench/NOTES.md).
     p.members = 8;
     p.chunk = (p.rr + p.members - 1) / p.members;
-    p.teams = p.tiles;
+    buffers = 1;
     if (p.chunk * rowBytes > kSmemBudget)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
+    p.teams = p.tiles;
   } else {
     // Smallest team whose chunk fits twice (double buffering) in shared memory.
     int64_t blocks = profile.smCount;  // one block per SM, all resident
@@ -260,6 +299,8 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   q.cacheByKey.clear();
   q.reductionVars.clear();
   q.counter = q.barriers = 0;
+  q.rowLoads.clear();
+  q.rowPre.clear();
   phases.clear();
   for (auto &[l, reds] : byLevel)
     phases += "    // phase " + str(l) + "\n" + q.phase(reds);
@@ -268,7 +309,6 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
-  int buffers = cluster ? 1 : 2;
   std::string caches;
   int64_t off = 0;
   for (const Cached &c : q.cache) {
@@ -297,54 +337,63 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                          "column, store nothing\n" + q.keptIndices("    ");
   std::string common = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
                        "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n" + caches +
-                       "  __shared__ double fz_red[" + str(q.ty) + "][" + str(q.width) + "];\n" +
+                       "  __shared__ double fz_red[" + str(q.maxPerPhase) + "][" +
+                       str(q.threads / 32) + "][" + str(q.width) + "];\n" +
+                       "  __shared__ double fz_comb[" + str(q.maxPerPhase) + "][" + str(q.width) +
+                       "];\n" +
                        "  const int tx = threadIdx.x % " + str(q.tx) + ", ty = threadIdx.x / " +
                        str(q.tx) + ";\n";
   std::string src;
   int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
   if (cluster) {
     src = "extern \"C\" __global__ void __cluster_dims__(" + str(q.members) +
-          ", 1, 1) __launch_bounds__(" + str(kThreads) + ")\n" + spec.name + "(" +
+          ", 1, 1) __launch_bounds__(" + str(q.threads) + ")\n" + spec.name + "(" +
           parameterList(fusion) + ") {\n" + common;
-    src += "  __shared__ double fz_cpart[" + str(std::max(1, q.barriers)) + "][" +
+    // Partials by tile parity: a peer may still read this tile's while the
+    // block publishes the next one's.
+    src += "  __shared__ double fz_cpart[2][" + str(std::max(1, q.barriers)) + "][" +
            str(q.maxPerPhase) + "][" + str(q.width) + "];\n";
     src += "  const unsigned member = fz_cluster_rank();\n";
-    src += "  const fz_idx tile = blockIdx.x / " + str(q.members) + ";\n  const int buf = 0;\n";
-    src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
-    src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
-           " - rbase));\n";
-    src += "  // this block's chunk of the tile, read from HBM once\n" + prefetch("tile", "0");
-    src += "  fz_cp_wait<0>();\n  __syncthreads();\n  {\n" + tileHead + phases + outs + "  }\n";
-    src += "  fz_cluster_sync();  // no block leaves while others may read its partials\n}\n";
+    src += "  const int team = blockIdx.x / " + str(q.members) + ";\n";
+    src += "  const int fz_teams = gridDim.x / " + str(q.members) + ";  // one tile per cluster\n";
   } else {
     src = "__device__ __forceinline__ void fz_team_barrier(unsigned *count, unsigned target) {\n"
           "  __syncthreads();\n  if (threadIdx.x == 0) {\n    __threadfence();\n"
           "    atomicAdd(count, 1u);\n    while (atomicAdd(count, 0u) < target) __nanosleep(64);\n"
           "    __threadfence();\n  }\n  __syncthreads();\n}\n\n";
-    src += "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ", 1)\n" + spec.name +
+    src += "extern \"C\" __global__ void __launch_bounds__(" + str(q.threads) + ", 1)\n" + spec.name +
            "(" + parameterList(fusion) + ", unsigned char *__restrict__ fz_scratch) {\n" + common;
     src += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch);\n";
     src += "  double *fz_part = reinterpret_cast<double *>(fz_scratch + " + str(counterBytes) + ");\n";
     src += "  const int team = blockIdx.x / " + str(q.members) + ", member = blockIdx.x % " +
            str(q.members) + ";\n  unsigned epoch = 0;\n";
-    src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
-    src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
-           " - rbase));\n";
-    src += "  // the first tile's chunk starts arriving now\n" + prefetch("team", "0");
-    src += "  int it = 0;\n";
-    src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += " + str(q.teams) +
-           ", ++it) {\n";
-    src += "    const int buf = it & 1;\n";
-    src += "    __syncthreads();  // nobody still reads the buffer the next tile goes to\n";
-    src += prefetch("tile + " + str(q.teams), "buf ^ 1");
-    src += "    fz_cp_wait<1>();  // this tile's chunk has arrived (read from HBM once)\n";
-    src += "    __syncthreads();\n" + tileHead + phases + outs + "  }\n}\n";
+    src += "  const int fz_teams = " + str(q.teams) + ";\n";
   }
+  src += "  const fz_idx rbase = (fz_idx)member * " + str(q.chunk) + ";\n";
+  src += "  const fz_idx rows = min((fz_idx)" + str(q.chunk) + ", (fz_idx)(" + str(q.rr) +
+         " - rbase));\n";
+  if (buffers == 2)
+    src += "  // the first tile's chunk starts arriving now\n" + prefetch("team", "0");
+  src += "  int it = 0;\n";
+  src += "  for (fz_idx tile = team; tile < " + str(q.tiles) + "; tile += fz_teams, ++it) {\n";
+  src += "    __syncthreads();  // nobody still reads the buffer the next chunk goes to\n";
+  if (buffers == 2) {
+    src += "    const int buf = it & 1;\n" + prefetch("tile + fz_teams", "buf ^ 1");
+    src += "    fz_cp_wait<1>();  // this tile's chunk has arrived (read from HBM once)\n";
+  } else {
+    src += "    const int buf = 0;\n" + prefetch("tile", "0") + "    fz_cp_wait<0>();\n";
+  }
+  src += "    __syncthreads();\n" + tileHead + phases + outs + "  }\n";
+  if (cluster)
+    src += "  fz_cluster_sync();  // no block leaves while others may read its partials\n";
+  src += "}\n";
   spec.source = src;
   spec.grid = static_cast<unsigned>(q.teams * q.members);
-  spec.block = kThreads;
+  spec.block = q.threads;
   spec.sharedBytes = static_cast<unsigned>(off);
-  if (!cluster) {
+  if (cluster) {
+    spec.clusterSize = static_cast<unsigned>(q.members);
+  } else {
     spec.cooperative = true;
     spec.scratchZeroBytes = static_cast<unsigned>(counterBytes);
     spec.scratchBytes = static_cast<unsigned>(counterBytes + 2 * q.teams * q.members *
@@ -353,7 +402,9 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   spec.schedule = str(q.rr) + " reduced x " + str(q.kc) + " kept; " + str(q.teams) +
                   (cluster ? " clusters" : " teams") + " of " + str(q.members) +
                   " blocks, each holding " + str(q.chunk) + " rows x " + str(q.width) +
-                  " columns in shared memory (read once); " + str(q.tiles) + " tiles";
+                  " columns in shared memory (read once" +
+                  (buffers == 2 ? ", double-buffered" : "") + "); " +
+                  str(q.tiles) + " tiles";
   return spec;
 }
 

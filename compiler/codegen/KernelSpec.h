@@ -24,6 +24,9 @@ struct KernelSpec {
   /// whose first scratchZeroBytes must be zero at launch.
   bool cooperative = false;
   unsigned scratchBytes = 0, scratchZeroBytes = 0;
+  /// Blocks per thread block cluster (__cluster_dims__), 0 without clusters;
+  /// above 8 the runtime allows the non-portable size.
+  unsigned clusterSize = 0;
   std::string family;    ///< pointwise, row_reduction, column_reduction
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
 };

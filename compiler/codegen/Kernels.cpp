@@ -67,10 +67,10 @@ std::string headerComment(FusionOp fusion, const KernelSpec &spec) {
   };
   std::snprintf(buf, sizeof buf,
                 "//   HBM bytes: %lld fused (%lld if each op ran alone); predicted %.2f us "
-                "(unfused %.2f us)\n//   schedule: %s\n",
+                "(unfused %.2f us)\n",
                 (long long)i64("bytes_fused"), (long long)i64("bytes_unfused"),
-                f64("predicted_us"), f64("unfused_us"), spec.schedule.c_str());
-  return s + buf;
+                f64("predicted_us"), f64("unfused_us"));
+  return s + buf + "//   schedule: " + spec.schedule + "\n";
 }
 
 std::string parameterList(FusionOp fusion) {

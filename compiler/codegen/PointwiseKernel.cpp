@@ -7,6 +7,14 @@
 // once per step; anything else is gathered per element. Outputs are stored as
 // vectors.
 //
+// When the last dim does not allow 16-byte vectors (an odd row length), the
+// steps run over the flattened domain instead: the tensors laid out like the
+// domain (the outputs and same-shaped inputs) still move as 16-byte vectors,
+// each lane finds its own domain index, broadcast operands are gathered per
+// lane (they hit in L1), and the last numel % VEC elements are a scalar tail.
+// Scalar accesses leave too few bytes in flight per thread to cover HBM
+// latency (odd_chain_f32: 68% of copy bandwidth, bench/NOTES.md).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
@@ -34,28 +42,40 @@ int64_t vectorWidth(FusionOp fusion, ArrayRef<int64_t> domain) {
   return vec;
 }
 
-} // namespace
-
-llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile) {
-  KernelSpec spec;
-  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
-  spec.family = "pointwise";
-  ArrayRef<int64_t> domain = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
+/// The code of one step: VEC elements starting at linear index `lin`. With
+/// `flat`, lanes may cross rows (see the file header).
+std::string stepCode(FusionOp fusion, ArrayRef<int64_t> domain, int64_t vec, bool flat) {
   int rank = domain.size();
-  int64_t numel = shape::numElements(domain);
-  int64_t vec = vectorWidth(fusion, domain);
-  std::string idxT = indexType(fusion);
   int last = rank - 1;
-
   std::vector<std::string> vars;
   for (int d = 0; d < rank; ++d)
     vars.push_back("i" + std::to_string(d));
   ElementEmitter e(fusion, vars, "      ");
   std::string pre;  // per-step loads hoisted out of the lane loop
   std::map<std::string, std::string> hoisted;
+  std::string V = std::to_string(vec);
+  auto vectorLoad = [&](BlockArgument arg, const std::string &ptr, const std::string &off) {
+    std::string &name = hoisted["v:" + ptr + off];
+    if (name.empty()) {
+      name = e.fresh("h");
+      pre += "    " + std::string(computeType(dtypeOf(arg))) + " " + name + "[" + V +
+             "];\n    fz_load<" + storageType(dtypeOf(arg)) + ", " + V + ">(" + ptr + ", " + off +
+             ", " + name + ");\n";
+    }
+    return name + "[l]";
+  };
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
     ArrayRef<int64_t> shape = shapeOf(arg);
     std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+    if (flat) {
+      // Laid out like the domain: element `lin + l` is at offset `lin + l`.
+      bool same = shape == domain;
+      for (int d = 0; same && d < rank; ++d)
+        same = idx[d].text.empty() && idx[d].dom == d && idx[d].mul == 1 && idx[d].add == 0;
+      if (same)
+        return vectorLoad(arg, ptr, "lin");
+      return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+    }
     std::optional<int64_t> c = vec > 1 ? em.coefficient(shape, idx, last) : std::nullopt;
     if (c && *c == 0) {
       std::string off = em.offsetAt(shape, idx, last, "ib");
@@ -67,17 +87,8 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
       }
       return name;
     }
-    if (c && *c == 1 && em.vectorizable(shape, idx, last, vec)) {
-      std::string off = em.offsetAt(shape, idx, last, "ib");
-      std::string &name = hoisted["v:" + ptr + off];
-      if (name.empty()) {
-        name = em.fresh("h");
-        pre += "    " + std::string(computeType(dtypeOf(arg))) + " " + name + "[" +
-               std::to_string(vec) + "];\n    fz_load<" + storageType(dtypeOf(arg)) + ", " +
-               std::to_string(vec) + ">(" + ptr + ", " + off + ", " + name + ");\n";
-      }
-      return name + "[l]";
-    }
+    if (c && *c == 1 && em.vectorizable(shape, idx, last, vec))
+      return vectorLoad(arg, ptr, em.offsetAt(shape, idx, last, "ib"));
     return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
   };
 
@@ -88,26 +99,31 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
     results.push_back(e.emit(v, id));
   std::string body = e.takeCode();
 
-  // One step: VEC elements starting at linear index t * VEC.
-  std::string V = std::to_string(vec);
+  // Domain indices from a linear index: of the first lane (the last dim is
+  // completed per lane), or of every lane when flat.
+  auto indices = [&](const std::string &from, const std::string &lastName,
+                     const std::string &in) {
+    std::string s, rest = from;
+    for (int d = last; d >= 0; --d) {
+      std::string name = d == last ? lastName : vars[d];
+      s += in + "const fz_idx " + name + " = " +
+           (d == 0 ? rest : rest + " % " + std::to_string(domain[d])) + ";\n";
+      if (d > 0)
+        rest = "(" + rest + " / " + std::to_string(domain[d]) + ")";
+    }
+    return s;
+  };
   std::string step = "    const fz_idx lin = t * " + V + ";\n";
-  // Domain indices of the first lane (the last one is completed per lane).
-  std::string rest = "lin";
-  for (int d = last; d >= 0; --d) {
-    std::string name = d == last ? "ib" : vars[d];
-    if (d == 0)
-      step += "    const fz_idx " + name + " = " + rest + ";\n";
-    else
-      step += "    const fz_idx " + name + " = " + rest + " % " + std::to_string(domain[d]) + ";\n";
-    if (d > 0)
-      rest = "(" + rest + " / " + std::to_string(domain[d]) + ")";
-  }
+  if (!flat)
+    step += indices("lin", "ib", "    ");
   for (unsigned o = 0; o < results.size(); ++o)
     step += "    " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" +
             std::to_string(o) + "[" + V + "];\n";
   step += pre;
   step += "#pragma unroll\n    for (int l = 0; l < " + V + "; ++l) {\n";
-  if (rank > 0)
+  if (flat)
+    step += indices("(lin + l)", vars[last], "      ");
+  else if (rank > 0)
     step += "      const fz_idx " + vars[last] + " = ib + l;\n";
   step += body;
   for (unsigned o = 0; o < results.size(); ++o)
@@ -116,6 +132,27 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
   for (unsigned o = 0; o < results.size(); ++o)
     step += "    fz_store<" + std::string(storageType(dtypeOf(fusion.getResult(o)))) + ", " + V +
             ">(out" + std::to_string(o) + ", lin, r" + std::to_string(o) + ");\n";
+  return step;
+}
+
+} // namespace
+
+llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile) {
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "pointwise";
+  ArrayRef<int64_t> domain = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
+  int64_t numel = shape::numElements(domain);
+  int64_t bytes = maxElementBytes(fusion);
+  int64_t vec = vectorWidth(fusion, domain);
+  // Flat 16-byte steps when the rows do not allow them and there is enough
+  // work for the tail not to matter.
+  int64_t flatVec = 16 / bytes;
+  bool flat = domain.size() > 0 && vec < flatVec && numel >= 64 * flatVec;
+  if (flat)
+    vec = flatVec;
+  std::string idxT = indexType(fusion);
+  std::string step = stepCode(fusion, domain, vec, flat);
 
   // A grid-stride loop. Wide vectors (16 bytes) get one step per thread and a
   // grid that covers every step: the block scheduler then balances the tail,
@@ -123,21 +160,31 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
   // SMs x 8 blocks (bench/NOTES.md). Narrow (scalar) accesses keep the capped
   // grid, whose threads loop, since there the extra blocks cost more than they save.
   int64_t steps = numel / vec;
-  bool wide = vec * maxElementBytes(fusion) >= 16;
+  int64_t tail = numel - steps * vec;
+  bool wide = vec * bytes >= 16;
   std::string src;
   src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ")\n" +
          spec.name + "(" + parameterList(fusion) + ") {\n";
   src += "  typedef " + idxT + " fz_idx;\n";
   src += "  for (fz_idx t = blockIdx.x * (fz_idx)blockDim.x + threadIdx.x; t < " +
-         std::to_string(steps) + "; t += (fz_idx)gridDim.x * blockDim.x) {\n" + step + "  }\n}\n";
+         std::to_string(steps) + "; t += (fz_idx)gridDim.x * blockDim.x) {\n" + step + "  }\n";
+  if (tail > 0) {
+    // The last elements one at a time, by the first threads of the grid.
+    src += "  if (blockIdx.x == 0 && threadIdx.x < " + std::to_string(tail) + ") {\n" +
+           "    const fz_idx t = " + std::to_string(steps * vec) + " + threadIdx.x;\n" +
+           stepCode(fusion, domain, 1, false) + "  }\n";
+  }
+  src += "}\n";
 
   int64_t blocks = (steps + kThreads - 1) / kThreads;
   int64_t cap = wide ? int64_t(1) << 31 : static_cast<int64_t>(profile.smCount) * (2048 / kThreads);
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
   spec.block = kThreads;
   spec.source = src;
-  spec.schedule = "vec " + V + ", " + std::to_string(kThreads) + " threads x " +
-                  std::to_string(spec.grid) + " blocks over " + std::to_string(steps) + " steps";
+  spec.schedule = std::string(flat ? "flat " : "") + "vec " + std::to_string(vec) + ", " +
+                  std::to_string(kThreads) + " threads x " + std::to_string(spec.grid) +
+                  " blocks over " + std::to_string(steps) + " steps" +
+                  (tail ? " + " + std::to_string(tail) + " tail" : "");
   return spec;
 }
 

@@ -96,6 +96,14 @@ __device__ __forceinline__ void fz_store(S *__restrict__ p, long long off, const
   for (int i = 0; i < N; ++i) u.s[i] = fz_out<S>::of(in[i]);
   *reinterpret_cast<typename fz_vec<sizeof(S) * N>::t *>(p + off) = u.v;
 }
+// The same VEC elements from shared memory (a row of a cached tile).
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_load_shared(const S *p, C (&out)[N]) {
+  fz_pack<S, N> u;
+  u.v = *reinterpret_cast<const typename fz_vec<sizeof(S) * N>::t *>(p);
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = fz_in(u.s[i]);
+}
 template <typename S>
 __device__ __forceinline__ auto fz_load1(const S *__restrict__ p, long long off) -> decltype(fz_in(*p)) {
   return fz_in(p[off]);

@@ -218,7 +218,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;
       step.kernel = {k->source, k->family, k->schedule, k->grid, k->block, k->sharedBytes, ins,
-                     k->cooperative, k->scratchBytes, k->scratchZeroBytes};
+                     k->cooperative, k->scratchBytes, k->scratchZeroBytes, k->clusterSize};
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }
     plan.steps.push_back(std::move(step));

@@ -97,13 +97,17 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
                            tensorBytes(v)});
     }
   }
-  if (auto rejected = func->getAttrOfType<ArrayAttr>("fusec.rejected"))
-    for (Attribute a : rejected) {
-      auto d = cast<DictionaryAttr>(a);
-      e.rejected.push_back({d.getAs<StringAttr>("producer").str(),
-                            d.getAs<StringAttr>("consumer").str(),
-                            d.getAs<StringAttr>("reason").str()});
-    }
+  auto decisions = [&](const char *name, std::vector<Decision> &into) {
+    if (auto list = func->getAttrOfType<ArrayAttr>(name))
+      for (Attribute a : list) {
+        auto d = cast<DictionaryAttr>(a);
+        into.push_back({d.getAs<StringAttr>("producer").str(),
+                        d.getAs<StringAttr>("consumer").str(),
+                        d.getAs<StringAttr>("reason").str()});
+      }
+  };
+  decisions("fusec.rejected", e.rejected);
+  decisions("fusec.recomputed", e.recomputed);
   return e;
 }
 
@@ -160,8 +164,13 @@ std::string explainText(const Explanation &e) {
     s += " none\n";
   else
     s += "\n";
-  for (const Rejection &r : e.rejected)
+  for (const Decision &r : e.rejected)
     s += "  " + r.producer + " -> " + r.consumer + ": " + r.reason + "\n";
+  if (!e.recomputed.empty()) {
+    s += "\nintermediates recomputed instead of read back:\n";
+    for (const Decision &r : e.recomputed)
+      s += "  " + r.producer + " -> " + r.consumer + ": " + r.reason + "\n";
+  }
   return s;
 }
 
@@ -191,8 +200,12 @@ std::string explainJson(const Explanation &e) {
   for (const ExplainedEdge &ed : e.edges)
     j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});
   j["rejected"] = nlohmann::json::array();
-  for (const Rejection &r : e.rejected)
+  for (const Decision &r : e.rejected)
     j["rejected"].push_back(
+        {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
+  j["recomputed"] = nlohmann::json::array();
+  for (const Decision &r : e.recomputed)
+    j["recomputed"].push_back(
         {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
   j["total"] = {{"kernels", e.kernels.size()},
                 {"launches_unfused", e.launchesUnfused()},

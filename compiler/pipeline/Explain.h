@@ -1,7 +1,7 @@
 //===- Explain.h - what fusion decided, and what it predicts --------------===//
 //
 // Reads a fused module (fusec.fusion ops with their cost attributes and the
-// function's fusec.rejected list) into plain data for `fusec explain`: per
+// function's fusec.rejected and fusec.recomputed lists) into plain data for `fusec explain`: per
 // kernel the nodes it covers, HBM bytes and trips unfused vs fused, launches
 // saved and the predicted times; totals; and every merge that was rejected.
 //
@@ -33,7 +33,9 @@ struct ExplainedEdge {
   int64_t bytes = 0;
 };
 
-struct Rejection {
+/// A fusion decision about a producer and a consumer: a rejected merge, or an
+/// intermediate recomputed in the consumer's kernel.
+struct Decision {
   std::string producer, consumer, reason;
 };
 
@@ -42,7 +44,7 @@ struct Explanation {
   DeviceProfile profile;
   std::vector<ExplainedKernel> kernels;
   std::vector<ExplainedEdge> edges;
-  std::vector<Rejection> rejected;
+  std::vector<Decision> rejected, recomputed;
   int64_t bytesUnfused() const;
   int64_t bytesFused() const;
   double unfusedUs() const;

@@ -34,9 +34,13 @@ std::vector<HostTensor> randomInputs(mlir::func::FuncOp f, uint64_t seed) {
   return in;
 }
 
-void expectSameResults(uint64_t seed, bool fuse) {
-  mlir::MLIRContext ctx;
-  std::string text = fusec::test::randomGraph(seed, 1 << 16);
+/// Interprets a graph before and after fusion on the same random inputs;
+/// returns the fused module's function for further checks.
+void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
+                       mlir::OwningOpRef<mlir::ModuleOp> *keep = nullptr,
+                       mlir::MLIRContext *context = nullptr) {
+  mlir::MLIRContext local;
+  mlir::MLIRContext &ctx = context ? *context : local;
   auto module = importGraphText(text, "random.json", ctx);
   ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError()) << "\n" << text;
   mlir::OwningOpRef<mlir::ModuleOp> fused = (*module)->clone();
@@ -52,16 +56,45 @@ void expectSameResults(uint64_t seed, bool fuse) {
   ASSERT_EQ(ref->size(), got->size());
   for (size_t i = 0; i < ref->size(); ++i)
     EXPECT_TRUE((*ref)[i] == (*got)[i]) << "seed " << seed << " output " << i << "\n" << text;
+  if (keep)
+    *keep = std::move(fused);
 }
 
 TEST(Fusion, RandomGraphsKeepTheirValues) {
   for (uint64_t seed = 0; seed < 60; ++seed)
-    expectSameResults(seed, /*fuse=*/true);
+    expectSameResults(fusec::test::randomGraph(seed, 1 << 16), seed, /*fuse=*/true);
 }
 
 TEST(Fusion, RandomGraphsKeepTheirValuesUnfused) {
   for (uint64_t seed = 100; seed < 130; ++seed)
-    expectSameResults(seed, /*fuse=*/false);
+    expectSameResults(fusec::test::randomGraph(seed, 1 << 16), seed, /*fuse=*/false);
+}
+
+// gelu(x + b) reduced over rows and over columns: the column kernel recomputes
+// the chain from x and b (the cost model finds that cheaper than writing and
+// re-reading it), and the results do not change.
+TEST(Fusion, RecomputedIntermediatesKeepTheirValues) {
+  const char *graph = R"({"fusec": 1, "name": "recompute",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [96, 80]},
+               {"name": "b", "dtype": "f32", "shape": [80]}],
+    "nodes": [{"name": "h", "op": "add", "inputs": ["x", "b"]},
+              {"name": "g", "op": "gelu", "inputs": ["h"]},
+              {"name": "rows", "op": "sum", "inputs": ["g"], "attrs": {"axes": [1], "keepdims": true}},
+              {"name": "cols", "op": "sum", "inputs": ["g"], "attrs": {"axes": [0], "keepdims": true}}],
+    "outputs": ["rows", "cols"]})";
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> fused;
+  expectSameResults(graph, 5, /*fuse=*/true, &fused, &ctx);
+  ASSERT_TRUE(bool(fused));
+  mlir::func::FuncOp f = graphFunction(*fused);
+  ASSERT_TRUE(f->hasAttr("fusec.recomputed"));
+  int kernels = 0;
+  f.walk([&](FusionOp op) {
+    ++kernels;
+    for (mlir::Value in : op.getInputs())  // both kernels read only graph inputs
+      EXPECT_TRUE(mlir::isa<mlir::BlockArgument>(in));
+  });
+  EXPECT_EQ(kernels, 2);
 }
 
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
