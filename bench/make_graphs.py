@@ -84,6 +84,37 @@ def gemm_cases():
          node("v", "linear", ["x", "w_v"])],
         ["q", "k", "v"], "three sibling projections of one x (GQA sizes): q [4096, 4096], "
         "k and v [4096, 1024]; all outputs")
+    # fusec's GEMM alone, against cuBLAS (`fusec bench --gemm fusec`: the
+    # unfused plan runs the same matmul through cuBLASLt).
+    for (gm, gk, gn) in ((8192, 8192, 8192), (4096, 4096, 11008)):
+        name = "gemm_%dx%dx%d" % (gm, gn, gk)
+        g[name] = graph(
+            name, [("x", "bf16", [gm, gk]), ("w", "bf16", [gn, gk])],
+            [node("y", "linear", ["x", "w"])], ["y"],
+            "x @ w^T, x [%d, %d], w [%d, %d]" % (gm, gk, gn, gk))
+    # Decode linears (Llama-3-8B weights) with their epilogues, M = 1 and 32.
+    for rows in (1, 32):
+        for (name, n_, k_) in (("qkv", 6144, 4096), ("o_residual", 4096, 4096),
+                               ("down_residual", 4096, 14336)):
+            ins = [("x", "bf16", [rows, k_]), ("w", "bf16", [n_, k_])]
+            nodes = [node("h", "linear", ["x", "w"])]
+            out = "h"
+            if name.endswith("residual"):
+                ins.append(("r", "bf16", [rows, n_]))
+                nodes.append(node("y", "add", ["h", "r"]))
+                out = "y"
+            gname = "decode_%s_m%d" % (name, rows)
+            g[gname] = graph(gname, ins, nodes, [out],
+                             "decode linear, M=%d: x [%d, %d] @ w^T, w [%d, %d]%s" %
+                             (rows, rows, k_, n_, k_, " + residual" if out == "y" else ""))
+        ins = [("x", "bf16", [rows, 4096]), ("w_gate", "bf16", [14336, 4096]),
+               ("w_up", "bf16", [14336, 4096])]
+        gname = "decode_gate_up_m%d" % rows
+        g[gname] = graph(gname, ins,
+                         [node("gate", "linear", ["x", "w_gate"]),
+                          node("up", "linear", ["x", "w_up"]),
+                          node("a", "silu", ["gate"]), node("h", "mul", ["a", "up"])],
+                         ["h"], "decode SwiGLU gate/up, M=%d: silu(x w_gate^T) * x w_up^T" % rows)
     g["attention"] = graph(
         "attention", [(n_, "bf16", [32, 4096, 128]) for n_ in ("q", "k", "v")],
         [node("o", "scaled_dot_product_attention", ["q", "k", "v"], causal=True)],

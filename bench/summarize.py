@@ -25,6 +25,22 @@ def main(paths):
         "host_us"))
     for r in rows:
         print("%-24s %9.1f %9.1f %6.1f%% %10.1f %7.2fx %7.2fx %4d %6.2f" % r)
+    # Matmul steps: their rate, and their bandwidth on the bytes they move.
+    print("\n%-34s %-22s %9s %9s %8s %8s" % ("case", "step", "us", "TFLOP/s", "GB/s", "family"))
+    for p in paths:
+        try:
+            with open(p) as f:
+                j = json.load(f)
+        except (OSError, ValueError):
+            continue
+        name = p.split("/")[-1].replace("bench_", "").replace(".json", "")
+        for plan in ("fused", "unfused"):
+            for s in j[plan]["steps"]:
+                if s.get("flops", 0) > 0:
+                    us = s["median_us"]
+                    print("%-34s %-22s %9.1f %9.1f %8.0f %8s" % (
+                        name + " " + plan, s["name"][:22], us, s["flops"] / us / 1e6,
+                        s["bytes"] / us / 1e3, s["family"][:8]))
 
 
 if __name__ == "__main__":

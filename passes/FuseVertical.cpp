@@ -15,6 +15,13 @@
 // pay; ops that widen what the consumer must read do not. Both outcomes are
 // recorded (fusec.recomputed, fusec.rejected).
 //
+// Last, each matmul group picks how it runs: fusec's own GEMM with the
+// epilogue in registers (one kernel), or cuBLASLt for the product and, when
+// there is an epilogue, a pointwise kernel for it (the group is split). The
+// cost model predicts both with each GEMM's own rate; the choice and both
+// times go on the matmul op (fusec.gemm, fusec.gemm_alternatives) for
+// outlining, code generation and `fusec explain`.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
@@ -56,7 +63,8 @@ Operation *producerOf(Value v) {
 
 class Grouping {
 public:
-  Grouping(std::vector<Operation *> ops, const DeviceProfile &p) : ops(std::move(ops)), profile(p) {
+  Grouping(std::vector<Operation *> ops, const DeviceProfile &p, std::string gemm)
+      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)) {
     for (Operation *op : this->ops) {
       groupOf[op] = groups.size();
       groups.push_back({op});
@@ -65,6 +73,7 @@ public:
 
   void run();
   void recompute();
+  void chooseMatmulPaths();
   std::vector<OpGroup> result() const;
   struct Decision {
     std::string producer, consumer, reason;
@@ -81,6 +90,7 @@ private:
 
   std::vector<Operation *> ops;
   const DeviceProfile &profile;
+  std::string gemmChoice;  ///< auto, fusec, cublaslt
   llvm::DenseMap<Operation *, size_t> groupOf;
   std::vector<OpGroup> groups;  ///< emptied when merged away
 };
@@ -300,6 +310,41 @@ void Grouping::recompute() {
   }
 }
 
+void Grouping::chooseMatmulPaths() {
+  size_t count = groups.size();
+  for (size_t g = 0; g < count; ++g) {
+    auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
+    if (it == groups[g].end())
+      continue;
+    auto mm = cast<MatmulOp>(*it);
+    OpGroup epilogue;
+    for (Operation *op : groups[g])
+      if (op != mm)
+        epilogue.push_back(op);
+    DType dt = dtypeOf(mm.getLhs());
+    bool supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
+    double own = predictSeconds(groupCost(groups[g]), profile, /*ownGemm=*/true);
+    double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);
+    bool useOwn = supported && (gemmChoice == "fusec" || (gemmChoice == "auto" && own <= library));
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "fusec GEMM%s: %.1f us; cuBLASLt%s: %.1f us%s",
+                  epilogue.empty() ? "" : " with the epilogue", own * 1e6,
+                  epilogue.empty() ? "" : " + epilogue kernel", library * 1e6,
+                  supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
+    Builder b(mm.getContext());
+    mm->setAttr("fusec.gemm", b.getStringAttr(useOwn ? "fusec" : "cublaslt"));
+    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
+    if (useOwn || epilogue.empty())
+      continue;
+    // cuBLASLt computes the product; the epilogue becomes a kernel of its own.
+    groups[g] = {mm};
+    size_t e = groups.size();
+    for (Operation *op : epilogue)
+      groupOf[op] = e;
+    groups.push_back(std::move(epilogue));
+  }
+}
+
 std::vector<OpGroup> Grouping::result() const {
   std::vector<OpGroup> out;
   for (const OpGroup &g : groups)
@@ -317,9 +362,10 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
       func.emitError("unknown device profile '") << device << "'";
       return signalPassFailure();
     }
-    Grouping grouping(computeOps(func), *profile);
+    Grouping grouping(computeOps(func), *profile, gemm);
     grouping.run();
     grouping.recompute();
+    grouping.chooseMatmulPaths();
     Builder b(func.getContext());
     auto decisions = [&](const std::vector<Grouping::Decision> &list) {
       SmallVector<Attribute> attrs;

@@ -97,6 +97,20 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   fusion->setAttr("launches_unfused", b.getI64IntegerAttr(unfused.launches));
   fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p) * 1e6));
   fusion->setAttr("unfused_us", b.getF64FloatAttr(predictSeconds(unfused, p) * 1e6));
+  // A matmul group carries the planner's GEMM choice (see FuseVertical).
+  for (Operation *op : group)
+    if (isa<MatmulOp>(op)) {
+      bool own = false;
+      if (auto choice = op->getAttrOfType<StringAttr>("fusec.gemm")) {
+        fusion->setAttr("gemm", choice);
+        own = choice.getValue() == "fusec";
+      }
+      if (auto alt = op->getAttrOfType<StringAttr>("fusec.gemm_alternatives"))
+        fusion->setAttr("gemm_alternatives", alt);
+      if (own)
+        fusion->setAttr("predicted_us",
+                        b.getF64FloatAttr(predictSeconds(fused, p, /*ownGemm=*/true) * 1e6));
+    }
 }
 
 /// With `onlyUse`, only that use is redirected to the group's result (copies of
@@ -210,8 +224,8 @@ LogicalResult outlineGroups(func::FuncOp func, const std::vector<OpGroup> &group
                             const DeviceProfile &profile) {
   size_t index = 0;
   for (const OpGroup &g : groups) {
-    if (g.size() == 1)
-      if (auto mm = dyn_cast<MatmulOp>(g.front()))
+    for (Operation *op : g)
+      if (auto mm = dyn_cast<MatmulOp>(op))
         if (failed(materializeMatmulOperands(func, mm, profile, index)))
           return failure();
     if (failed(outlineOne(func, g, profile, index++)))

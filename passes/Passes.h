@@ -23,6 +23,8 @@ struct FusionPipelineOptions : public mlir::PassPipelineOptions<FusionPipelineOp
                     llvm::cl::init(true)};
   Option<std::string> device{*this, "device", llvm::cl::desc("device profile"),
                              llvm::cl::init("h100")};
+  Option<std::string> gemm{*this, "gemm", llvm::cl::desc("auto, fusec or cublaslt"),
+                           llvm::cl::init("auto")};
 };
 
 /// The decompose pipeline, then vertical fusion (or one group per op).

@@ -50,7 +50,10 @@ def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",
-           "device profile for the cost model (h100, h200, a100, l40s)">
+           "device profile for the cost model (h100, h200, a100, l40s)">,
+    Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
+           "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
+           "with the epilogue fused), cublaslt (cuBLASLt, epilogue as its own kernel)">
   ];
   let dependentDialects = ["::fusec::FusecDialect"];
 }

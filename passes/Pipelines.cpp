@@ -20,6 +20,7 @@ void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &o
   if (options.fuse) {
     FusecFuseVerticalOptions o;
     o.device = options.device;
+    o.gemm = options.gemm;
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFuseVertical(o));
   } else {
     FusecOutlineSingleOpsOptions o;

@@ -80,11 +80,17 @@ llvm::Error Executable::load(KernelCache &cache) {
               "cuFuncSetAttribute (non-portable cluster size)"))
         return err;
     functions[kernelSteps[k]] = fn;
-    if (step.kernel.scratchBytes > 0)
+    if (step.kernel.scratchBytes > 0) {
       if (llvm::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],
                                                      step.kernel.scratchBytes),
                                       "cuMemAlloc (kernel scratch)"))
         return err;
+      if (step.kernel.scratchZeroOnce > 0)
+        if (llvm::Error err = drv.check(drv.cuMemsetD8Async(scratch[kernelSteps[k]], 0,
+                                                            step.kernel.scratchZeroOnce, nullptr),
+                                        "cuMemsetD8Async (kernel scratch)"))
+          return err;
+    }
   }
   for (size_t i = 0; i < desc.steps.size(); ++i) {
     if (desc.steps[i].kind != PlanStep::Kind::Matmul)
@@ -135,12 +141,14 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
       params[a] = &ptrs[a];
     }
     const PlanKernel &k = step.kernel;
+    if (k.scratchBytes > 0) {
+      ptrs[n] = scratch[i];
+      params[n] = &ptrs[n];
+    }
     if (!k.cooperative)
-      return drv.check(drv.cuLaunchKernel(functions[i], k.grid, 1, 1, k.block, 1, 1,
+      return drv.check(drv.cuLaunchKernel(functions[i], k.grid, k.gridY, k.gridZ, k.block, 1, 1,
                                           k.sharedBytes, stream, params, nullptr),
                        step.name.c_str());
-    ptrs[n] = scratch[i];
-    params[n] = &ptrs[n];
     if (k.scratchZeroBytes > 0)
       if (llvm::Error err = drv.check(drv.cuMemsetD32Async(scratch[i], 0, k.scratchZeroBytes / 4,
                                                            stream),

@@ -38,6 +38,7 @@ struct StepCost {
 struct PlanKernel {
   std::string source, family, schedule;
   unsigned grid = 1, block = 1, sharedBytes = 0;
+  unsigned gridY = 1, gridZ = 1;
   std::vector<int> args;  ///< buffer ids: the group's inputs, then its outputs
   /// Cooperative launch with a scratch buffer as the last parameter; its first
   /// scratchZeroBytes are zeroed before every launch.
@@ -45,6 +46,8 @@ struct PlanKernel {
   unsigned scratchBytes = 0, scratchZeroBytes = 0;
   /// Blocks per thread block cluster, when the kernel declares clusters.
   unsigned clusterSize = 0;
+  /// Scratch bytes zeroed once at allocation (see codegen's KernelSpec).
+  unsigned scratchZeroOnce = 0;
 };
 
 struct PlanMatmul {

@@ -181,7 +181,7 @@ std::string ElementEmitter::emitOp(Operation *op, Value v, const Index &idx) {
     return "((" + std::string(computeType(dtypeOf(v))) + ")(" + render(idx[io.getDim()]) + "))";
   if (auto cat = dyn_cast<ConcatOp>(op))
     return emitConcat(cat, idx);
-  if (isa<SumOp, MeanOp, MaxOp, MinOp>(op))
+  if (isa<SumOp, MeanOp, MaxOp, MinOp, MatmulOp>(op))
     return reduced(op);
   std::vector<std::string> operands;
   for (Value o : op->getOperands())

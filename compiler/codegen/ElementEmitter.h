@@ -47,7 +47,8 @@ public:
 
   /// Where a block argument's elements come from (default: a scalar load).
   LoadHook load;
-  /// The per-row value of a reduction op (row kernels set this).
+  /// The per-row value of a reduction op (row kernels set this), or a
+  /// matmul's accumulator at the current element (the GEMM epilogue).
   ReductionHook reduced;
 
   /// The statements emitted so far (taken by the caller).

@@ -17,6 +17,7 @@ struct KernelSpec {
   std::string name;    ///< entry point, a C identifier
   std::string source;  ///< complete CUDA C++ (prelude + kernel), no #includes
   unsigned grid = 1, block = 1;
+  unsigned gridY = 1, gridZ = 1;
   unsigned sharedBytes = 0;  ///< dynamic shared memory
   unsigned numInputs = 0, numOutputs = 0;
   /// Cooperative kernels (all blocks resident, teams synchronizing through
@@ -24,6 +25,11 @@ struct KernelSpec {
   /// whose first scratchZeroBytes must be zero at launch.
   bool cooperative = false;
   unsigned scratchBytes = 0, scratchZeroBytes = 0;
+  /// Bytes at the start of the scratch zeroed once, when it is allocated (the
+  /// kernel leaves them zero again: split-K tile counters). Any kernel with
+  /// scratchBytes > 0 takes the scratch pointer as its last parameter.
+  unsigned scratchZeroOnce = 0;
+  std::string gemmConfig;  ///< matmul family: the tile configuration used
   /// Blocks per thread block cluster (__cluster_dims__), 0 without clusters;
   /// above 8 the runtime allows the non-portable size.
   unsigned clusterSize = 0;
@@ -31,10 +37,14 @@ struct KernelSpec {
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
 };
 
-/// Generates the kernel for a pointwise, row_reduction or column_reduction group,
-/// for NVRTC target `arch` ("sm_90a", "sm_80").
+struct GemmConfig;
+
+/// Generates the kernel for a pointwise, row_reduction, column_reduction or
+/// matmul group, for NVRTC target `arch` ("sm_90a", "sm_80"). A matmul group
+/// uses `gemm` when given (autotuning), else the heuristic's configuration.
 llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
-                                          const std::string &arch);
+                                          const std::string &arch,
+                                          const GemmConfig *gemm = nullptr);
 
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
@@ -50,6 +60,9 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
 llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                                                               const DeviceProfile &profile,
                                                               bool cluster);
+/// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
+llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
+                                        const GemmConfig *forced);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".

@@ -13,13 +13,15 @@ using namespace mlir;
 namespace fusec::codegen {
 
 llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
-                                          const std::string &arch) {
+                                          const std::string &arch, const GemmConfig *gemm) {
   llvm::StringRef kind = fusion.getKind();
   llvm::Expected<KernelSpec> spec = llvm::createStringError(
       llvm::inconvertibleErrorCode(), "no kernel family for fusion kind '%s'",
       kind.str().c_str());
   if (kind == "pointwise")
     spec = detail::generatePointwise(fusion, profile);
+  else if (kind == "matmul")
+    spec = detail::generateGemm(fusion, profile, gemm);
   else if (kind == "row_reduction")
     spec = detail::generateRowReduction(fusion, profile);
   else if (kind == "column_reduction") {

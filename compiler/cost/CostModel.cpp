@@ -48,10 +48,11 @@ double floorSeconds(const Cost &c, const DeviceProfile &p) {
   return static_cast<double>(c.bytes) / p.hbmBytesPerSec;
 }
 
-double predictSeconds(const Cost &c, const DeviceProfile &p) {
+double predictSeconds(const Cost &c, const DeviceProfile &p, bool ownGemm) {
   double memory = floorSeconds(c, p);
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
-                static_cast<double>(c.tensorFlops) / p.tensorFlopsPerSec;
+                static_cast<double>(c.tensorFlops) /
+                    (ownGemm ? p.gemmFlopsPerSec : p.tensorFlopsPerSec);
   return std::max(memory, math) + c.launches * p.launchSeconds;
 }
 

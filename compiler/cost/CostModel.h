@@ -45,7 +45,8 @@ struct Cost {
 };
 
 /// max(bytes / BW, flops / peak) + launches x launch overhead, in seconds.
-double predictSeconds(const Cost &c, const DeviceProfile &p);
+/// With `ownGemm`, tensor flops run at fusec's GEMM rate, else at cuBLAS's.
+double predictSeconds(const Cost &c, const DeviceProfile &p, bool ownGemm = false);
 /// The memory-only part of the prediction (the roofline floor of the bytes).
 double floorSeconds(const Cost &c, const DeviceProfile &p);
 

@@ -18,7 +18,8 @@ struct DeviceProfile {
   std::string name;           ///< "h100"
   std::string arch;           ///< NVRTC target, "sm_90a"
   double hbmBytesPerSec;      ///< device-to-device copy, bytes read + written per second
-  double tensorFlopsPerSec;   ///< dense bf16/f16 matmul rate (fp32 accumulate)
+  double tensorFlopsPerSec;   ///< dense bf16/f16 matmul rate (fp32 accumulate), cuBLAS
+  double gemmFlopsPerSec;     ///< the same for fusec's own GEMM kernels (GemmKernel.cpp)
   double fp32FlopsPerSec;     ///< CUDA-core fp32 rate (FMA = 2 flops)
   double launchSeconds;       ///< cost of one kernel launch in a stream of launches
   int smCount;

@@ -24,6 +24,10 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown device profile '%s' (known: h100, h200, a100, l40s)",
                                    options.device.c_str());
+  if (options.gemm != "auto" && options.gemm != "fusec" && options.gemm != "cublaslt")
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown GEMM choice '%s' (known: auto, fusec, cublaslt)",
+                                   options.gemm.c_str());
   std::string diag;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
     llvm::raw_string_ostream os(diag);
@@ -34,6 +38,7 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
   FusionPipelineOptions o;
   o.fuse = options.fuse;
   o.device = options.device;
+  o.gemm = options.gemm;
   buildFusionPipeline(pm, o);
   if (failed(pm.run(module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -205,7 +210,8 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     PlanStep step;
     step.name = f->getAttrOfType<StringAttr>("name").str();
     step.cost = fusionCost(f);
-    if (f.getKind() == "matmul") {
+    auto gemm = f->getAttrOfType<StringAttr>("gemm");
+    if (f.getKind() == "matmul" && !(gemm && gemm.getValue() == "fusec")) {
       auto m = matmulStep(f, ins, outs[0]);
       if (!m)
         return m.takeError();
@@ -217,8 +223,21 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       if (!k)
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;
-      step.kernel = {k->source, k->family, k->schedule, k->grid, k->block, k->sharedBytes, ins,
-                     k->cooperative, k->scratchBytes, k->scratchZeroBytes, k->clusterSize};
+      PlanKernel &pk = step.kernel;
+      pk.source = k->source;
+      pk.family = k->family;
+      pk.schedule = k->schedule;
+      pk.grid = k->grid;
+      pk.gridY = k->gridY;
+      pk.gridZ = k->gridZ;
+      pk.block = k->block;
+      pk.sharedBytes = k->sharedBytes;
+      pk.args = ins;
+      pk.cooperative = k->cooperative;
+      pk.scratchBytes = k->scratchBytes;
+      pk.scratchZeroBytes = k->scratchZeroBytes;
+      pk.scratchZeroOnce = k->scratchZeroOnce;
+      pk.clusterSize = k->clusterSize;
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }
     plan.steps.push_back(std::move(step));

@@ -23,6 +23,7 @@ struct CompileOptions {
   bool fuse = true;           ///< false: one kernel per compute op (the baseline)
   std::string device = "h100";  ///< device profile for the cost model
   std::string arch;           ///< NVRTC target; empty: the profile's
+  std::string gemm = "auto";  ///< matmul groups: auto, fusec or cublaslt
 };
 
 /// Runs decomposition and fusion on `module` in place.

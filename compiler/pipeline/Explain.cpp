@@ -81,6 +81,10 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
       k.launchesUnfused = c.launchesUnfused;
       k.unfusedUs = c.unfusedUs;
       k.predictedUs = c.predictedUs;
+      if (auto g = f->getAttrOfType<StringAttr>("gemm"))
+        k.gemm = g.str();
+      if (auto g = f->getAttrOfType<StringAttr>("gemm_alternatives"))
+        k.gemmAlternatives = g.str();
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
       for (Value v : f.getResults())
@@ -151,6 +155,9 @@ std::string explainText(const Explanation &e) {
                   mb(k.bytesFused).c_str(), k.tripsFused(), k.launchesUnfused, k.unfusedUs,
                   k.predictedUs, k.predictedUs > 0 ? k.unfusedUs / k.predictedUs : 0.0);
     s += buf;
+    if (!k.gemm.empty())
+      s += "  gemm: " + std::string(k.gemm == "fusec" ? "fusec's tensor-core GEMM" : "cuBLASLt") +
+           " (" + k.gemmAlternatives + ")\n";
   }
   std::snprintf(buf, sizeof buf,
                 "\nwhole graph: %zu kernel(s) instead of %d; HBM %s -> %s; predicted %.1f us -> "
@@ -196,6 +203,11 @@ std::string explainJson(const Explanation &e) {
                             {"launches_fused", 1},
                             {"unfused_us", k.unfusedUs},
                             {"predicted_us", k.predictedUs}});
+  for (size_t i = 0; i < e.kernels.size(); ++i)
+    if (!e.kernels[i].gemm.empty()) {
+      j["kernels"][i]["gemm"] = e.kernels[i].gemm;
+      j["kernels"][i]["gemm_alternatives"] = e.kernels[i].gemmAlternatives;
+    }
   j["edges"] = nlohmann::json::array();
   for (const ExplainedEdge &ed : e.edges)
     j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});

@@ -24,6 +24,8 @@ struct ExplainedKernel {
   int64_t tripBytes = 0;  ///< bytes of one full-tensor pass: the group's largest tensor
   int launchesUnfused = 0;
   double unfusedUs = 0, predictedUs = 0;
+  /// Matmul groups: "fusec" or "cublaslt", and the predictions behind it.
+  std::string gemm, gemmAlternatives;
   double tripsUnfused() const { return tripBytes ? double(bytesUnfused) / tripBytes : 0; }
   double tripsFused() const { return tripBytes ? double(bytesFused) / tripBytes : 0; }
 };

@@ -149,6 +149,51 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
   return true;
 }
 
+/// One matmul and an elementwise epilogue over its result's shape D: every
+/// other op of the group computes a value of shape D from the matmul's result,
+/// other epilogue values and tensors read from memory (broadcast to D).
+bool classifyMatmul(ArrayRef<Operation *> ops, Operation *mm, GroupSchedule &s,
+                    std::string &why) {
+  ArrayRef<int64_t> d = shapeOf(mm->getResult(0));
+  s.kind = GroupKind::Matmul;
+  s.domain.assign(d.begin(), d.end());
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  for (Value v : mm->getOperands())
+    if (Operation *def = viewSource(v).getDefiningOp(); def && members.count(def)) {
+      why = "matmul prologue fusion is not implemented (" + opLabel(def) +
+            " would be computed while loading an operand of " + opLabel(mm) + ")";
+      return false;
+    }
+  for (Operation *op : ops) {
+    if (op == mm)
+      continue;
+    if (isa<MatmulOp>(op)) {
+      why = "a matmul group holds one matmul (" + opLabel(mm) + " and " + opLabel(op) + ")";
+      return false;
+    }
+    // Smaller shapes that broadcast to D (a causal mask from iotas) are
+    // index math at each element.
+    ArrayRef<int64_t> r = shapeOf(op->getResult(0));
+    bool broadcasts = r.size() <= d.size();
+    for (size_t i = 0; broadcasts && i < r.size(); ++i)
+      broadcasts = r[r.size() - 1 - i] == 1 || r[r.size() - 1 - i] == d[d.size() - 1 - i];
+    if (!isElementwise(op) || !broadcasts) {
+      why = opLabel(op) + " is not an elementwise op over the matmul result's shape " +
+            shape::str(d) + ": matmul epilogues are elementwise";
+      return false;
+    }
+  }
+  llvm::SetVector<Value> inputs, outputs;
+  groupBoundary(ops, inputs, outputs);
+  for (Value v : outputs)
+    if (shapeOf(v) != d) {
+      why = "output " + opLabel(v.getDefiningOp()) + " of shape " + shape::str(shapeOf(v)) +
+            " is not the matmul result's shape " + shape::str(d);
+      return false;
+    }
+  return true;
+}
+
 } // namespace
 
 bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why) {
@@ -157,17 +202,10 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     return false;
   }
   SmallVector<Operation *> reductions;
+  for (Operation *op : ops)
+    if (isa<MatmulOp>(op))
+      return classifyMatmul(ops, op, s, why);
   for (Operation *op : ops) {
-    if (isa<MatmulOp>(op)) {
-      if (ops.size() > 1) {
-        why = "matmul epilogue fusion is not implemented yet (matmuls run through cuBLASLt)";
-        return false;
-      }
-      s.kind = GroupKind::Matmul;
-      ArrayRef<int64_t> d = shapeOf(op->getResult(0));
-      s.domain.assign(d.begin(), d.end());
-      return true;
-    }
     if (isa<ConcatOp>(op) || isElementwise(op) || isView(op))
       continue;
     if (isReduction(op)) {

@@ -9,7 +9,7 @@
 //   row_reduction     reductions share input shape D and axes R, R are the
 //                     innermost dims (or any dims, read by gather)
 //   column_reduction  as row_reduction, R are the outermost dims
-//   matmul            one matmul (cuBLASLt)
+//   matmul            one matmul and an elementwise epilogue on its result
 //
 //===----------------------------------------------------------------------===//
 #pragma once

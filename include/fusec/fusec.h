@@ -47,6 +47,9 @@ struct Options {
   bool fuse = true;             ///< false: one kernel per op (the unfused baseline)
   std::string device = "h100";  ///< cost-model profile: h100, h200, a100, l40s
   std::string arch;             ///< NVRTC target (default: the profile's, sm_90a for h100)
+  /// How matmul groups run: "auto" (the cost model picks), "fusec" (fusec's
+  /// GEMM with the epilogue fused), "cublaslt" (epilogue as its own kernel).
+  std::string gemm = "auto";
 };
 
 /// One generated kernel (or library call) of a compiled graph.

@@ -48,6 +48,7 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.fuse = options.fuse;
   o.device = options.device;
   o.arch = options.arch;
+  o.gemm = options.gemm;
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
     return toStatus(program.takeError());

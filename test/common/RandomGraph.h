@@ -20,4 +20,10 @@ namespace fusec::test {
 /// the largest tensor (the CPU interpreter checks every graph).
 std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
 
+/// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand
+/// transposed; a weight shared by the batch) followed by a random elementwise
+/// epilogue (bias, residual, per-row scale, gelu, silu, relu, tanh, sigmoid,
+/// a second output, a cast to f32). Deterministic in `seed`.
+std::string randomMatmulGraph(uint64_t seed);
+
 } // namespace fusec::test

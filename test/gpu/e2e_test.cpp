@@ -1,6 +1,7 @@
 //===- e2e_test.cpp - graphs on the GPU against the reference interpreter -===//
 //
-// Every example (fused and --no-fuse) and 240 random pointwise / broadcast /
+// Every example (fused, --no-fuse and with --gemm fusec), 200 random matmul +
+// epilogue graphs through fusec's GEMM, and 240 random pointwise / broadcast /
 // reduction graphs (odd sizes, every dtype) run through the public API:
 // compile, run on the GPU with outputs poisoned (NaN bytes) first, compare with
 // the CPU reference interpreter (f32 1e-5, f16/bf16 1e-2 normwise; integers
@@ -29,9 +30,10 @@ struct Tally {
 };
 
 void check(const std::string &label, const std::string &json, const std::string &name,
-           bool fuse, uint64_t seed, Tally &t) {
+           bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto") {
   Options o;
   o.fuse = fuse;
+  o.gemm = gemm;
   std::unique_ptr<Program> p;
   Status s = Program::compileText(json, name, o, p);
   std::vector<HostTensor> in, out, ref;
@@ -51,7 +53,7 @@ void check(const std::string &label, const std::string &json, const std::string 
     if (!c.pass) {
       std::printf("FAIL %s output %zu (%s): %s\n", label.c_str(), i,
                   p->outputs()[i].name.c_str(), c.describe().c_str());
-      if (name == "random.json")
+      if (name == "random.json" || name == "random_matmul.json")
         std::printf("%s\n", json.c_str());
       ++t.failed;
       return;
@@ -87,11 +89,19 @@ int main(int argc, char **argv) {
     }
     for (bool fuse : {true, false})
       check(f + (fuse ? "" : " --no-fuse"), (*buffer)->getBuffer().str(), f, fuse, 1, examples);
+    // Every matmul group through fusec's own GEMM, whatever the cost model says.
+    check(f + " --gemm fusec", (*buffer)->getBuffer().str(), f, true, 1, examples, "fusec");
   }
+  Tally gemms;
+  for (uint64_t seed = 0; seed < 200; ++seed)
+    check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
+          "random_matmul.json", true, seed, gemms, "fusec");
   for (uint64_t seed = 0; seed < 240; ++seed)
     check("random graph seed " + std::to_string(seed), test::randomGraph(seed), "random.json",
           true, seed, random);
-  std::printf("examples: %d passed, %d failed; random graphs: %d passed, %d failed\n",
-              examples.passed, examples.failed, random.passed, random.failed);
-  return examples.failed + random.failed == 0 ? 0 : 1;
+  std::printf("examples: %d passed, %d failed; random graphs: %d passed, %d failed; "
+              "random matmul graphs (fusec GEMM): %d passed, %d failed\n",
+              examples.passed, examples.failed, random.passed, random.failed, gemms.passed,
+              gemms.failed);
+  return examples.failed + random.failed + gemms.failed == 0 ? 0 : 1;
 }

@@ -38,7 +38,7 @@ std::vector<HostTensor> randomInputs(mlir::func::FuncOp f, uint64_t seed) {
 /// returns the fused module's function for further checks.
 void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
                        mlir::OwningOpRef<mlir::ModuleOp> *keep = nullptr,
-                       mlir::MLIRContext *context = nullptr) {
+                       mlir::MLIRContext *context = nullptr, const char *gemm = "auto") {
   mlir::MLIRContext local;
   mlir::MLIRContext &ctx = context ? *context : local;
   auto module = importGraphText(text, "random.json", ctx);
@@ -46,6 +46,7 @@ void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
   mlir::OwningOpRef<mlir::ModuleOp> fused = (*module)->clone();
   CompileOptions o;
   o.fuse = fuse;
+  o.gemm = gemm;
   ASSERT_FALSE(bool(fuseModule(*fused, o))) << text;
   auto before = graphFunction(**module), after = graphFunction(*fused);
   std::vector<HostTensor> in = randomInputs(before, seed * 31);
@@ -112,16 +113,43 @@ void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
 
 /// Plans a graph for `arch`: code generation differs by target (clusters on sm_90).
 llvm::Expected<PlanDesc> planFor(mlir::MLIRContext &ctx, llvm::StringRef text,
-                                 llvm::StringRef name, bool fuse, const char *arch) {
+                                 llvm::StringRef name, bool fuse, const char *arch,
+                                 const char *gemm = "auto") {
   auto module = importGraphText(text, name, ctx);
   if (!module)
     return module.takeError();
   CompileOptions o;
   o.fuse = fuse;
   o.arch = arch;
+  o.gemm = gemm;
   if (llvm::Error err = fuseModule(**module, o))
     return std::move(err);
   return buildPlan(**module, o);
+}
+
+// Matmul + epilogue groups keep their values (the epilogue is applied to the
+// product in the interpreter's fusion evaluation), and every GEMM kernel
+// compiles for Ampere and Hopper.
+TEST(Fusion, RandomMatmulGraphsKeepTheirValues) {
+  for (uint64_t seed = 0; seed < 40; ++seed)
+    expectSameResults(fusec::test::randomMatmulGraph(seed), seed, true, nullptr, nullptr, "fusec");
+}
+
+TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  int gemms = 0;
+  for (uint64_t seed = 0; seed < 24; ++seed)
+    for (const char *arch : {"sm_80", "sm_90a"}) {
+      mlir::MLIRContext ctx;
+      std::string text = fusec::test::randomMatmulGraph(seed);
+      auto plan = planFor(ctx, text, "random_matmul.json", true, arch, "fusec");
+      ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << text;
+      for (const PlanStep &s : plan->steps)
+        gemms += s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul";
+      expectKernelsCompile("random matmul " + std::to_string(seed), *plan);
+    }
+  EXPECT_EQ(gemms, 48);  // one GEMM kernel per graph and architecture
 }
 
 TEST(Fusion, EveryExampleKernelCompilesWithNvrtc) {

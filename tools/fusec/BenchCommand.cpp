@@ -172,6 +172,10 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
                   "random inputs when left out");
   cmd->add_option("--device", opts->plan.device, "cost-model profile (default: the GPU's)");
   cmd->add_option("--arch", opts->plan.arch, "NVRTC target (default: the GPU's)");
+  cmd->add_option("--gemm", opts->plan.gemm,
+                  "matmul groups of the fused plan: auto, fusec or cublaslt (the unfused plan "
+                  "always runs matmuls through cuBLASLt)")
+      ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
   cmd->callback([opts, &exitCode] { exitCode = runBench(*opts); });
 }
 

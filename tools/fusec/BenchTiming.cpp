@@ -53,7 +53,9 @@ llvm::Expected<std::vector<float>> timeRuns(CudaDriver &drv, int warmup, int ite
 
 double predictedUs(const PlanStep &s, const DeviceProfile &p, double copyBw) {
   double memory = s.cost.bytesFused / copyBw;
+  bool ownGemm = s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul";
   double math = s.kind == PlanStep::Kind::Matmul ? s.cost.flops / p.tensorFlopsPerSec
+                : ownGemm                        ? s.cost.flops / p.gemmFlopsPerSec
                                                  : s.cost.flops / p.fp32FlopsPerSec;
   return std::max(memory, math) * 1e6;
 }
@@ -177,7 +179,8 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
                                        ? 2 * plan.buffers[step.copy.dst].tensor.bytes()
                                        : step.cost.bytesFused);
     st.medianUs = median(*ms) * 1e3;
-    if (step.kind == PlanStep::Kind::Matmul)
+    if (step.kind == PlanStep::Kind::Matmul ||
+        (step.kind == PlanStep::Kind::Kernel && step.kernel.family == "matmul"))
       st.flops = static_cast<double>(step.cost.flops);
     st.predictedUs = predictedUs(step, profile, env.copyBytesPerSec);
     t.bytes += st.bytes;

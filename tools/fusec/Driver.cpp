@@ -68,6 +68,10 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
   cmd->add_option("--device", flags.device,
                   "cost-model device profile: h100, h200, a100, l40s (default: the GPU's, else h100)");
   cmd->add_option("--arch", flags.arch, "NVRTC target, e.g. sm_90a, sm_80 (default: the device's)");
+  cmd->add_option("--gemm", flags.gemm,
+                  "matmul groups: auto (the cost model picks), fusec (fusec's GEMM, epilogue "
+                  "fused), cublaslt (epilogue in its own kernel)")
+      ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
 }
 
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
@@ -76,6 +80,7 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   o.fuse = !flags.noFuse;
   o.device = flags.device.empty() ? "h100" : flags.device;
   o.arch = flags.arch;
+  o.gemm = flags.gemm;
   if (forGpu && (flags.device.empty() || flags.arch.empty())) {
     if (auto ordinal = selectedDeviceOrdinal()) {
       if (auto info = queryDevice(*ordinal)) {

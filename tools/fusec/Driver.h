@@ -40,6 +40,7 @@ struct PlanFlags {
   bool noFuse = false;
   std::string device;  ///< empty: the GPU's own profile when one is present, else h100
   std::string arch;
+  std::string gemm = "auto";
 };
 void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
 

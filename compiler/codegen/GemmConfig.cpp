@@ -1,0 +1,95 @@
+//===- GemmConfig.cpp - tile shapes of fusec's tensor-core GEMM ----------===//
+#include "compiler/codegen/GemmConfig.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace fusec::codegen {
+
+std::string GemmConfig::str() const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%dx%dx%d w%dx%d s%d k%d", bm, bn, bk, wm, wn, stages, splitK);
+  return buf;
+}
+
+bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
+  GemmConfig r;
+  if (std::sscanf(s.c_str(), "%dx%dx%d w%dx%d s%d k%d", &r.bm, &r.bn, &r.bk, &r.wm, &r.wn,
+                  &r.stages, &r.splitK) != 7)
+    return false;
+  bool ok = r.bm > 0 && r.bn > 0 && r.bk > 0 && r.wm > 0 && r.wn > 0 && r.bm % r.wm == 0 &&
+            r.bn % r.wn == 0 && r.wm % 16 == 0 && r.wn % 16 == 0 && r.bk % 16 == 0 &&
+            r.stages >= 2 && r.splitK >= 1 && r.threads() <= 1024;
+  if (ok)
+    c = r;
+  return ok;
+}
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Splits K until the blocks cover the GPU about twice, keeping >= 4 k-steps
+/// of `bk` per block.
+int splitFor(const GemmShape &s, const GemmConfig &c, const DeviceProfile &p) {
+  int64_t tiles = ceilDiv(s.m, c.bm) * ceilDiv(s.n, c.bn) * s.batch;
+  int split = 1;
+  while (tiles * split * 2 <= 2 * p.smCount && ceilDiv(s.k, (int64_t)c.bk * split * 2) >= 4)
+    split *= 2;
+  return split;
+}
+
+GemmConfig skinny(const GemmShape &s, int bn, const DeviceProfile &p) {
+  // Decode-sized M: the weights stream through once; one warp row, wide K steps.
+  GemmConfig c;
+  c.bm = s.m <= 16 ? 16 : s.m <= 32 ? 32 : 64;
+  c.wm = c.bm;
+  c.bn = bn;
+  c.wn = 16;
+  c.bk = 64;
+  c.stages = 4;
+  c.splitK = splitFor(s, c, p);
+  return c;
+}
+
+} // namespace
+
+GemmConfig chooseGemmConfig(const GemmShape &s, const DeviceProfile &p) {
+  return gemmCandidates(s, p).front();
+}
+
+std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p) {
+  std::vector<GemmConfig> out;
+  if (s.m <= 64) {
+    out.push_back(skinny(s, 64, p));
+    out.push_back(skinny(s, 128, p));
+    out.push_back(skinny(s, 32, p));
+    GemmConfig c = skinny(s, 64, p);
+    c.splitK = std::max(1, c.splitK / 2);
+    out.push_back(c);
+    return out;
+  }
+  GemmConfig big;  // 128 x 128, 8 warps of 64 x 32, 4 stages
+  GemmConfig wide = big;
+  wide.bn = 256;
+  wide.wn = 64;
+  wide.stages = 3;
+  GemmConfig small = big;
+  small.bm = small.bn = 64;
+  small.wm = small.wn = 32;
+  // Few tiles: the smaller tile keeps the SMs busy.
+  int64_t bigTiles = ceilDiv(s.m, 128) * ceilDiv(s.n, 128) * s.batch;
+  if (bigTiles < p.smCount) {
+    small.splitK = splitFor(s, small, p);
+    out = {small, big};
+  } else {
+    out = {big, wide, small};
+  }
+  GemmConfig deep = big;
+  deep.bk = 64;
+  deep.stages = 3;
+  out.push_back(deep);
+  return out;
+}
+
+} // namespace fusec::codegen

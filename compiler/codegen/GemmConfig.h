@@ -1,0 +1,42 @@
+//===- GemmConfig.h - tile shapes of fusec's tensor-core GEMM ------------===//
+//
+// A GEMM kernel is one configuration of the template in GemmKernel.cpp: the
+// block tile (bm x bn, stepping bk along K), the warp tile, the number of
+// shared-memory stages in flight, and a split of K over several blocks for
+// shapes with too few output tiles to fill the GPU (decode: M = 1 ... 64).
+// Heuristics pick one per shape; `--autotune` times the candidates instead
+// and keeps the winner (runtime/TuningCache).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/cost/DeviceProfile.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusec::codegen {
+
+struct GemmShape {
+  int64_t m = 1, n = 1, k = 1, batch = 1;
+};
+
+struct GemmConfig {
+  int bm = 128, bn = 128, bk = 32;  ///< block tile
+  int wm = 64, wn = 32;             ///< warp tile (multiples of 16 x 16)
+  int stages = 4;                   ///< shared-memory pipeline depth
+  int splitK = 1;                   ///< blocks sharing one output tile along K
+  int threads() const { return (bm / wm) * (bn / wn) * 32; }
+  /// "128x128x32 w64x32 s4 k1", also the key of a tuning-cache entry's value.
+  std::string str() const;
+  static bool parse(const std::string &s, GemmConfig &out);
+  bool operator==(const GemmConfig &o) const { return str() == o.str(); }
+};
+
+/// The heuristic choice for a shape on a device.
+GemmConfig chooseGemmConfig(const GemmShape &s, const DeviceProfile &p);
+/// The configurations worth timing for a shape (the heuristic's first).
+std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p);
+
+} // namespace fusec::codegen

@@ -1,0 +1,113 @@
+//===- RandomMatmulGraph.cpp - random GEMM + epilogue graphs --------------===//
+#include "test/common/RandomGraph.h"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace fusec::test {
+
+std::string randomMatmulGraph(uint64_t seed) {
+  using Json = nlohmann::json;
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  auto next = [&] {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  auto pick = [&](int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); };
+  const std::vector<int64_t> sizes = {1, 3, 8, 16, 33, 64, 100, 128, 257, 520};
+  int64_t m = sizes[pick(sizes.size())], n = sizes[pick(sizes.size())];
+  int64_t k = std::vector<int64_t>{8, 16, 24, 64, 136, 512, 7, 33}[pick(8)];
+  std::string dt = pick(2) ? "bf16" : "f16";
+  std::vector<int64_t> batch;
+  if (pick(3) == 0)
+    batch = pick(2) ? std::vector<int64_t>{3} : std::vector<int64_t>{2, 2};
+  auto with = [&](std::vector<int64_t> tail) {
+    std::vector<int64_t> r = batch;
+    r.insert(r.end(), tail.begin(), tail.end());
+    return r;
+  };
+  Json g;
+  g["fusec"] = 1;
+  g["name"] = "random_matmul_" + std::to_string(seed);
+  Json inputs = Json::array(), nodes = Json::array();
+  // A: M x K, or stored K x M and transposed; B: K x N, or stored N x K
+  // (a linear layer's weight, shared by every batch) and transposed.
+  bool transA = pick(3) == 0, transB = pick(2) == 0, sharedB = pick(2) == 0;
+  std::vector<int64_t> permA, permB;
+  inputs.push_back({{"name", "a"}, {"dtype", dt}, {"shape", transA ? with({k, m}) : with({m, k})}});
+  std::vector<int64_t> bShape = transB ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+  inputs.push_back({{"name", "b"}, {"dtype", dt}, {"shape", sharedB ? bShape : with(bShape)}});
+  auto perm = [](size_t rank) {
+    std::vector<int64_t> p;
+    for (size_t i = 0; i < rank; ++i)
+      p.push_back(i);
+    std::swap(p[rank - 1], p[rank - 2]);
+    return p;
+  };
+  std::string aName = "a", bName = "b";
+  if (transA) {
+    nodes.push_back({{"name", "at"}, {"op", "transpose"}, {"inputs", {"a"}},
+                     {"attrs", {{"perm", perm(batch.size() + 2)}}}});
+    aName = "at";
+  }
+  if (transB) {
+    nodes.push_back({{"name", "bt"}, {"op", "transpose"}, {"inputs", {"b"}},
+                     {"attrs", {{"perm", perm(sharedB ? 2 : batch.size() + 2)}}}});
+    bName = "bt";
+  }
+  nodes.push_back({{"name", "mm"}, {"op", "matmul"}, {"inputs", {aName, bName}}});
+  // An epilogue of 0-4 elementwise ops, some with operands read from memory.
+  std::string cur = "mm";
+  Json outputs = Json::array();
+  int steps = pick(5);
+  for (int i = 0; i < steps; ++i) {
+    std::string name = "e" + std::to_string(i);
+    switch (pick(8)) {
+    case 0:
+      inputs.push_back({{"name", "bias" + std::to_string(i)}, {"dtype", dt}, {"shape", {n}}});
+      nodes.push_back({{"name", name}, {"op", "add"}, {"inputs", {cur, "bias" + std::to_string(i)}}});
+      break;
+    case 1:
+      inputs.push_back({{"name", "res" + std::to_string(i)}, {"dtype", dt}, {"shape", with({m, n})}});
+      nodes.push_back({{"name", name}, {"op", "add"}, {"inputs", {cur, "res" + std::to_string(i)}}});
+      break;
+    case 2:
+      nodes.push_back({{"name", name}, {"op", "gelu"}, {"inputs", {cur}}});
+      break;
+    case 3:
+      nodes.push_back({{"name", name}, {"op", "silu"}, {"inputs", {cur}}});
+      break;
+    case 4:
+      nodes.push_back({{"name", name}, {"op", "relu"}, {"inputs", {cur}}});
+      break;
+    case 5:
+      inputs.push_back({{"name", "scale" + std::to_string(i)}, {"dtype", dt}, {"shape", with({m, 1})}});
+      nodes.push_back({{"name", name}, {"op", "mul"}, {"inputs", {cur, "scale" + std::to_string(i)}}});
+      break;
+    case 6:
+      nodes.push_back({{"name", name}, {"op", "tanh"}, {"inputs", {cur}}});
+      break;
+    default:
+      // A second output: the value so far.
+      outputs.push_back(cur);
+      nodes.push_back({{"name", name}, {"op", "sigmoid"}, {"inputs", {cur}}});
+      break;
+    }
+    cur = name;
+  }
+  if (pick(4) == 0) {
+    nodes.push_back({{"name", "out_f32"}, {"op", "cast"}, {"inputs", {cur}},
+                     {"attrs", {{"dtype", "f32"}}}});
+    cur = "out_f32";
+  }
+  outputs.push_back(cur);
+  g["inputs"] = inputs;
+  g["nodes"] = nodes;
+  g["outputs"] = outputs;
+  return g.dump(2);
+}
+
+} // namespace fusec::test
