@@ -48,6 +48,8 @@ struct PlanKernel {
   unsigned clusterSize = 0;
   /// Scratch bytes zeroed once at allocation (see codegen's KernelSpec).
   unsigned scratchZeroOnce = 0;
+  /// fusec GEMM kernels: tuning key and the tile configuration used.
+  std::string gemmKey, gemmConfig;
 };
 
 struct PlanMatmul {

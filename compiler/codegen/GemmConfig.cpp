@@ -74,6 +74,9 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   wide.bn = 256;
   wide.wn = 64;
   wide.stages = 3;
+  GemmConfig tall = wide;
+  std::swap(tall.bm, tall.bn);
+  tall.wm = tall.wn = 64;
   GemmConfig small = big;
   small.bm = small.bn = 64;
   small.wm = small.wn = 32;
@@ -83,7 +86,7 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     small.splitK = splitFor(s, small, p);
     out = {small, big};
   } else {
-    out = {big, wide, small};
+    out = {big, wide, tall, small};
   }
   GemmConfig deep = big;
   deep.bk = 64;

@@ -309,7 +309,7 @@ struct GemmGen {
 } // namespace
 
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
-                                        const GemmConfig *forced) {
+                                        const std::string &arch, const GemmChoice &choice) {
   auto fail = [](const std::string &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
   };
@@ -346,23 +346,44 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     g.shape.batch *= d;
   if (g.shape.batch > 65535)
     return fail("more than 65535 matrices in the batch");
-  g.cfg = forced ? *forced : chooseGemmConfig(g.shape, profile);
-  g.threads = g.cfg.threads();
   g.a = {ElementEmitter::argName(*ia), *la, la->rowMajor};
   g.b = {ElementEmitter::argName(*ib), *lb, !lb->rowMajor};
+  std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
+                    str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
+                    (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN");
+  std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile);
+  g.cfg = candidates.front();
+  if (choice.candidate >= 0) {
+    if (choice.candidate < (int)candidates.size())
+      g.cfg = candidates[choice.candidate];
+  } else if (choice.tuned) {
+    if (auto it = choice.tuned->find(key); it != choice.tuned->end())
+      GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
+  }
   for (Operand *o : {&g.a, &g.b}) {
     const MatrixLayoutView &l = o->layout;
     int64_t contiguousExtent = l.rowMajor ? l.cols : l.rows;
     o->vector = contiguousExtent % 8 == 0 && l.ld % 8 == 0 && l.offset % 8 == 0 &&
                 (l.batch <= 1 || l.batchStride % 8 == 0);
   }
-  g.a.tileRows = g.a.kContiguous ? g.cfg.bm : g.cfg.bk;
-  g.a.tileCols = (g.a.kContiguous ? g.cfg.bk : g.cfg.bm) + 8;
-  g.b.tileRows = g.b.kContiguous ? g.cfg.bn : g.cfg.bk;
-  g.b.tileCols = (g.b.kContiguous ? g.cfg.bk : g.cfg.bn) + 8;
-  int64_t stageBytes = (g.a.tileRows * g.a.tileCols + g.b.tileRows * g.b.tileCols) * 2;
-  if (stageBytes * g.cfg.stages > profile.smemPerBlock)
-    return fail("configuration " + g.cfg.str() + " needs more shared memory than a block has");
+  int64_t stageBytes = 0;
+  auto size = [&] {
+    g.threads = g.cfg.threads();
+    g.a.tileRows = g.a.kContiguous ? g.cfg.bm : g.cfg.bk;
+    g.a.tileCols = (g.a.kContiguous ? g.cfg.bk : g.cfg.bm) + 8;
+    g.b.tileRows = g.b.kContiguous ? g.cfg.bn : g.cfg.bk;
+    g.b.tileCols = (g.b.kContiguous ? g.cfg.bk : g.cfg.bn) + 8;
+    stageBytes = (g.a.tileRows * g.a.tileCols + g.b.tileRows * g.b.tileCols) * 2;
+    return stageBytes * g.cfg.stages <= profile.smemPerBlock && g.threads <= 1024;
+  };
+  if (!size()) {
+    // A tuned or candidate configuration that does not fit: the heuristic's.
+    std::string rejected = g.cfg.str();
+    g.cfg = candidates.front();
+    if (!size())
+      return fail("configuration " + rejected + " needs more shared memory or threads than a "
+                  "block has");
+  }
 
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
@@ -381,6 +402,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.scratchZeroOnce = static_cast<unsigned>(counterBytes);
   }
   spec.gemmConfig = g.cfg.str();
+  spec.gemmKey = key;
   spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                   (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
                   ", tiles " + g.cfg.str() + ", A " + (g.a.kContiguous ? "K" : "M") +

@@ -7,6 +7,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace fusec::codegen {
@@ -30,6 +31,7 @@ struct KernelSpec {
   /// scratchBytes > 0 takes the scratch pointer as its last parameter.
   unsigned scratchZeroOnce = 0;
   std::string gemmConfig;  ///< matmul family: the tile configuration used
+  std::string gemmKey;     ///< matmul family: its tuning-cache key (arch, dtype, shape, layouts)
   /// Blocks per thread block cluster (__cluster_dims__), 0 without clusters;
   /// above 8 the runtime allows the non-portable size.
   unsigned clusterSize = 0;
@@ -37,14 +39,19 @@ struct KernelSpec {
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
 };
 
-struct GemmConfig;
+/// How a matmul group's tile configuration is chosen: the `candidate`-th of
+/// gemmCandidates() when >= 0 (autotuning; the heuristic's when there are
+/// fewer), else the tuned entry for the kernel's key, else the heuristic.
+struct GemmChoice {
+  int candidate = -1;
+  const std::map<std::string, std::string> *tuned = nullptr;
+};
 
 /// Generates the kernel for a pointwise, row_reduction, column_reduction or
-/// matmul group, for NVRTC target `arch` ("sm_90a", "sm_80"). A matmul group
-/// uses `gemm` when given (autotuning), else the heuristic's configuration.
+/// matmul group, for NVRTC target `arch` ("sm_90a", "sm_80").
 llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
                                           const std::string &arch,
-                                          const GemmConfig *gemm = nullptr);
+                                          const GemmChoice &gemm = {});
 
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
@@ -62,7 +69,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                                                               bool cluster);
 /// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
-                                        const GemmConfig *forced);
+                                        const std::string &arch, const GemmChoice &choice);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".

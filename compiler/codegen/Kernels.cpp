@@ -13,7 +13,7 @@ using namespace mlir;
 namespace fusec::codegen {
 
 llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
-                                          const std::string &arch, const GemmConfig *gemm) {
+                                          const std::string &arch, const GemmChoice &gemm) {
   llvm::StringRef kind = fusion.getKind();
   llvm::Expected<KernelSpec> spec = llvm::createStringError(
       llvm::inconvertibleErrorCode(), "no kernel family for fusion kind '%s'",
@@ -21,7 +21,7 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   if (kind == "pointwise")
     spec = detail::generatePointwise(fusion, profile);
   else if (kind == "matmul")
-    spec = detail::generateGemm(fusion, profile, gemm);
+    spec = detail::generateGemm(fusion, profile, arch, gemm);
   else if (kind == "row_reduction")
     spec = detail::generateRowReduction(fusion, profile);
   else if (kind == "column_reduction") {

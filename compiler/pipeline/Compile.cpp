@@ -219,7 +219,10 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       step.matmul = *m;
       plan.workspaceBytes = 32 << 20;
     } else {
-      auto k = codegen::generateKernel(f, *profile, plan.arch);
+      codegen::GemmChoice choice;
+      choice.candidate = options.gemmCandidate;
+      choice.tuned = &options.gemmTuning;
+      auto k = codegen::generateKernel(f, *profile, plan.arch, choice);
       if (!k)
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;
@@ -238,6 +241,8 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       pk.scratchZeroBytes = k->scratchZeroBytes;
       pk.scratchZeroOnce = k->scratchZeroOnce;
       pk.clusterSize = k->clusterSize;
+      pk.gemmKey = k->gemmKey;
+      pk.gemmConfig = k->gemmConfig;
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }
     plan.steps.push_back(std::move(step));

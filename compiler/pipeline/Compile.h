@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 
 namespace fusec {
@@ -24,6 +25,10 @@ struct CompileOptions {
   std::string device = "h100";  ///< device profile for the cost model
   std::string arch;           ///< NVRTC target; empty: the profile's
   std::string gemm = "auto";  ///< matmul groups: auto, fusec or cublaslt
+  /// fusec GEMM tile configurations by tuning key (runtime/TuningCache), and
+  /// for autotuning the candidate index every GEMM kernel takes (-1: none).
+  std::map<std::string, std::string> gemmTuning;
+  int gemmCandidate = -1;
 };
 
 /// Runs decomposition and fusion on `module` in place.

@@ -3,6 +3,7 @@
 
 #include "compiler/interp/Interpreter.h"
 #include "frontends/json/GraphReader.h"
+#include "runtime/TuningCache.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,6 +50,7 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.device = options.device;
   o.arch = options.arch;
   o.gemm = options.gemm;
+  o.gemmTuning = TuningCache::defaultEntries();
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
     return toStatus(program.takeError());

@@ -7,6 +7,7 @@
 // run, beside the cost model's prediction.
 //
 //===----------------------------------------------------------------------===//
+#include "tools/fusec/Autotune.h"
 #include "tools/fusec/BenchTiming.h"
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
@@ -30,6 +31,7 @@ struct BenchOptions {
   bool json = false;
   std::string inputs;
   bool noSteps = false;
+  bool autotune = false;
 };
 
 std::string fmtBytes(double b) {
@@ -90,6 +92,10 @@ nlohmann::json toJson(const PlanTiming &t, double copyBw) {
 }
 
 int runBench(const BenchOptions &opts) {
+  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps};
+  if (opts.autotune)
+    if (llvm::Error err = autotuneGemms(opts.graph, opts.plan, settings))
+      return reportError(std::move(err));
   PlanFlags unfusedFlags = opts.plan;
   unfusedFlags.noFuse = true;
   PlanFlags fusedFlags = opts.plan;
@@ -100,7 +106,6 @@ int runBench(const BenchOptions &opts) {
   auto unfused = compileGraph(opts.graph, unfusedFlags, /*forGpu=*/true);
   if (!unfused)
     return reportError(unfused.takeError());
-  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps};
   auto env = measureEnvironment(**fused);
   if (!env)
     return reportError(env.takeError());
@@ -176,6 +181,10 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
                   "matmul groups of the fused plan: auto, fusec or cublaslt (the unfused plan "
                   "always runs matmuls through cuBLASLt)")
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
+  cmd->add_flag("--autotune", opts->autotune,
+                "first time every tile configuration candidate of each fusec GEMM kernel and "
+                "keep the fastest in the tuning cache (<cache dir>/gemm-tuning.json), which "
+                "every later compile reads");
   cmd->callback([opts, &exitCode] { exitCode = runBench(*opts); });
 }
 

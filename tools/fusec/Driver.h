@@ -41,6 +41,7 @@ struct PlanFlags {
   std::string device;  ///< empty: the GPU's own profile when one is present, else h100
   std::string arch;
   std::string gemm = "auto";
+  int gemmCandidate = -1;  ///< autotuning: every GEMM kernel takes this candidate
 };
 void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
 

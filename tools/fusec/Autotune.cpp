@@ -1,0 +1,98 @@
+//===- Autotune.cpp - `fusec bench --autotune`: time GEMM tile candidates -===//
+#include "tools/fusec/Autotune.h"
+
+#include "runtime/TuningCache.h"
+#include "runtime/api/ProgramImpl.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+namespace fusec::cli {
+
+namespace {
+// More than any shape has (codegen/GemmConfig.cpp); extra indices repeat the
+// heuristic's configuration and are skipped.
+constexpr int kMaxCandidates = 6;
+} // namespace
+
+llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
+                          const BenchSettings &settings) {
+  std::optional<std::string> path = TuningCache::defaultPath();
+  if (!path)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--autotune keeps its results in the disk cache, which is off "
+                                   "(FUSEC_CACHE_DIR=off); set FUSEC_CACHE_DIR to a directory");
+  std::string warning;
+  TuningCache cache = TuningCache::load(*path, &warning);
+  if (!warning.empty())
+    llvm::errs() << "fusec: warning: " << warning << "\n";
+  // key -> (config, median us), in the order tried.
+  std::map<std::string, std::vector<std::pair<std::string, double>>> timed;
+  std::optional<BenchEnvironment> env;
+  BenchSettings s = settings;
+  s.perStep = true;
+  for (int i = 0; i < kMaxCandidates; ++i) {
+    PlanFlags f = flags;
+    f.noFuse = false;
+    f.gemmCandidate = i;
+    auto program = compileGraph(graph, f, /*forGpu=*/true);
+    if (!program)
+      return program.takeError();
+    const PlanDesc &plan = (*program)->impl().plan;
+    bool fresh = false;
+    for (const PlanStep &st : plan.steps)
+      if (st.kind == PlanStep::Kind::Kernel && st.kernel.family == "matmul") {
+        auto &tried = timed[st.kernel.gemmKey];
+        fresh |= llvm::none_of(tried, [&](auto &t) { return t.first == st.kernel.gemmConfig; });
+      }
+    if (timed.empty()) {
+      llvm::errs() << "fusec: --autotune: no fusec GEMM kernels in this plan (its matmuls run "
+                      "through cuBLASLt; --gemm fusec tunes fusec's kernels anyway)\n";
+      return llvm::Error::success();
+    }
+    if (!fresh)
+      continue;  // every kernel fell back to a configuration already timed
+    if (!env) {
+      auto e = measureEnvironment(**program);
+      if (!e)
+        return e.takeError();
+      env = *e;
+    }
+    llvm::errs() << "fusec: --autotune: timing candidate " << i << "...\n";
+    auto t = timePlan(**program, *env, s);
+    if (!t)
+      return t.takeError();
+    for (size_t k = 0; k < plan.steps.size() && k < t->steps.size(); ++k) {
+      const PlanStep &st = plan.steps[k];
+      if (st.kind != PlanStep::Kind::Kernel || st.kernel.family != "matmul")
+        continue;
+      auto &tried = timed[st.kernel.gemmKey];
+      if (llvm::none_of(tried, [&](auto &p) { return p.first == st.kernel.gemmConfig; }))
+        tried.push_back({st.kernel.gemmConfig, t->steps[k].medianUs});
+    }
+  }
+  for (auto &[key, tried] : timed) {
+    if (tried.empty())
+      continue;
+    auto best = tried.front();
+    std::string line = "fusec: tuned " + key + ":";
+    for (auto &[config, us] : tried) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " [%s] %.1f us", config.c_str(), us);
+      line += buf;
+      if (us < best.second)
+        best = {config, us};
+    }
+    llvm::errs() << line << "\n  -> " << best.first << "\n";
+    cache.set(key, {best.first, best.second});
+  }
+  if (llvm::Error err = cache.save())
+    return err;
+  llvm::errs() << "fusec: tuning results written to " << *path << "\n";
+  return llvm::Error::success();
+}
+
+} // namespace fusec::cli
