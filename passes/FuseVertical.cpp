@@ -91,6 +91,9 @@ private:
   std::vector<Operation *> ops;
   const DeviceProfile &profile;
   std::string gemmChoice;  ///< auto, fusec, cublaslt
+  /// After the GEMM choice, matmul groups take no more ops (a second greedy
+  /// round only merges what the split-off epilogues can join).
+  bool matmulsClosed = false;
   llvm::DenseMap<Operation *, size_t> groupOf;
   std::vector<OpGroup> groups;  ///< emptied when merged away
 };
@@ -131,6 +134,10 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
   merged.insert(merged.end(), groups[consumer].begin(), groups[consumer].end());
   std::sort(merged.begin(), merged.end(),
             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  if (matmulsClosed)
+    for (size_t g : {producer, consumer})
+      if (llvm::any_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op); }))
+        return false;
   std::string producerName = label(groups[producer].back());
   auto reject = [&](std::string why) {
     rejections.push_back({producerName, label(at), std::move(why)});
@@ -272,7 +279,12 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
       std::snprintf(buf, sizeof buf,
                     "not recomputed: %.1f us with a copy vs %.1f us reading it from memory",
                     seen * 1e6, before * 1e6);
-      rejections.push_back({label(p), label(consumer), buf});
+      // The fixed-point loop may ask again: say it once.
+      Decision d{label(p), label(consumer), buf};
+      if (llvm::none_of(rejections, [&](const Decision &r) {
+            return r.producer == d.producer && r.consumer == d.consumer && r.reason == d.reason;
+          }))
+        rejections.push_back(std::move(d));
     }
     return false;
   }
@@ -311,8 +323,7 @@ void Grouping::recompute() {
 }
 
 void Grouping::chooseMatmulPaths() {
-  size_t count = groups.size();
-  for (size_t g = 0; g < count; ++g) {
+  for (size_t g = 0; g < groups.size(); ++g) {
     auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
     if (it == groups[g].end())
       continue;
@@ -336,13 +347,17 @@ void Grouping::chooseMatmulPaths() {
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
     if (useOwn || epilogue.empty())
       continue;
-    // cuBLASLt computes the product; the epilogue becomes a kernel of its own.
+    // cuBLASLt computes the product; the epilogue becomes a kernel of its own,
+    // next in order (kernel names are numbered by position).
     groups[g] = {mm};
-    size_t e = groups.size();
-    for (Operation *op : epilogue)
-      groupOf[op] = e;
-    groups.push_back(std::move(epilogue));
+    groups.insert(groups.begin() + g + 1, std::move(epilogue));
+    ++g;
   }
+  groupOf.clear();
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (Operation *op : groups[g])
+      groupOf[op] = g;
+  matmulsClosed = true;
 }
 
 std::vector<OpGroup> Grouping::result() const {
@@ -366,6 +381,7 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
     grouping.run();
     grouping.recompute();
     grouping.chooseMatmulPaths();
+    grouping.run();  // split-off epilogues may now join their consumers
     Builder b(func.getContext());
     auto decisions = [&](const std::vector<Grouping::Decision> &list) {
       SmallVector<Attribute> attrs;

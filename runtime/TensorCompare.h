@@ -20,7 +20,8 @@ struct CheckResult {
 /// The tolerance of a dtype: f32 1e-5, f16/bf16 1e-2 (normwise relative), exact otherwise.
 double toleranceFor(DType t);
 
-/// Compares `out` with `ref` (same dtype and shape).
-CheckResult compareTensors(const HostTensor &out, const HostTensor &ref);
+/// Compares `out` with `ref` (same dtype and shape), within `tolerance`
+/// (negative: the dtype's, toleranceFor).
+CheckResult compareTensors(const HostTensor &out, const HostTensor &ref, double tolerance = -1);
 
 } // namespace fusec

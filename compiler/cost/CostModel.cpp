@@ -49,7 +49,7 @@ double floorSeconds(const Cost &c, const DeviceProfile &p) {
 }
 
 double predictSeconds(const Cost &c, const DeviceProfile &p, bool ownGemm) {
-  double memory = floorSeconds(c, p);
+  double memory = floorSeconds(c, p) / (ownGemm ? p.gemmBandwidthFraction : 1.0);
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
                 static_cast<double>(c.tensorFlops) /
                     (ownGemm ? p.gemmFlopsPerSec : p.tensorFlopsPerSec);

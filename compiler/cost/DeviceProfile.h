@@ -20,6 +20,9 @@ struct DeviceProfile {
   double hbmBytesPerSec;      ///< device-to-device copy, bytes read + written per second
   double tensorFlopsPerSec;   ///< dense bf16/f16 matmul rate (fp32 accumulate), cuBLAS
   double gemmFlopsPerSec;     ///< the same for fusec's own GEMM kernels (GemmKernel.cpp)
+  /// The fraction of the copy bandwidth fusec's GEMM streams operands at when
+  /// memory-bound (decode shapes); cuBLAS is taken to reach it fully.
+  double gemmBandwidthFraction;
   double fp32FlopsPerSec;     ///< CUDA-core fp32 rate (FMA = 2 flops)
   double launchSeconds;       ///< cost of one kernel launch in a stream of launches
   int smCount;
