@@ -69,10 +69,10 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     out.push_back(c);
     return out;
   }
-  // 128 x 128 tiles stepping 64 along K, 3 stages, 8 warps of 64 x 32: the
-  // fastest of the candidates on every large H100 shape measured (8192^3,
-  // 4096 x 11008 x 4096, 8192 x 8192 x 4096; bench/NOTES.md), ahead of
-  // bk = 32 with 4 stages by 13-15%.
+  // Stepping 64 along K with 3 stages beat 32 with 4 by 10-15% on every large
+  // H100 shape measured, and 256 x 128 tiles of 8 warps of 64 x 64 were the
+  // fastest of those (8192^3: 3490 us, against 3532 for 128 x 256 and 3915
+  // for 128 x 128; 4096 x 11008 x 4096: 1221, 1234, 1228; bench/NOTES.md).
   GemmConfig deep;
   deep.bk = 64;
   deep.stages = 3;
@@ -92,7 +92,7 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     small.splitK = splitFor(s, small, p);
     out = {small, deep, big};
   } else {
-    out = {deep, big, wide, tall, small};
+    out = {tall, wide, deep, big, small};
   }
   return out;
 }

@@ -50,6 +50,9 @@ struct Options {
   /// How matmul groups run: "auto" (the cost model picks), "fusec" (fusec's
   /// GEMM with the epilogue fused), "cublaslt" (epilogue as its own kernel).
   std::string gemm = "auto";
+  /// Testing and autotuning: every fusec GEMM kernel takes its i-th tile
+  /// configuration candidate (-1: the tuning cache's, else the heuristic's).
+  int gemmCandidate = -1;
 };
 
 /// One generated kernel (or library call) of a compiled graph.

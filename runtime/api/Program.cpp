@@ -51,6 +51,7 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.arch = options.arch;
   o.gemm = options.gemm;
   o.gemmTuning = TuningCache::defaultEntries();
+  o.gemmCandidate = options.gemmCandidate;
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
     return toStatus(program.takeError());

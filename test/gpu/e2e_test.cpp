@@ -17,6 +17,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -30,10 +31,12 @@ struct Tally {
 };
 
 void check(const std::string &label, const std::string &json, const std::string &name,
-           bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto") {
+           bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto",
+           int gemmCandidate = -1) {
   Options o;
   o.fuse = fuse;
   o.gemm = gemm;
+  o.gemmCandidate = gemmCandidate;
   std::unique_ptr<Program> p;
   Status s = Program::compileText(json, name, o, p);
   std::vector<HostTensor> in, out, ref;
@@ -98,6 +101,24 @@ int main(int argc, char **argv) {
     check(f + " --gemm fusec", (*buffer)->getBuffer().str(), f, true, 1, examples, "fusec");
   }
   Tally gemms;
+  // Shapes with enough tiles for the large configurations, every candidate:
+  // gelu(x @ w^T + b), odd M and N.
+  for (auto [m, n, k] : {std::array<int, 3>{2000, 1500, 200}, {1024, 2304, 136}}) {
+    std::string g = "{\"fusec\": 1, \"name\": \"gemm_tiles\", \"inputs\": ["
+                    "{\"name\": \"x\", \"dtype\": \"bf16\", \"shape\": [" +
+                    std::to_string(m) + ", " + std::to_string(k) + "]}, "
+                    "{\"name\": \"w\", \"dtype\": \"bf16\", \"shape\": [" +
+                    std::to_string(n) + ", " + std::to_string(k) + "]}, "
+                    "{\"name\": \"b\", \"dtype\": \"bf16\", \"shape\": [" +
+                    std::to_string(n) + "]}], \"nodes\": ["
+                    "{\"name\": \"h\", \"op\": \"linear\", \"inputs\": [\"x\", \"w\", \"b\"]}, "
+                    "{\"name\": \"y\", \"op\": \"gelu\", \"inputs\": [\"h\"]}], "
+                    "\"outputs\": [\"y\"]}";
+    for (int c = 0; c < 5; ++c)
+      check("gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                " candidate " + std::to_string(c),
+            g, "gemm_tiles.json", true, 3, gemms, "fusec", c);
+  }
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
           "random_matmul.json", true, seed, gemms, "fusec");
