@@ -334,7 +334,7 @@ void Grouping::chooseMatmulPaths() {
         epilogue.push_back(op);
     DType dt = dtypeOf(mm.getLhs());
     bool supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
-    double own = predictSeconds(groupCost(groups[g]), profile, /*ownGemm=*/true);
+    double own = predictSeconds(groupCost(groups[g]), profile, ownGemmPath(mm));
     double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);
     bool useOwn = supported && (gemmChoice == "fusec" || (gemmChoice == "auto" && own <= library));
     char buf[200];

@@ -109,7 +109,7 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
         fusion->setAttr("gemm_alternatives", alt);
       if (own)
         fusion->setAttr("predicted_us",
-                        b.getF64FloatAttr(predictSeconds(fused, p, /*ownGemm=*/true) * 1e6));
+                        b.getF64FloatAttr(predictSeconds(fused, p, ownGemmPath(op)) * 1e6));
     }
 }
 

@@ -8,12 +8,23 @@ namespace fusec::codegen {
 
 std::string GemmConfig::str() const {
   char buf[64];
+  if (gemv) {
+    std::snprintf(buf, sizeof buf, "gemv c%d w%d", gemvCols, gemvWarps);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%dx%dx%d w%dx%d s%d k%d", bm, bn, bk, wm, wn, stages, splitK);
   return buf;
 }
 
 bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
   GemmConfig r;
+  if (std::sscanf(s.c_str(), "gemv c%d w%d", &r.gemvCols, &r.gemvWarps) == 2) {
+    r.gemv = true;
+    bool ok = r.gemvCols >= 1 && r.gemvCols <= 4 && r.gemvWarps >= 1 && r.gemvWarps <= 32;
+    if (ok)
+      c = r;
+    return ok;
+  }
   if (std::sscanf(s.c_str(), "%dx%dx%d w%dx%d s%d k%d", &r.bm, &r.bn, &r.bk, &r.wm, &r.wn,
                   &r.stages, &r.splitK) != 7)
     return false;
@@ -60,6 +71,16 @@ GemmConfig chooseGemmConfig(const GemmShape &s, const DeviceProfile &p) {
 
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p) {
   std::vector<GemmConfig> out;
+  if (s.m <= 8 && s.batch == 1) {
+    // A weight-streaming dot product per warp; tensor cores would idle on 1-8 rows.
+    for (auto [cols, warps] : {std::pair{2, 8}, {4, 4}, {1, 8}}) {
+      GemmConfig g;
+      g.gemv = true;
+      g.gemvCols = cols;
+      g.gemvWarps = warps;
+      out.push_back(g);
+    }
+  }
   if (s.m <= 64) {
     out.push_back(skinny(s, 64, p));
     out.push_back(skinny(s, 128, p));

@@ -27,8 +27,12 @@ struct GemmConfig {
   int wm = 64, wn = 32;             ///< warp tile (multiples of 16 x 16)
   int stages = 4;                   ///< shared-memory pipeline depth
   int splitK = 1;                   ///< blocks sharing one output tile along K
-  int threads() const { return (bm / wm) * (bn / wn) * 32; }
-  /// "128x128x32 w64x32 s4 k1", also the key of a tuning-cache entry's value.
+  /// M <= 8: no tensor cores, each warp a dot product of `gemvCols` weight
+  /// rows with every row of A, `gemvWarps` warps per block (GemvKernel.cpp).
+  bool gemv = false;
+  int gemvCols = 2, gemvWarps = 8;
+  int threads() const { return gemv ? gemvWarps * 32 : (bm / wm) * (bn / wn) * 32; }
+  /// "128x128x32 w64x32 s4 k1" or "gemv c2 w8", also a tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
   bool operator==(const GemmConfig &o) const { return str() == o.str(); }

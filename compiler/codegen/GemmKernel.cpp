@@ -141,6 +141,75 @@ struct GemmGen {
     return s;
   }
 
+  /// M <= 8 (decode): each warp streams `gemvCols` weight rows (B is
+  /// K-contiguous: a linear layer's weight) 16 bytes per lane per step, dots
+  /// them with every row of A (read through L1: every warp reads the same A),
+  /// folds the lanes with shuffles, and lane (m, c) applies the epilogue to
+  /// its element. No shared memory, no tensor cores: 1-8 rows would leave
+  /// them idle, and this is bound by the weight bytes.
+  std::string gemvSource(const std::string &name) {
+    int C = cfg.gemvCols, W = cfg.gemvWarps;
+    int64_t M = shape.m, N = shape.n, K = shape.k;
+    std::string s;
+    s += "extern \"C\" __global__ void __launch_bounds__(" + str(W * 32) + ")\n" + name + "(" +
+         parameterList(fusion) + ") {\n";
+    s += "  const int lane = threadIdx.x % 32;\n";
+    s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C) + ";\n";
+    s += "  if (fz_n0 >= " + str(N) + ") return;\n";
+    s += "  const int fz_b = 0;\n";
+    s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
+    s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
+         "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
+    s += "  #pragma unroll 4\n  for (int k = lane * 8; k < " + str(K) + "; k += 256) {\n";
+    s += "    float w[" + str(C) + "][8];\n";
+    s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
+    s += "      const int n = min(fz_n0 + c, " + str(N - 1) + ");\n";
+    s += "      fz_load<" + elem + ", 8>(" + b.ptr + ", " + offsetExpr(b, "fz_b", "k", "n") +
+         ", w[c]);\n    }\n";
+    s += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m) {\n";
+    s += "      float x[8];\n      fz_load<" + elem + ", 8>(" + a.ptr + ", " +
+         offsetExpr(a, "fz_b", "m", "k") + ", x);\n";
+    s += "      #pragma unroll\n      for (int c = 0; c < " + str(C) + "; ++c)\n"
+         "        #pragma unroll\n        for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
+         "w[c][i], acc[m][c]);\n    }\n  }\n";
+    // Every lane ends with every sum; lane m * C + c takes element (m, c).
+    s += "  float fz_v = 0.f;\n  int fz_em = 0, fz_en = " + str(N) + ";\n";
+    s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
+         "    for (int c = 0; c < " + str(C) + "; ++c) {\n"
+         "      const float t = fz_warp_reduce<32>(acc[m][c], fz_sum_op());\n"
+         "      if (lane == m * " + str(C) + " + c) { fz_v = t; fz_em = m; fz_en = fz_n0 + c; }\n"
+         "    }\n";
+    s += "  if (fz_en < " + str(N) + ") {\n";
+    s += scalarEpilogue();
+    s += "  }\n}\n";
+    return s;
+  }
+
+  /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
+  std::string scalarEpilogue() {
+    int rank = static_cast<int>(batchShape.size()) + 2;
+    std::vector<std::string> vars;
+    for (size_t d = 0; d < batchShape.size(); ++d)
+      vars.push_back("0");
+    vars.push_back("fz_em");
+    vars.push_back("fz_en");
+    ElementEmitter e(fusion, vars, "    ");
+    e.load = [](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+      return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
+             em.offset(shapeOf(arg), idx) + ")";
+    };
+    e.reduced = [](Operation *) { return std::string("fz_v"); };
+    std::vector<std::string> results;
+    Index id = ElementEmitter::identity(rank);
+    for (Value v : fusion.getYield().getValues())
+      results.push_back(e.emit(v, id));
+    std::string s = e.takeCode();
+    for (unsigned o = 0; o < results.size(); ++o)
+      s += "    out" + str(o) + "[(long long)fz_em * " + str(shape.n) + " + fz_en] = fz_out<" +
+           storageType(dtypeOf(fusion.getResult(o))) + ">::of(" + results[o] + ");\n";
+    return s;
+  }
+
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em.
   std::string epilogue() {
     int rank = static_cast<int>(batchShape.size()) + 2;
@@ -366,8 +435,22 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     o->vector = contiguousExtent % 8 == 0 && l.ld % 8 == 0 && l.offset % 8 == 0 &&
                 (l.batch <= 1 || l.batchStride % 8 == 0);
   }
+  // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
+  // one matrix; otherwise the first tensor-core candidate.
+  bool gemvOk = g.shape.m <= 8 && g.shape.batch == 1 && g.a.kContiguous && g.b.kContiguous &&
+                g.a.vector && g.b.vector;
+  if (g.cfg.gemv && !gemvOk)
+    for (const GemmConfig &c : candidates)
+      if (!c.gemv) {
+        g.cfg = c;
+        break;
+      }
   int64_t stageBytes = 0;
   auto size = [&] {
+    if (g.cfg.gemv) {
+      g.threads = g.cfg.threads();
+      return true;
+    }
     g.threads = g.cfg.threads();
     g.a.tileRows = g.a.kContiguous ? g.cfg.bm : g.cfg.bk;
     g.a.tileCols = (g.a.kContiguous ? g.cfg.bk : g.cfg.bm) + 8;
@@ -388,6 +471,18 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "matmul";
+  if (g.cfg.gemv) {
+    spec.source = g.gemvSource(spec.name);
+    int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps;
+    spec.grid = static_cast<unsigned>((g.shape.n + perBlock - 1) / perBlock);
+    spec.block = static_cast<unsigned>(g.threads);
+    spec.gemmConfig = g.cfg.str();
+    spec.gemmKey = key;
+    spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols) +
+                    " weight rows, 16-byte loads";
+    return spec;
+  }
   spec.source = g.source(spec.name);
   int64_t tiles = ((g.shape.m + g.cfg.bm - 1) / g.cfg.bm) * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
   spec.grid = static_cast<unsigned>(tiles);

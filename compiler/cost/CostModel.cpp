@@ -48,12 +48,24 @@ double floorSeconds(const Cost &c, const DeviceProfile &p) {
   return static_cast<double>(c.bytes) / p.hbmBytesPerSec;
 }
 
-double predictSeconds(const Cost &c, const DeviceProfile &p, bool ownGemm) {
-  double memory = floorSeconds(c, p) / (ownGemm ? p.gemmBandwidthFraction : 1.0);
+double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
+  double fraction = path == GemmPath::Fusec       ? p.gemmBandwidthFraction
+                    : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
+                                                  : 1.0;
+  double memory = floorSeconds(c, p) / fraction;
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
                 static_cast<double>(c.tensorFlops) /
-                    (ownGemm ? p.gemmFlopsPerSec : p.tensorFlopsPerSec);
+                    (path == GemmPath::Library ? p.tensorFlopsPerSec : p.gemmFlopsPerSec);
   return std::max(memory, math) + c.launches * p.launchSeconds;
+}
+
+GemmPath ownGemmPath(Operation *matmul) {
+  auto mm = cast<MatmulOp>(matmul);
+  ArrayRef<int64_t> r = shapeOf(mm.getResult());
+  ArrayRef<int64_t> a = shapeOf(mm.getLhs());
+  int64_t rows = a.size() >= 2 ? a[a.size() - 2] : 1;
+  int64_t batch = shape::numElements(r) / std::max<int64_t>(1, rows * (r.empty() ? 1 : r.back()));
+  return rows <= 8 && batch == 1 ? GemmPath::FusecGemv : GemmPath::Fusec;
 }
 
 Cost opFlops(Operation *op) {

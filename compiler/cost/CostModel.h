@@ -45,8 +45,12 @@ struct Cost {
 };
 
 /// max(bytes / BW, flops / peak) + launches x launch overhead, in seconds.
-/// With `ownGemm`, tensor flops run at fusec's GEMM rate, else at cuBLAS's.
-double predictSeconds(const Cost &c, const DeviceProfile &p, bool ownGemm = false);
+/// How a group's matmul runs, for its rate: cuBLAS, fusec's tensor-core GEMM,
+/// or fusec's dot-product kernel for 1-8 rows.
+enum class GemmPath { Library, Fusec, FusecGemv };
+double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
+/// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
+GemmPath ownGemmPath(mlir::Operation *matmul);
 /// The memory-only part of the prediction (the roofline floor of the bytes).
 double floorSeconds(const Cost &c, const DeviceProfile &p);
 

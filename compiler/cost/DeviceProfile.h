@@ -23,6 +23,8 @@ struct DeviceProfile {
   /// The fraction of the copy bandwidth fusec's GEMM streams operands at when
   /// memory-bound (decode shapes); cuBLAS is taken to reach it fully.
   double gemmBandwidthFraction;
+  /// The same for its dot-product kernel of 1-8 rows (GemvKernel: decode).
+  double gemvBandwidthFraction;
   double fp32FlopsPerSec;     ///< CUDA-core fp32 rate (FMA = 2 flops)
   double launchSeconds;       ///< cost of one kernel launch in a stream of launches
   int smCount;
