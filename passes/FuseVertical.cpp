@@ -338,7 +338,8 @@ void Grouping::chooseMatmulPaths() {
     double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);
     bool useOwn = supported && (gemmChoice == "fusec" || (gemmChoice == "auto" && own <= library));
     char buf[200];
-    std::snprintf(buf, sizeof buf, "fusec GEMM%s: %.1f us; cuBLASLt%s: %.1f us%s",
+    std::snprintf(buf, sizeof buf, "fusec %s%s: %.1f us; cuBLASLt%s: %.1f us%s",
+                  ownGemmPath(mm) == GemmPath::FusecGemv ? "GEMV" : "GEMM",
                   epilogue.empty() ? "" : " with the epilogue", own * 1e6,
                   epilogue.empty() ? "" : " + epilogue kernel", library * 1e6,
                   supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");

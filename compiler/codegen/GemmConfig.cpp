@@ -72,8 +72,11 @@ GemmConfig chooseGemmConfig(const GemmShape &s, const DeviceProfile &p) {
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p) {
   std::vector<GemmConfig> out;
   if (s.m <= 8 && s.batch == 1) {
-    // A weight-streaming dot product per warp; tensor cores would idle on 1-8 rows.
-    for (auto [cols, warps] : {std::pair{2, 8}, {4, 4}, {1, 8}}) {
+    // A weight-streaming dot product per warp; tensor cores would idle on 1-8
+    // rows. One weight row per warp was fastest on 3 of 4 Llama decode shapes
+    // on an H100 (16.3 / 21.1 / 45.3 us against 17.2 / 21.9 / 47.6 for two;
+    // four rows per warp won the fourth, 43.1 against 44.0; bench/NOTES.md).
+    for (auto [cols, warps] : {std::pair{1, 8}, {2, 8}, {4, 4}}) {
       GemmConfig g;
       g.gemv = true;
       g.gemvCols = cols;

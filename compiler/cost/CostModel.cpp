@@ -49,9 +49,11 @@ double floorSeconds(const Cost &c, const DeviceProfile &p) {
 }
 
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
-  double fraction = path == GemmPath::Fusec       ? p.gemmBandwidthFraction
+  // Only a matmul streams at less than the copy rate; other groups reach it.
+  double fraction = c.tensorFlops == 0           ? 1.0
+                    : path == GemmPath::Fusec     ? p.gemmBandwidthFraction
                     : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
-                                                  : 1.0;
+                                                  : p.libraryBandwidthFraction;
   double memory = floorSeconds(c, p) / fraction;
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
                 static_cast<double>(c.tensorFlops) /

@@ -23,8 +23,10 @@ struct DeviceProfile {
   /// The fraction of the copy bandwidth fusec's GEMM streams operands at when
   /// memory-bound (decode shapes); cuBLAS is taken to reach it fully.
   double gemmBandwidthFraction;
-  /// The same for its dot-product kernel of 1-8 rows (GemvKernel: decode).
+  /// The same for its dot-product kernel of 1-8 rows (decode).
   double gemvBandwidthFraction;
+  /// The fraction cuBLAS reaches on memory-bound (decode) matmuls.
+  double libraryBandwidthFraction;
   double fp32FlopsPerSec;     ///< CUDA-core fp32 rate (FMA = 2 flops)
   double launchSeconds;       ///< cost of one kernel launch in a stream of launches
   int smCount;

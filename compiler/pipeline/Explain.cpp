@@ -156,7 +156,7 @@ std::string explainText(const Explanation &e) {
                   k.predictedUs, k.predictedUs > 0 ? k.unfusedUs / k.predictedUs : 0.0);
     s += buf;
     if (!k.gemm.empty())
-      s += "  gemm: " + std::string(k.gemm == "fusec" ? "fusec's tensor-core GEMM" : "cuBLASLt") +
+      s += "  gemm: " + std::string(k.gemm == "fusec" ? "fusec's kernel" : "cuBLASLt") +
            " (" + k.gemmAlternatives + ")\n";
   }
   std::snprintf(buf, sizeof buf,
