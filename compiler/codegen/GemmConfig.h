@@ -28,7 +28,7 @@ struct GemmConfig {
   int stages = 4;                   ///< shared-memory pipeline depth
   int splitK = 1;                   ///< blocks sharing one output tile along K
   /// M <= 8: no tensor cores, each warp a dot product of `gemvCols` weight
-  /// rows with every row of A, `gemvWarps` warps per block (GemvKernel.cpp).
+  /// rows with every row of A, `gemvWarps` warps per block (GemmKernel.cpp).
   bool gemv = false;
   int gemvCols = 2, gemvWarps = 8;
   int threads() const { return gemv ? gemvWarps * 32 : (bm / wm) * (bn / wn) * 32; }
