@@ -85,11 +85,15 @@ llvm::Error Executable::load(KernelCache &cache) {
                                                      step.kernel.scratchBytes),
                                       "cuMemAlloc (kernel scratch)"))
         return err;
-      if (step.kernel.scratchZeroOnce > 0)
+      // Zeroed before any launch, whatever stream the launches use.
+      if (step.kernel.scratchZeroOnce > 0) {
         if (llvm::Error err = drv.check(drv.cuMemsetD8Async(scratch[kernelSteps[k]], 0,
                                                             step.kernel.scratchZeroOnce, nullptr),
                                         "cuMemsetD8Async (kernel scratch)"))
           return err;
+        if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize"))
+          return err;
+      }
     }
   }
   for (size_t i = 0; i < desc.steps.size(); ++i) {
