@@ -73,12 +73,6 @@ llvm::Error Executable::load(KernelCache &cache) {
                                      step.kernel.sharedBytes),
               "cuFuncSetAttribute"))
         return err;
-    // Clusters of more than 8 blocks (Hopper allows 16) must be allowed per function.
-    if (step.kernel.clusterSize > 8)
-      if (llvm::Error err = drv.check(
-              drv.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
-              "cuFuncSetAttribute (non-portable cluster size)"))
-        return err;
     functions[kernelSteps[k]] = fn;
     if (step.kernel.scratchBytes > 0) {
       if (llvm::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],

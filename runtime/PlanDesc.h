@@ -44,8 +44,6 @@ struct PlanKernel {
   /// scratchZeroBytes are zeroed before every launch.
   bool cooperative = false;
   unsigned scratchBytes = 0, scratchZeroBytes = 0;
-  /// Blocks per thread block cluster, when the kernel declares clusters.
-  unsigned clusterSize = 0;
   /// Scratch bytes zeroed once at allocation (see codegen's KernelSpec).
   unsigned scratchZeroOnce = 0;
   /// fusec GEMM kernels: tuning key and the tile configuration used.

@@ -127,18 +127,13 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   p.kept = rd.kept;
   p.rr = rd.reducedCount;
   p.kc = rd.keptCount;
-  ArrayRef<int64_t> d = p.domain;
-  p.last = d.size() - 1;
-  int64_t bytes = maxElementBytes(fusion);
-  p.vec = 16 / bytes;
-  while (p.vec > 1 && d[p.last] % p.vec != 0)
-    p.vec /= 2;
+  p.last = p.domain.size() - 1;
   // Tiles of 64 bytes per row and two blocks per SM measured best of
   // 32/64/128 bytes x 1/2/4 blocks (bench/NOTES.md). This is the fallback when
   // the cooperative kernel's chunk does not fit on chip: it re-reads per phase.
-  p.tx = std::max<int64_t>(1, 64 / (p.vec * bytes));
-  while (p.tx > 1 && p.tx * p.vec > p.kc)
-    p.tx /= 2;
+  ColumnTile tile = columnTile(fusion, rd);
+  p.vec = tile.vec;
+  p.tx = tile.tx;
   p.ty = 256 / p.tx;
   int64_t width = p.tx * p.vec, tiles = (p.kc + width - 1) / width;
 

@@ -28,6 +28,8 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+/// 256 threads measured best (512: 153 us, 1024: 308 us on softmax over dim 0).
+constexpr int64_t kThreads = 256;
 /// Two buffers (the tile being reduced, the next one arriving) share this.
 constexpr int64_t kSmemBudget = 160 * 1024;
 
@@ -47,7 +49,6 @@ struct CoopPlan {
   std::map<std::string, std::string> cacheByKey;
   std::map<Operation *, std::string> reductionVars;
   int counter = 0, barriers = 0;
-  int64_t threads = 256;
   /// Row-wide loads of cached tiles the current row loop needs (see emitter()).
   std::map<std::string, std::string> rowLoads;
   std::string rowPre;
@@ -177,7 +178,7 @@ struct CoopPlan {
     for (size_t j = 0; j < reds.size(); ++j) {
       ReductionRule rule = reductionRule(reds[j]);
       s += unroll + "      for (int l = 0; l < " + V + "; ++l) {\n        double a = fz_red[" + str(j) +
-           "][0][tx * " + V + " + l];\n        for (int w = 1; w < " + str(threads / 32) +
+           "][0][tx * " + V + " + l];\n        for (int w = 1; w < " + str(kThreads / 32) +
            "; ++w) a = " + rule.functor + "(a, fz_red[" + str(j) + "][w][tx * " + V + " + l]);\n" +
            "        " + slot(parity, "member", j, "tx * " + V + " + l") + " = a;\n      }\n";
     }
@@ -187,7 +188,7 @@ struct CoopPlan {
     // Combine the members' partials: one thread per column reads them (from
     // peers' shared memory or global scratch), the block shares the result.
     // Every thread reading every partial was the bottleneck (bench/NOTES.md).
-    s += "    for (int c = threadIdx.x; c < " + str(width) + "; c += " + str(threads) + ") {\n";
+    s += "    for (int c = threadIdx.x; c < " + str(width) + "; c += " + str(kThreads) + ") {\n";
     for (size_t j = 0; j < reds.size(); ++j) {
       ReductionRule rule = reductionRule(reds[j]);
       s += "      {\n      double a = " + readSlot(parity, "0", j, "c") + ";\n";
@@ -235,17 +236,11 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   p.kept = rd.kept;
   p.rr = rd.reducedCount;
   p.kc = rd.keptCount;
-  ArrayRef<int64_t> d = p.domain;
-  p.last = d.size() - 1;
-  int64_t bytes = maxElementBytes(fusion);
-  p.vec = 16 / bytes;
-  while (p.vec > 1 && d[p.last] % p.vec != 0)
-    p.vec /= 2;
-  // Tiles of 64 bytes per row: whole DRAM bursts (128 measured slower, see bench/NOTES.md).
-  p.tx = std::max<int64_t>(1, 64 / (p.vec * bytes));
-  while (p.tx > 1 && p.tx * p.vec > p.kc)
-    p.tx /= 2;
-  p.ty = p.threads / p.tx;
+  p.last = p.domain.size() - 1;
+  ColumnTile tile = columnTile(fusion, rd);
+  p.vec = tile.vec;
+  p.tx = tile.tx;
+  p.ty = kThreads / p.tx;
   p.width = p.tx * p.vec;
   p.tiles = (p.kc + p.width - 1) / p.width;
 
@@ -262,7 +257,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "nothing to cache");
   // The chunk is copied 16 bytes per thread: every cached input has the widest dtype.
   for (const Cached &c : p.cache)
-    if (p.vec * bytes != 16 || c.storage != p.cache.front().storage)
+    if (p.vec * maxElementBytes(fusion) != 16 || c.storage != p.cache.front().storage)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "cached inputs are not 16-byte vectors of one dtype");
   int64_t rowBytes = 0;
@@ -338,7 +333,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   std::string common = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
                        "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n" + caches +
                        "  __shared__ double fz_red[" + str(q.maxPerPhase) + "][" +
-                       str(q.threads / 32) + "][" + str(q.width) + "];\n" +
+                       str(kThreads / 32) + "][" + str(q.width) + "];\n" +
                        "  __shared__ double fz_comb[" + str(q.maxPerPhase) + "][" + str(q.width) +
                        "];\n" +
                        "  const int tx = threadIdx.x % " + str(q.tx) + ", ty = threadIdx.x / " +
@@ -347,7 +342,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
   if (cluster) {
     src = "extern \"C\" __global__ void __cluster_dims__(" + str(q.members) +
-          ", 1, 1) __launch_bounds__(" + str(q.threads) + ")\n" + spec.name + "(" +
+          ", 1, 1) __launch_bounds__(" + str(kThreads) + ")\n" + spec.name + "(" +
           parameterList(fusion) + ") {\n" + common;
     // Partials by tile parity: a peer may still read this tile's while the
     // block publishes the next one's.
@@ -361,7 +356,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
           "  __syncthreads();\n  if (threadIdx.x == 0) {\n    __threadfence();\n"
           "    atomicAdd(count, 1u);\n    while (atomicAdd(count, 0u) < target) __nanosleep(64);\n"
           "    __threadfence();\n  }\n  __syncthreads();\n}\n\n";
-    src += "extern \"C\" __global__ void __launch_bounds__(" + str(q.threads) + ", 1)\n" + spec.name +
+    src += "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ", 1)\n" + spec.name +
            "(" + parameterList(fusion) + ", unsigned char *__restrict__ fz_scratch) {\n" + common;
     src += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch);\n";
     src += "  double *fz_part = reinterpret_cast<double *>(fz_scratch + " + str(counterBytes) + ");\n";
@@ -389,11 +384,9 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   src += "}\n";
   spec.source = src;
   spec.grid = static_cast<unsigned>(q.teams * q.members);
-  spec.block = q.threads;
+  spec.block = kThreads;
   spec.sharedBytes = static_cast<unsigned>(off);
-  if (cluster) {
-    spec.clusterSize = static_cast<unsigned>(q.members);
-  } else {
+  if (!cluster) {
     spec.cooperative = true;
     spec.scratchZeroBytes = static_cast<unsigned>(counterBytes);
     spec.scratchBytes = static_cast<unsigned>(counterBytes + 2 * q.teams * q.members *

@@ -252,4 +252,37 @@ std::string ElementEmitter::emitConcat(ConcatOp op, const Index &idx) {
   return expr;
 }
 
+std::string HoistedLoads::vectorLoad(ElementEmitter &em, BlockArgument arg,
+                                     const std::string &off) {
+  std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+  std::string &name = names["v:" + ptr + off];
+  if (name.empty()) {
+    name = em.fresh("h");
+    std::string v = std::to_string(vec);
+    pre += indent + computeType(dtypeOf(arg)) + " " + name + "[" + v + "];\n" + indent +
+           "fz_load<" + storageType(dtypeOf(arg)) + ", " + v + ">(" + ptr + ", " + off + ", " +
+           name + ");\n";
+  }
+  return name + "[l]";
+}
+
+std::string HoistedLoads::load(ElementEmitter &em, BlockArgument arg, const Index &idx) {
+  ArrayRef<int64_t> shape = shapeOf(arg);
+  std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+  std::optional<int64_t> c = vec > 1 ? em.coefficient(shape, idx, dim) : std::nullopt;
+  if (c && *c == 0) {
+    std::string off = em.offsetAt(shape, idx, dim, base);
+    std::string &name = names["s:" + ptr + off];
+    if (name.empty()) {
+      name = em.fresh("h");
+      pre += indent + "const " + computeType(dtypeOf(arg)) + " " + name + " = fz_load1(" + ptr +
+             ", " + off + ");\n";
+    }
+    return name;
+  }
+  if (c && *c == 1 && em.vectorizable(shape, idx, dim, vec))
+    return vectorLoad(em, arg, em.offsetAt(shape, idx, dim, base));
+  return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+}
+
 } // namespace fusec::codegen

@@ -92,4 +92,21 @@ private:
   int counter = 0;
 };
 
+/// Loads for kernels whose lanes are `vec` consecutive elements along domain
+/// dim `dim`, the first at `base`: an operand that does not vary along it is
+/// loaded once per step, one contiguous along it as one vector load; both go
+/// into `pre` (at `indent`, before the lane loop), each once. Anything else is
+/// gathered per element. Use `load` as the emitter's load hook.
+struct HoistedLoads {
+  int dim = 0;
+  int64_t vec = 1;
+  std::string base, indent;
+  std::string pre;  ///< the hoisted loads, for the caller to place
+  std::map<std::string, std::string> names;
+
+  std::string load(ElementEmitter &em, mlir::BlockArgument arg, const Index &idx);
+  /// `vec` elements of `arg` from offset `off` into an array; its element expression.
+  std::string vectorLoad(ElementEmitter &em, mlir::BlockArgument arg, const std::string &off);
+};
+
 } // namespace fusec::codegen

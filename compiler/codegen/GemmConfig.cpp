@@ -65,10 +65,6 @@ GemmConfig skinny(const GemmShape &s, int bn, const DeviceProfile &p) {
 
 } // namespace
 
-GemmConfig chooseGemmConfig(const GemmShape &s, const DeviceProfile &p) {
-  return gemmCandidates(s, p).front();
-}
-
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p) {
   std::vector<GemmConfig> out;
   if (s.m <= 8 && s.batch == 1) {

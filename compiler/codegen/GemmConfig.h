@@ -35,12 +35,9 @@ struct GemmConfig {
   /// "128x128x32 w64x32 s4 k1" or "gemv c2 w8", also a tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
-  bool operator==(const GemmConfig &o) const { return str() == o.str(); }
 };
 
-/// The heuristic choice for a shape on a device.
-GemmConfig chooseGemmConfig(const GemmShape &s, const DeviceProfile &p);
-/// The configurations worth timing for a shape (the heuristic's first).
+/// The configurations worth timing for a shape, the heuristic's choice first.
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p);
 
 } // namespace fusec::codegen

@@ -219,34 +219,10 @@ struct GemmGen {
     vars.push_back("fz_em");
     vars.push_back("fz_enl");
     ElementEmitter e(fusion, vars, "            ");
-    std::string pre;
-    std::map<std::string, std::string> hoisted;
-    int last = rank - 1;
-    e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      ArrayRef<int64_t> sh = shapeOf(arg);
-      std::string ptr = ElementEmitter::argName(arg.getArgNumber());
-      std::optional<int64_t> c = em.coefficient(sh, idx, last);
-      std::string type = computeType(dtypeOf(arg));
-      if (c && *c == 0) {
-        std::string off = em.offsetAt(sh, idx, last, "fz_en");
-        std::string &name = hoisted["s:" + ptr + off];
-        if (name.empty()) {
-          name = em.fresh("h");
-          pre += "          const " + type + " " + name + " = fz_load1(" + ptr + ", " + off + ");\n";
-        }
-        return name;
-      }
-      if (c && *c == 1 && em.vectorizable(sh, idx, last, 2)) {
-        std::string off = em.offsetAt(sh, idx, last, "fz_en");
-        std::string &name = hoisted["v:" + ptr + off];
-        if (name.empty()) {
-          name = em.fresh("h");
-          pre += "          " + type + " " + name + "[2];\n          fz_load<" +
-                 storageType(dtypeOf(arg)) + ", 2>(" + ptr + ", " + off + ", " + name + ");\n";
-        }
-        return name + "[l]";
-      }
-      return "fz_load1(" + ptr + ", " + em.offset(sh, idx) + ")";
+    // Per pair: a bias along N loaded once, a residual row as one 2-vector.
+    HoistedLoads hoist{rank - 1, 2, "fz_en", "          "};
+    e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
+      return hoist.load(em, arg, idx);
     };
     e.reduced = [](Operation *) { return std::string("fz_acc2[l]"); };
     std::vector<std::string> results;
@@ -258,7 +234,7 @@ struct GemmGen {
     for (unsigned o = 0; o < results.size(); ++o)
       s += "          " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" + str(o) +
            "[2];\n";
-    s += pre;
+    s += hoist.pre;
     s += "          #pragma unroll\n          for (int l = 0; l < 2; ++l) {\n";
     s += "            const int fz_enl = min(fz_en + l, " + str(shape.n - 1) + ");\n";
     s += body;

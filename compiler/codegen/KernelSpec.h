@@ -32,9 +32,6 @@ struct KernelSpec {
   unsigned scratchZeroOnce = 0;
   std::string gemmConfig;  ///< matmul family: the tile configuration used
   std::string gemmKey;     ///< matmul family: its tuning-cache key (arch, dtype, shape, layouts)
-  /// Blocks per thread block cluster (__cluster_dims__), 0 without clusters;
-  /// above 8 the runtime allows the non-portable size.
-  unsigned clusterSize = 0;
   std::string family;    ///< pointwise, row_reduction, column_reduction
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
 };

@@ -51,45 +51,20 @@ std::string stepCode(FusionOp fusion, ArrayRef<int64_t> domain, int64_t vec, boo
   for (int d = 0; d < rank; ++d)
     vars.push_back("i" + std::to_string(d));
   ElementEmitter e(fusion, vars, "      ");
-  std::string pre;  // per-step loads hoisted out of the lane loop
-  std::map<std::string, std::string> hoisted;
+  HoistedLoads hoist{last, vec, "ib", "    "};  // per-step loads, before the lane loop
   std::string V = std::to_string(vec);
-  auto vectorLoad = [&](BlockArgument arg, const std::string &ptr, const std::string &off) {
-    std::string &name = hoisted["v:" + ptr + off];
-    if (name.empty()) {
-      name = e.fresh("h");
-      pre += "    " + std::string(computeType(dtypeOf(arg))) + " " + name + "[" + V +
-             "];\n    fz_load<" + storageType(dtypeOf(arg)) + ", " + V + ">(" + ptr + ", " + off +
-             ", " + name + ");\n";
-    }
-    return name + "[l]";
-  };
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+    if (!flat)
+      return hoist.load(em, arg, idx);
+    // Laid out like the domain: element `lin + l` is at offset `lin + l`.
     ArrayRef<int64_t> shape = shapeOf(arg);
-    std::string ptr = ElementEmitter::argName(arg.getArgNumber());
-    if (flat) {
-      // Laid out like the domain: element `lin + l` is at offset `lin + l`.
-      bool same = shape == domain;
-      for (int d = 0; same && d < rank; ++d)
-        same = idx[d].text.empty() && idx[d].dom == d && idx[d].mul == 1 && idx[d].add == 0;
-      if (same)
-        return vectorLoad(arg, ptr, "lin");
-      return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
-    }
-    std::optional<int64_t> c = vec > 1 ? em.coefficient(shape, idx, last) : std::nullopt;
-    if (c && *c == 0) {
-      std::string off = em.offsetAt(shape, idx, last, "ib");
-      std::string &name = hoisted["s:" + ptr + off];
-      if (name.empty()) {
-        name = em.fresh("h");
-        pre += "    const " + std::string(computeType(dtypeOf(arg))) + " " + name +
-               " = fz_load1(" + ptr + ", " + off + ");\n";
-      }
-      return name;
-    }
-    if (c && *c == 1 && em.vectorizable(shape, idx, last, vec))
-      return vectorLoad(arg, ptr, em.offsetAt(shape, idx, last, "ib"));
-    return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+    bool same = shape == domain;
+    for (int d = 0; same && d < rank; ++d)
+      same = idx[d].text.empty() && idx[d].dom == d && idx[d].mul == 1 && idx[d].add == 0;
+    if (same)
+      return hoist.vectorLoad(em, arg, "lin");
+    return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
+           em.offset(shape, idx) + ")";
   };
 
   // Lane loop body: every output at the identity index.
@@ -119,7 +94,7 @@ std::string stepCode(FusionOp fusion, ArrayRef<int64_t> domain, int64_t vec, boo
   for (unsigned o = 0; o < results.size(); ++o)
     step += "    " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" +
             std::to_string(o) + "[" + V + "];\n";
-  step += pre;
+  step += hoist.pre;
   step += "#pragma unroll\n    for (int l = 0; l < " + V + "; ++l) {\n";
   if (flat)
     step += indices("(lin + l)", vars[last], "      ");

@@ -1,7 +1,10 @@
 //===- ReductionPhases.cpp - what the reduction kernel families share -----===//
 #include "compiler/codegen/ReductionPhases.h"
 
+#include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ScalarOps.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -88,6 +91,18 @@ ColumnOutputCode columnOutputs(FusionOp fusion,
                    str(out) + ", kbase, " + r + ");\n";
   }
   return c;
+}
+
+ColumnTile columnTile(FusionOp fusion, const ReductionDomain &rd) {
+  ColumnTile t;
+  int64_t bytes = maxElementBytes(fusion);
+  t.vec = 16 / bytes;
+  while (t.vec > 1 && rd.domain.back() % t.vec != 0)
+    t.vec /= 2;
+  t.tx = std::max<int64_t>(1, 64 / (t.vec * bytes));
+  while (t.tx > 1 && t.tx * t.vec > rd.keptCount)
+    t.tx /= 2;
+  return t;
 }
 
 } // namespace fusec::codegen::detail

@@ -27,6 +27,15 @@ struct ReductionDomain {
 };
 ReductionDomain reductionDomain(FusionOp fusion);
 
+/// The tile of both column kernels: `vec` elements per lane along the last
+/// (kept) dim, as many as divide it in 16 bytes, and `tx` threads across 64
+/// bytes of a row (whole DRAM bursts, best measured; bench/NOTES.md), fewer
+/// when the kept dims are narrower.
+struct ColumnTile {
+  int64_t vec = 1, tx = 1;
+};
+ColumnTile columnTile(FusionOp fusion, const ReductionDomain &rd);
+
 /// The output code of a column kernel, whose kept dims are "k<d>", the lane
 /// base of the last (kept) dim "kl", the lane "l" and the column base "kbase".
 struct ColumnOutputCode {

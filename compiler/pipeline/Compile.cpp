@@ -240,7 +240,6 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       pk.scratchBytes = k->scratchBytes;
       pk.scratchZeroBytes = k->scratchZeroBytes;
       pk.scratchZeroOnce = k->scratchZeroOnce;
-      pk.clusterSize = k->clusterSize;
       pk.gemmKey = k->gemmKey;
       pk.gemmConfig = k->gemmConfig;
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());

@@ -27,12 +27,14 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   std::unique_ptr<Program> program(new Program());
   Program::Impl &impl = program->impl();
   impl.options = options;
+  // GEMM tile configurations measured by `fusec bench --autotune`.
+  impl.options.gemmTuning = TuningCache::defaultEntries();
   impl.original = std::move(module);
   impl.fused = impl.original->clone();
   impl.ctx = std::move(ctx);
-  if (llvm::Error err = fuseModule(*impl.fused, options))
+  if (llvm::Error err = fuseModule(*impl.fused, impl.options))
     return std::move(err);
-  auto plan = buildPlan(*impl.fused, options);
+  auto plan = buildPlan(*impl.fused, impl.options);
   if (!plan)
     return plan.takeError();
   impl.plan = std::move(*plan);
@@ -50,7 +52,6 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.device = options.device;
   o.arch = options.arch;
   o.gemm = options.gemm;
-  o.gemmTuning = TuningCache::defaultEntries();
   o.gemmCandidate = options.gemmCandidate;
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)

@@ -30,7 +30,7 @@ struct Program::Impl {
 };
 
 /// Builds a Program from a module already read (the CLI reads graphs itself
-/// to report errors in its own words).
+/// to report errors in its own words). Reads the GEMM tuning cache.
 llvm::Expected<std::unique_ptr<Program>>
 compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::ModuleOp> module,
               const CompileOptions &options);

@@ -6,7 +6,6 @@
 #include "frontends/json/GraphReader.h"
 #include "passes/Passes.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/TuningCache.h"
 #include "runtime/api/ProgramImpl.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -82,7 +81,6 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   o.device = flags.device.empty() ? "h100" : flags.device;
   o.arch = flags.arch;
   o.gemm = flags.gemm;
-  o.gemmTuning = TuningCache::defaultEntries();
   o.gemmCandidate = flags.gemmCandidate;
   if (forGpu && (flags.device.empty() || flags.arch.empty())) {
     if (auto ordinal = selectedDeviceOrdinal()) {
