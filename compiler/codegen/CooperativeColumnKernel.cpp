@@ -16,10 +16,12 @@
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/ScalarOps.h"
+#include "compiler/cost/CostModel.h"
 #include "compiler/shape/ShapeRules.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -52,6 +54,23 @@ struct CoopPlan {
   /// Row-wide loads of cached tiles the current row loop needs (see emitter()).
   std::map<std::string, std::string> rowLoads;
   std::string rowPre;
+  /// Reciprocals of reduction results (ElementEmitter::reciprocal), declared
+  /// before the first pass that uses them.
+  std::set<std::string> reciprocals;
+  std::string pendingReciprocals;
+  /// A per-element value the last phase computes (softmax's exp(x - max)) that
+  /// the outputs need again: the last phase writes it over a cached input's
+  /// slot and the output pass reads it back instead of recomputing it, one
+  /// MUFU op per element fewer (bench/NOTES.md). Legal when the outputs read
+  /// that input no other way; tried per cached input (see the generator).
+  struct Stash {
+    Value value;
+    int cache = -1;       ///< the slot it overwrites; -1: none
+    std::string storage;  ///< its element type there
+    bool written = false, used = false;
+  } stash;
+  bool inOutputs = false;
+  std::set<std::string> outputLoads;  ///< caches the output pass reads
 
   std::string takeRowPre() {
     rowLoads.clear();
@@ -81,6 +100,8 @@ struct CoopPlan {
         name = "cache" + str(cache.size());
         cache.push_back({name, storageType(dtypeOf(arg)), ptr, off});
       }
+      if (inOutputs)
+        outputLoads.insert(name);
       // One 16-byte shared-memory load per row, not one per element.
       std::string &row = rowLoads[name];
       if (row.empty()) {
@@ -92,8 +113,45 @@ struct CoopPlan {
       return row + "[l]";
     };
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
+    e.known = [this](ElementEmitter &, Value v, const Index &idx) -> std::optional<std::string> {
+      if (!stash.written || v != stash.value || !isIdentity(idx))
+        return std::nullopt;
+      stash.used = true;
+      std::string &row = rowLoads["stash"];
+      if (row.empty()) {
+        row = "sv";
+        rowPre += "      float sv[" + str(vec) + "];\n      fz_load_shared<" + stash.storage + ", " +
+                  str(vec) + ">(" + stashSlot() + ", sv);\n";
+      }
+      return row + "[l]";
+    };
+    e.reciprocal = [this](Value d) -> std::optional<std::string> {
+      Operation *op = d.getDefiningOp();
+      while (op && isa<BroadcastToOp>(op))
+        op = op->getOperand(0).getDefiningOp();
+      auto it = op ? reductionVars.find(op) : reductionVars.end();
+      if (it == reductionVars.end() || computeType(dtypeOf(op->getResult(0))) != std::string("float"))
+        return std::nullopt;
+      std::string r = "rcp" + it->second.substr(3);  // red3 -> rcp3
+      if (reciprocals.insert(r).second)
+        pendingReciprocals += "    float " + r + "[" + str(vec) + "];\n    #pragma unroll\n    for (int l = 0; l < " +
+                              str(vec) + "; ++l) " + r + "[l] = 1.f / " + it->second + "[l];\n";
+      return r + "[l]";
+    };
     return e;
   }
+
+  static bool isIdentity(const Index &idx) {
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (!idx[d].text.empty() || idx[d].dom != (int)d || idx[d].mul != 1 || idx[d].add != 0)
+        return false;
+    return true;
+  }
+  std::string stashSlot() const {
+    return "reinterpret_cast<" + stash.storage + " *>(&cache" + str(stash.cache) + "[buf][rr][tx * " +
+           str(vec) + "])";
+  }
+  std::string takeReciprocals() { return std::move(pendingReciprocals); }
 
   std::string rowIndices(const std::string &in) const {
     std::string s, rest = "rrow";
@@ -145,9 +203,9 @@ struct CoopPlan {
     return "__ldcg(&" + slot(parity, m, j, col) + ")";
   }
 
-  std::string phase(const std::vector<Operation *> &reds) {
+  std::string phase(const std::vector<Operation *> &reds, bool lastPhase) {
     ElementEmitter e = emitter();
-    std::string head, lanes, tail;
+    std::string head, lanes, tail, post;
     std::vector<std::string> accs;
     std::string V = str(vec), unroll = "    #pragma unroll\n";
     for (Operation *op : reds) {
@@ -159,8 +217,15 @@ struct CoopPlan {
       std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
       lanes += e.takeCode() + "          " + acc + "[l] = " + rule.functor + "(" + acc + "[l], (" +
                rule.accType + ")" + v + ");\n";
+      if (lastPhase && op->getOperand(0) == stash.value && stash.cache >= 0 &&
+          stash.cache < (int)cache.size() && !stash.written) {
+        head += "    float stash[" + V + "];  // kept for the outputs\n";
+        lanes += "          stash[l] = " + v + ";\n";
+        post += "      fz_store<" + stash.storage + ", " + V + ">(" + stashSlot() + ", 0, stash);\n";
+        stash.written = true;
+      }
     }
-    std::string s = head + rowLoop(takeRowPre(), lanes, "");
+    std::string s = head + takeReciprocals() + rowLoop(takeRowPre(), lanes, post);
     // Block partials: the lanes of a warp that share tx hold other rows and
     // fold with shuffles; warp 0 then folds the warps' results.
     std::string parity = "par" + str(barriers);
@@ -212,16 +277,55 @@ struct CoopPlan {
   }
 
   std::string outputs() {
+    inOutputs = true;
     ColumnOutputCode c = columnOutputs(
         fusion, [this] { return emitter(); }, domain, reduced, last, vec);
+    inOutputs = false;
     std::string pre = c.decls + takeRowPre();
-    std::string s = c.lanes.empty() ? "" : rowLoop(pre, c.lanes, c.post);
+    std::string s = takeReciprocals() + (c.lanes.empty() ? "" : rowLoop(pre, c.lanes, c.post));
     if (!c.perColumn.empty())
       s += "    if (active && member == 0 && ty == 0) {\n" + c.perColumn + "    }\n";
     return s;
   }
 
 };
+
+/// The first operand of a last-phase reduction worth keeping for the outputs:
+/// computed (not an input or a view of one), of the domain's shape, stored in
+/// the cached tiles' element size. exp(a - max(a)) lies in (0, 1] and is kept
+/// as f16 (11-bit significand) when the tiles hold 16-bit elements; anything
+/// else in its own dtype, as the graph rounds it.
+CoopPlan::Stash stashCandidate(const std::vector<Operation *> &reds,
+                               const std::vector<int64_t> &domain, int64_t vec) {
+  CoopPlan::Stash st;
+  for (Operation *red : reds) {
+    Value v = red->getOperand(0);
+    Operation *def = v.getDefiningOp();
+    if (!def || isView(def) || isa<ConstantOp, IotaOp>(def) || shapeOf(v) != llvm::ArrayRef<int64_t>(domain))
+      continue;
+    DType t = dtypeOf(v);
+    if (std::string(computeType(t)) != "float")
+      continue;
+    int64_t slotBytes = 16 / vec;
+    bool unitRange = false;
+    if (auto ex = dyn_cast<ExpOp>(def))
+      if (auto sub = ex->getOperand(0).getDefiningOp<SubOp>()) {
+        Operation *m = sub->getOperand(1).getDefiningOp();
+        while (m && isa<BroadcastToOp>(m))
+          m = m->getOperand(0).getDefiningOp();
+        unitRange = m && isa<MaxOp>(m) && m->getOperand(0) == sub->getOperand(0);
+      }
+    if (unitRange && slotBytes == 2)
+      st.storage = storageType(DType::F16);
+    else if (dtypeBytes(t) == slotBytes)
+      st.storage = storageType(t);
+    else
+      continue;
+    st.value = v;
+    return st;
+  }
+  return st;
+}
 
 } // namespace
 
@@ -249,10 +353,15 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
     p.maxPerPhase = std::max<int64_t>(p.maxPerPhase, reds.size());
 
   // Generate the phases first: they decide which inputs are cached.
-  std::string phases;
-  for (auto &[l, reds] : byLevel)
-    phases += "    // phase " + str(l) + "\n" + p.phase(reds);
-  std::string outs = "    // outputs\n" + p.outputs();
+  auto generate = [&](CoopPlan &g, std::string &phases, std::string &outs) {
+    phases.clear();
+    for (auto it = byLevel.begin(); it != byLevel.end(); ++it)
+      phases += "    // phase " + str(it->first) + "\n" +
+                g.phase(it->second, std::next(it) == byLevel.end());
+    outs = "    // outputs\n" + g.outputs();
+  };
+  std::string phases, outs;
+  generate(p, phases, outs);
   if (p.cache.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "nothing to cache");
   // The chunk is copied 16 bytes per thread: every cached input has the widest dtype.
@@ -288,18 +397,34 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "chunk does not fit");
     p.teams = std::max<int64_t>(1, std::min<int64_t>(blocks / p.members, p.tiles));
   }
-  // The team geometry is baked into the phase code: regenerate with it known.
-  CoopPlan q = p;
-  q.cache.clear();
-  q.cacheByKey.clear();
-  q.reductionVars.clear();
-  q.counter = q.barriers = 0;
-  q.rowLoads.clear();
-  q.rowPre.clear();
-  phases.clear();
-  for (auto &[l, reds] : byLevel)
-    phases += "    // phase " + str(l) + "\n" + q.phase(reds);
-  outs = "    // outputs\n" + q.outputs();
+  // The team geometry is baked into the phase code: regenerate with it known,
+  // keeping a last-phase value for the outputs where that is legal.
+  auto regenerate = [&](int stashCache, std::string &phases, std::string &outs) {
+    CoopPlan q = p;
+    q.cache.clear();
+    q.cacheByKey.clear();
+    q.reductionVars.clear();
+    q.counter = q.barriers = 0;
+    q.rowLoads.clear();
+    q.rowPre.clear();
+    q.reciprocals.clear();
+    q.pendingReciprocals.clear();
+    q.outputLoads.clear();
+    q.stash = {};
+    if (stashCache >= 0) {
+      q.stash = stashCandidate(byLevel.rbegin()->second, q.domain, q.vec);
+      q.stash.cache = q.stash.value ? stashCache : -1;
+    }
+    generate(q, phases, outs);
+    return q;
+  };
+  std::optional<CoopPlan> kept;
+  for (int c = 0; c < (int)p.cache.size() && !kept; ++c) {
+    CoopPlan t = regenerate(c, phases, outs);
+    if (t.stash.written && t.stash.used && !t.outputLoads.count("cache" + str(c)))
+      kept = std::move(t);
+  }
+  CoopPlan q = kept ? std::move(*kept) : regenerate(-1, phases, outs);
 
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
@@ -397,7 +522,11 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                   " blocks, each holding " + str(q.chunk) + " rows x " + str(q.width) +
                   " columns in shared memory (read once" +
                   (buffers == 2 ? ", double-buffered" : "") + "); " +
-                  str(q.tiles) + " tiles";
+                  str(q.tiles) + " tiles" +
+                  (kept ? "; the last phase's " +
+                              q.stash.value.getDefiningOp()->getName().stripDialect().str() +
+                              " kept there (" + q.stash.storage + ") for the outputs"
+                        : std::string());
   return spec;
 }
 

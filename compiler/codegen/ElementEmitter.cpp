@@ -160,6 +160,9 @@ std::string ElementEmitter::emit(Value v, const Index &idx) {
   std::string k = key(v, idx);
   if (auto it = memo.find(k); it != memo.end())
     return it->second;
+  if (known)
+    if (std::optional<std::string> held = known(*this, v, idx))
+      return memo[k] = *held;
   std::string expr;
   if (auto arg = dyn_cast<BlockArgument>(v))
     expr = load(*this, arg, idx);
@@ -183,6 +186,13 @@ std::string ElementEmitter::emitOp(Operation *op, Value v, const Index &idx) {
     return emitConcat(cat, idx);
   if (isa<SumOp, MeanOp, MaxOp, MinOp, MatmulOp>(op))
     return reduced(op);
+  // Same precision as the fast division 16-bit results take (ScalarOps.cpp):
+  // both are a multiplication by an approximate reciprocal.
+  DType t = dtypeOf(v);
+  if (isa<DivOp>(op) && reciprocal && (t == DType::BF16 || t == DType::F16))
+    if (std::optional<std::string> r = reciprocal(op->getOperand(1)))
+      return "(" + emit(op->getOperand(0), project(idx, shapeOf(v), shapeOf(op->getOperand(0)))) +
+             " * " + *r + ")";
   std::vector<std::string> operands;
   for (Value o : op->getOperands())
     operands.push_back(emit(o, project(idx, shapeOf(v), shapeOf(o))));

@@ -50,6 +50,13 @@ public:
   /// The per-row value of a reduction op (row kernels set this), or a
   /// matmul's accumulator at the current element (the GEMM epilogue).
   ReductionHook reduced;
+  /// A value the kernel already holds at an index (an earlier phase kept it
+  /// in shared memory), instead of computing it again; nullopt: compute it.
+  std::function<std::optional<std::string>(ElementEmitter &, mlir::Value, const Index &)> known;
+  /// The reciprocal of a divisor that is fixed for the current column (a
+  /// reduction's result), computed once, so that a 16-bit division becomes a
+  /// multiplication; nullopt: divide.
+  std::function<std::optional<std::string>(mlir::Value)> reciprocal;
 
   /// The statements emitted so far (taken by the caller).
   std::string takeCode();
