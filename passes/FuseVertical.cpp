@@ -373,11 +373,13 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    const DeviceProfile *profile = findDeviceProfile(device);
-    if (!profile) {
+    const DeviceProfile *named = findDeviceProfile(device);
+    if (!named) {
       func.emitError("unknown device profile '") << device << "'";
       return signalPassFailure();
     }
+    DeviceProfile measured = withMeasurements(*named, {copyBytesPerSec, smCount, {}, {}});
+    const DeviceProfile *profile = &measured;
     Grouping grouping(computeOps(func), *profile, gemm);
     grouping.run();
     grouping.recompute();

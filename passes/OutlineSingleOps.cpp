@@ -17,11 +17,13 @@ namespace {
 struct OutlineSingleOpsPass : impl::FusecOutlineSingleOpsBase<OutlineSingleOpsPass> {
   using Base::Base;
   void runOnOperation() override {
-    const DeviceProfile *profile = findDeviceProfile(device);
-    if (!profile) {
+    const DeviceProfile *named = findDeviceProfile(device);
+    if (!named) {
       getOperation().emitError("unknown device profile '") << device << "'";
       return signalPassFailure();
     }
+    DeviceProfile measured = withMeasurements(*named, {copyBytesPerSec, smCount, {}, {}});
+    const DeviceProfile *profile = &measured;
     std::vector<OpGroup> groups;
     for (Operation *op : computeOps(getOperation()))
       groups.push_back({op});

@@ -23,6 +23,11 @@ struct FusionPipelineOptions : public mlir::PassPipelineOptions<FusionPipelineOp
                     llvm::cl::init(true)};
   Option<std::string> device{*this, "device", llvm::cl::desc("device profile"),
                              llvm::cl::init("h100")};
+  Option<double> copyBytesPerSec{*this, "copy-bytes-per-sec",
+                                 llvm::cl::desc("measured copy bandwidth (0: the profile's)"),
+                                 llvm::cl::init(0.0)};
+  Option<int> smCount{*this, "sm-count", llvm::cl::desc("SMs of the GPU (0: the profile's)"),
+                      llvm::cl::init(0)};
   Option<std::string> gemm{*this, "gemm", llvm::cl::desc("auto, fusec or cublaslt"),
                            llvm::cl::init("auto")};
 };

@@ -51,6 +51,10 @@ def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",
            "device profile for the cost model (h100, h200, a100, l40s)">,
+    Option<"copyBytesPerSec", "copy-bytes-per-sec", "double", /*default=*/"0",
+           "copy bandwidth measured on this machine (0: the profile's)">,
+    Option<"smCount", "sm-count", "int", /*default=*/"0",
+           "SM count of the GPU at hand (0: the profile's)">,
     Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
            "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
            "with the epilogue fused), cublaslt (cuBLASLt, epilogue as its own kernel)">
@@ -66,6 +70,10 @@ def FusecOutlineSingleOps : Pass<"fusec-outline-single-ops", "mlir::func::FuncOp
     pays one HBM round trip per compute op and nothing else.
   }];
   let options = [
+    Option<"copyBytesPerSec", "copy-bytes-per-sec", "double", /*default=*/"0",
+           "copy bandwidth measured on this machine (0: the profile's)">,
+    Option<"smCount", "sm-count", "int", /*default=*/"0",
+           "SM count of the GPU at hand (0: the profile's)">,
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",
            "device profile for the cost model">
   ];

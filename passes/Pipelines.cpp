@@ -20,11 +20,15 @@ void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &o
   if (options.fuse) {
     FusecFuseVerticalOptions o;
     o.device = options.device;
+    o.copyBytesPerSec = options.copyBytesPerSec;
+    o.smCount = options.smCount;
     o.gemm = options.gemm;
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFuseVertical(o));
   } else {
     FusecOutlineSingleOpsOptions o;
     o.device = options.device;
+    o.copyBytesPerSec = options.copyBytesPerSec;
+    o.smCount = options.smCount;
     pm.addNestedPass<mlir::func::FuncOp>(createFusecOutlineSingleOps(o));
   }
 }

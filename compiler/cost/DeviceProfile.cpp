@@ -38,6 +38,17 @@ const DeviceProfile *findDeviceProfile(const std::string &name) {
   return nullptr;
 }
 
+DeviceProfile withMeasurements(DeviceProfile p, const MeasuredDevice &m) {
+  if (m.copyBytesPerSec > 0) {
+    p.hbmBytesPerSec = m.copyBytesPerSec;
+    p.measuredOn = (m.deviceName.empty() ? std::string("this machine") : m.deviceName) +
+                   (m.date.empty() ? "" : ", " + m.date);
+  }
+  if (m.smCount > 0)
+    p.smCount = m.smCount;
+  return p;
+}
+
 const DeviceProfile &defaultDeviceProfile() { return deviceProfiles().front(); }
 
 const DeviceProfile *profileForDeviceName(const std::string &deviceName) {

@@ -34,7 +34,20 @@ struct DeviceProfile {
   int64_t smemPerBlock;       ///< opt-in maximum dynamic shared memory per block
   int64_t registersPerSm;     ///< 32-bit registers
   std::string source;         ///< where the numbers come from
+  /// Where and when `fusec bench` measured the copy bandwidth; empty: the table's.
+  std::string measuredOn = {};
 };
+
+/// What `fusec bench` measured on the GPU at hand (runtime/DeviceMeasurements):
+/// compiles for that profile predict with these instead of the table's.
+struct MeasuredDevice {
+  double copyBytesPerSec = 0;  ///< 0: not measured
+  int smCount = 0;             ///< 0: not known
+  std::string deviceName, date;
+};
+
+/// `p` with the measured values that are present; `source` says so.
+DeviceProfile withMeasurements(DeviceProfile p, const MeasuredDevice &m);
 
 /// The named profiles ("h100", "h200", "a100", "l40s").
 const std::vector<DeviceProfile> &deviceProfiles();

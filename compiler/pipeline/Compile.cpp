@@ -38,6 +38,8 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
   FusionPipelineOptions o;
   o.fuse = options.fuse;
   o.device = options.device;
+  o.copyBytesPerSec = options.measured.copyBytesPerSec;
+  o.smCount = options.measured.smCount;
   o.gemm = options.gemm;
   buildFusionPipeline(pm, o);
   if (failed(pm.run(module)))
@@ -162,10 +164,12 @@ std::vector<double> randomInputScales(func::FuncOp graph) {
 }
 
 llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options) {
-  const DeviceProfile *profile = findDeviceProfile(options.device);
-  if (!profile)
+  const DeviceProfile *named = findDeviceProfile(options.device);
+  if (!named)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown device profile '%s'",
                                    options.device.c_str());
+  DeviceProfile measured = withMeasurements(*named, options.measured);
+  const DeviceProfile *profile = &measured;
   func::FuncOp func;
   for (auto f : fused.getOps<func::FuncOp>())
     func = f;

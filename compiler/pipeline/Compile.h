@@ -29,6 +29,8 @@ struct CompileOptions {
   /// for autotuning the candidate index every GEMM kernel takes (-1: none).
   std::map<std::string, std::string> gemmTuning;
   int gemmCandidate = -1;
+  /// Values measured on this machine for `device` (`fusec bench`), if any.
+  MeasuredDevice measured;
 };
 
 /// Runs decomposition and fusion on `module` in place.

@@ -139,11 +139,14 @@ std::string explainText(const Explanation &e) {
   std::string s;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "fusec explain: %s (profile %s: %.0f GB/s copy, %.0f TFLOP/s matmul, %.1f us "
+                "fusec explain: %s (profile %s: %.0f GB/s copy%s, %.0f TFLOP/s matmul, %.1f us "
                 "per launch)\n\n",
                 e.graph.c_str(), e.profile.name.c_str(), e.profile.hbmBytesPerSec / 1e9,
+                e.profile.measuredOn.empty() ? "" : " measured by fusec bench",
                 e.profile.tensorFlopsPerSec / 1e12, e.profile.launchSeconds * 1e6);
   s += buf;
+  if (!e.profile.measuredOn.empty())
+    s.insert(s.size() - 1, "(copy bandwidth measured on " + e.profile.measuredOn + ")\n");
   for (const ExplainedKernel &k : e.kernels) {
     s += "kernel " + k.name + "  [" + k.kind + "]" +
          (k.nodes.empty() ? "" : "  nodes: " + joined(k.nodes)) + "\n";
@@ -186,6 +189,7 @@ std::string explainJson(const Explanation &e) {
   j["graph"] = e.graph;
   j["profile"] = {{"name", e.profile.name},
                   {"copy_bytes_per_s", e.profile.hbmBytesPerSec},
+                  {"copy_measured_on", e.profile.measuredOn},
                   {"matmul_flops_per_s", e.profile.tensorFlopsPerSec},
                   {"launch_s", e.profile.launchSeconds}};
   j["kernels"] = nlohmann::json::array();

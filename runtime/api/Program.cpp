@@ -3,6 +3,7 @@
 
 #include "compiler/interp/Interpreter.h"
 #include "frontends/json/GraphReader.h"
+#include "runtime/DeviceMeasurements.h"
 #include "runtime/TuningCache.h"
 
 #include "mlir/IR/Builders.h"
@@ -29,6 +30,9 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   impl.options = options;
   // GEMM tile configurations measured by `fusec bench --autotune`.
   impl.options.gemmTuning = TuningCache::defaultEntries();
+  // The copy bandwidth `fusec bench` measured on this machine, if it did.
+  if (std::optional<std::string> path = measuredDevicePath())
+    impl.options.measured = loadMeasuredDevice(*path, options.device);
   impl.original = std::move(module);
   impl.fused = impl.original->clone();
   impl.ctx = std::move(ctx);

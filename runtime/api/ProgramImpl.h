@@ -27,10 +27,17 @@ struct Program::Impl {
 
   /// Creates the GPU context, kernel cache and executable once.
   llvm::Error ensureLoaded();
+  /// The profile the plan was predicted with: the named one, with this
+  /// machine's measurements where `fusec bench` took them.
+  DeviceProfile profile() const {
+    const DeviceProfile *p = findDeviceProfile(plan.device);
+    return withMeasurements(p ? *p : defaultDeviceProfile(), options.measured);
+  }
 };
 
 /// Builds a Program from a module already read (the CLI reads graphs itself
-/// to report errors in its own words). Reads the GEMM tuning cache.
+/// to report errors in its own words). Reads the GEMM tuning cache and the
+/// device measurements.
 llvm::Expected<std::unique_ptr<Program>>
 compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::ModuleOp> module,
               const CompileOptions &options);

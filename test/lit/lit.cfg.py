@@ -77,3 +77,7 @@ config.substitutions.extend(
         ),
     ]
 )
+
+# A cache folder of the tests' own: measurements or tunings in the user's
+# cache must not change what the tests see.
+config.environment["FUSEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "fusec-cache")

@@ -12,6 +12,7 @@
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 
+#include "runtime/DeviceMeasurements.h"
 #include "runtime/api/ProgramImpl.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <ctime>
 
 namespace fusec::cli {
 
@@ -91,6 +93,24 @@ nlohmann::json toJson(const PlanTiming &t, double copyBw) {
   return j;
 }
 
+/// Keeps this machine's copy bandwidth and SM count for the profile, so that
+/// later compiles predict with them (runtime/DeviceMeasurements.h).
+void recordMeasurements(const std::string &profile, const BenchEnvironment &env, bool quiet) {
+  std::optional<std::string> path = measuredDevicePath();
+  if (!path)
+    return;
+  std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  MeasuredDevice m{env.copyBytesPerSec, env.smCount, env.deviceName, date};
+  if (llvm::Error err = saveMeasuredDevice(*path, profile, m))
+    llvm::errs() << "fusec: warning: could not keep the measured copy bandwidth: "
+                 << llvm::toString(std::move(err)) << "\n";
+  else if (!quiet)
+    llvm::errs() << "fusec: later compiles for profile " << profile << " predict with the copy "
+                 << "bandwidth measured here (" << *path << ")\n";
+}
+
 int runBench(const BenchOptions &opts) {
   BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps};
   if (opts.autotune)
@@ -109,6 +129,7 @@ int runBench(const BenchOptions &opts) {
   auto env = measureEnvironment(**fused);
   if (!env)
     return reportError(env.takeError());
+  recordMeasurements((*fused)->impl().plan.device, *env, opts.json);
   if (!opts.json)
     llvm::errs() << "fusec: timing the fused plan...\n";
   auto tf = timePlan(**fused, *env, settings);

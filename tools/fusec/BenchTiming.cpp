@@ -73,6 +73,7 @@ llvm::Expected<BenchEnvironment> measureEnvironment(Program &program) {
     return info.takeError();
   env.deviceName = info->name;
   env.l2Bytes = info->l2Bytes;
+  env.smCount = info->smCount;
   size_t bytes = std::min<size_t>(size_t(1) << 30, info->totalMem / 8);
   CUdeviceptr a = 0, b = 0;
   if (llvm::Error err = drv.check(drv.cuMemAlloc(&a, bytes), "cuMemAlloc (copy test)"))
@@ -100,8 +101,7 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     return std::move(err);
   CudaDriver &drv = impl.gpu->driver();
   const PlanDesc &plan = impl.plan;
-  const DeviceProfile &profile =
-      findDeviceProfile(plan.device) ? *findDeviceProfile(plan.device) : defaultDeviceProfile();
+  const DeviceProfile profile = impl.profile();
   PlanTiming t;
   // Enough input sets that one run's inputs are out of L2 when they come round again.
   int64_t inputBytes = 0;

@@ -21,6 +21,7 @@ struct BenchEnvironment {
   std::string deviceName;
   double copyBytesPerSec = 0;  ///< device-to-device copy, read + write
   int64_t l2Bytes = 0;
+  int smCount = 0;
 };
 
 struct StepTiming {

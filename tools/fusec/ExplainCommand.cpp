@@ -18,8 +18,7 @@ int runExplain(const ExplainOptions &opts) {
   if (!program)
     return reportError(program.takeError());
   Program::Impl &impl = (*program)->impl();
-  const DeviceProfile *profile = findDeviceProfile(impl.plan.device);
-  Explanation e = explain(*impl.fused, profile ? *profile : defaultDeviceProfile());
+  Explanation e = explain(*impl.fused, impl.profile());
   std::string text = opts.format == "json"  ? explainJson(e)
                      : opts.format == "dot" ? explainDot(e)
                                             : explainText(e);
