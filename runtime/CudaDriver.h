@@ -55,6 +55,7 @@
   X(cuFuncGetAttribute)                                                        \
   X(cuLaunchKernel)                                                            \
   X(cuLaunchCooperativeKernel)                                                 \
+  X(cuTensorMapEncodeTiled)                                                    \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                               \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \

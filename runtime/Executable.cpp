@@ -52,6 +52,9 @@ llvm::Error Executable::load(KernelCache &cache) {
   functions.assign(desc.steps.size(), nullptr);
   matmuls.resize(desc.steps.size());
   scratch.assign(desc.steps.size(), 0);
+  maps.resize(desc.steps.size());
+  for (size_t i = 0; i < desc.steps.size(); ++i)
+    maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
     if (!compiled[k])
       return compiled[k].takeError();
@@ -111,6 +114,32 @@ llvm::Error Executable::load(KernelCache &cache) {
   return llvm::Error::success();
 }
 
+llvm::Expected<const CUtensorMap *> Executable::tensorMap(size_t i, size_t t, CUdeviceptr base) {
+  EncodedMap &e = maps[i][t];
+  if (e.base == base)
+    return &e.map;
+  const TensorMapParam &p = desc.steps[i].kernel.tensorMaps[t];
+  CudaDriver &drv = ctx.driver();
+  if (base % 16 != 0 || p.rowStrideBytes % 16 != 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s: a TMA operand is not 16-byte aligned (address %llx, row "
+                                   "stride %llu bytes)",
+                                   desc.steps[i].name.c_str(), (unsigned long long)base,
+                                   (unsigned long long)p.rowStrideBytes);
+  cuuint64_t dims[2] = {p.cols, p.rows}, strides[1] = {p.rowStrideBytes};
+  cuuint32_t box[2] = {p.boxCols, p.boxRows}, unit[2] = {1, 1};
+  if (llvm::Error err = drv.check(
+          drv.cuTensorMapEncodeTiled(
+              &e.map, p.bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+              2, reinterpret_cast<void *>(base), dims, strides, box, unit,
+              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          "cuTensorMapEncodeTiled"))
+    return std::move(err);
+  e.base = base;
+  return &e.map;
+}
+
 CUdeviceptr Executable::bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
                                       llvm::ArrayRef<CUdeviceptr> out) const {
   const PlanBuffer &b = desc.buffers[id];
@@ -131,7 +160,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     CUdeviceptr ptrs[64];
     void *params[64];
     size_t n = step.kernel.args.size();
-    if (n > 63)
+    if (n + 1 + step.kernel.tensorMaps.size() > 64)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "kernel %s has more than 64 buffers", step.name.c_str());
     for (size_t a = 0; a < n; ++a) {
@@ -142,6 +171,14 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     if (k.scratchBytes > 0) {
       ptrs[n] = scratch[i];
       params[n] = &ptrs[n];
+      ++n;
+    }
+    for (size_t t = 0; t < k.tensorMaps.size(); ++t, ++n) {
+      const TensorMapParam &tm = k.tensorMaps[t];
+      auto map = tensorMap(i, t, ptrs[tm.arg] + tm.offsetBytes);
+      if (!map)
+        return map.takeError();
+      params[n] = const_cast<CUtensorMap *>(*map);
     }
     if (!k.cooperative)
       return drv.check(drv.cuLaunchKernel(functions[i], k.grid, k.gridY, k.gridZ, k.block, 1, 1,

@@ -46,6 +46,9 @@ private:
   llvm::Error load(KernelCache &cache);
   CUdeviceptr bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
                             llvm::ArrayRef<CUdeviceptr> out) const;
+  /// Step `i`'s tensor map `t` for a buffer at `base`, encoded again only
+  /// when the buffer moved since the last launch.
+  llvm::Expected<const CUtensorMap *> tensorMap(size_t i, size_t t, CUdeviceptr base);
 
   PlanDesc desc;
   const GpuContext &ctx;
@@ -53,6 +56,11 @@ private:
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
   std::vector<CUdeviceptr> scratch;   ///< per step: cooperative kernels' scratch
+  struct EncodedMap {
+    CUdeviceptr base = 0;
+    CUtensorMap map;
+  };
+  std::vector<std::vector<EncodedMap>> maps;  ///< per step, per tensor map
   CUdeviceptr arena = 0, workspace = 0;
   double compileSec = 0;
   unsigned hits = 0;

@@ -10,6 +10,7 @@
 
 #include "compiler/support/DType.h"
 #include "runtime/CublasLt.h"
+#include "runtime/TensorMapParam.h"
 #include "runtime/TensorSpec.h"
 
 #include <cstdint>
@@ -48,6 +49,8 @@ struct PlanKernel {
   unsigned scratchZeroOnce = 0;
   /// fusec GEMM kernels: tuning key and the tile configuration used.
   std::string gemmKey, gemmConfig;
+  /// Tensor maps encoded at launch, passed after the pointers (and scratch).
+  std::vector<TensorMapParam> tensorMaps;
 };
 
 struct PlanMatmul {

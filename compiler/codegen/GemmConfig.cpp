@@ -12,6 +12,10 @@ std::string GemmConfig::str() const {
     std::snprintf(buf, sizeof buf, "gemv c%d w%d", gemvCols, gemvWarps);
     return buf;
   }
+  if (wgmma) {
+    std::snprintf(buf, sizeof buf, "wg %dx%dx%d s%d", bm, bn, bk, stages);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%dx%dx%d w%dx%d s%d k%d", bm, bn, bk, wm, wn, stages, splitK);
   return buf;
 }
@@ -21,6 +25,18 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
   if (std::sscanf(s.c_str(), "gemv c%d w%d", &r.gemvCols, &r.gemvWarps) == 2) {
     r.gemv = true;
     bool ok = r.gemvCols >= 1 && r.gemvCols <= 4 && r.gemvWarps >= 1 && r.gemvWarps <= 32;
+    if (ok)
+      c = r;
+    return ok;
+  }
+  if (std::sscanf(s.c_str(), "wg %dx%dx%d s%d", &r.bm, &r.bn, &r.bk, &r.stages) == 4) {
+    // Consumers of 64 rows each; N a multiple of 16 up to 256 (one wgmma);
+    // K steps of 64 (one 128-byte swizzle span of 16-bit elements).
+    r.wgmma = true;
+    r.wm = 64;
+    r.wn = r.bn;
+    bool ok = (r.bm == 64 || r.bm == 128) && r.bn >= 16 && r.bn <= 256 && r.bn % 16 == 0 &&
+              r.bk == 64 && r.stages >= 2 && r.stages <= 8;
     if (ok)
       c = r;
     return ok;
@@ -65,7 +81,8 @@ GemmConfig skinny(const GemmShape &s, int bn, const DeviceProfile &p) {
 
 } // namespace
 
-std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p) {
+std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p,
+                                       bool hopper) {
   std::vector<GemmConfig> out;
   if (s.m <= 8 && s.batch == 1) {
     // A weight-streaming dot product per warp; tensor cores would idle on 1-8
@@ -113,6 +130,21 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     out = {small, deep, big};
   } else {
     out = {tall, wide, deep, big, small};
+  }
+  if (hopper && bigTiles >= p.smCount) {
+    // Hopper: wgmma tiles first (two consumer warpgroups of 64 rows each).
+    auto wg = [](int bn, int stages) {
+      GemmConfig c;
+      c.wgmma = true;
+      c.bm = 128;
+      c.bn = bn;
+      c.bk = 64;
+      c.wm = 64;
+      c.wn = bn;
+      c.stages = stages;
+      return c;
+    };
+    out.insert(out.begin(), {wg(256, 4), wg(128, 6)});
   }
   return out;
 }

@@ -31,13 +31,22 @@ struct GemmConfig {
   /// rows with every row of A, `gemvWarps` warps per block (GemmKernel.cpp).
   bool gemv = false;
   int gemvCols = 2, gemvWarps = 8;
-  int threads() const { return gemv ? gemvWarps * 32 : (bm / wm) * (bn / wn) * 32; }
-  /// "128x128x32 w64x32 s4 k1" or "gemv c2 w8", also a tuning-cache value.
+  /// Hopper (sm_90a): TMA loads by a producer warpgroup, one consumer
+  /// warpgroup per 64 rows of the tile issuing wgmma (WgmmaGemm.cpp).
+  bool wgmma = false;
+  int threads() const {
+    return gemv ? gemvWarps * 32 : wgmma ? (bm / 64 + 1) * 128 : (bm / wm) * (bn / wn) * 32;
+  }
+  /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4" or "gemv c2 w8", also a
+  /// tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };
 
 /// The configurations worth timing for a shape, the heuristic's choice first.
-std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p);
+/// `hopper`: the shape can take the wgmma kernel (sm_90a, one matrix,
+/// K-contiguous 16-byte aligned operands; see generateGemm).
+std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p,
+                                       bool hopper = false);
 
 } // namespace fusec::codegen

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/GemmConfig.h"
+#include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/cost/CostModel.h"
@@ -36,322 +37,300 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-/// One operand as the kernel reads it: element (b, r, c) of rows x cols.
-struct Operand {
-  std::string ptr;            ///< "in0"
-  MatrixLayoutView layout;    ///< rows x cols, ld, batch stride, offset
-  bool kContiguous = true;    ///< K is the unit-stride dim
-  bool vector = true;         ///< 16-byte copies are aligned
-  int64_t tileRows = 0, tileCols = 0;  ///< shared-memory tile (padded cols)
-};
+} // namespace
 
-std::string offsetExpr(const Operand &o, const std::string &b, const std::string &r,
-                       const std::string &c) {
-  const MatrixLayoutView &l = o.layout;
-  std::string s = str(l.offset);
-  if (l.batch > 1)
-    s += " + (long long)" + b + " * " + str(l.batchStride);
-  if (l.rowMajor)
-    s += " + (long long)" + r + " * " + str(l.ld) + " + " + c;
-  else
-    s += " + (long long)" + c + " * " + str(l.ld) + " + " + r;
+// The copy of k-step `kt` into stage `st`, for one operand. For A the tile
+// rows are M (or K when M-contiguous); for B, N (or K).
+std::string GemmGen::loader(const Operand &o, bool isA) const {
+  std::string smem = isA ? "fz_As" : "fz_Bs";
+  int64_t mn = isA ? cfg.bm : cfg.bn;
+  std::string mn0 = isA ? "fz_m0" : "fz_n0";
+  int64_t mnSize = isA ? shape.m : shape.n;
+  int64_t stride = o.tileCols;
+  // Tile as stored: rows x cols, cols contiguous.
+  int64_t rows = o.kContiguous ? mn : cfg.bk, cols = o.kContiguous ? cfg.bk : mn;
+  std::string s;
+  auto coords = [&](const std::string &row, const std::string &col, std::string &k,
+                    std::string &x) {
+    k = o.kContiguous ? "(k0 + " + col + ")" : "(k0 + " + row + ")";
+    x = o.kContiguous ? "(" + mn0 + " + " + row + ")" : "(" + mn0 + " + " + col + ")";
+  };
+  std::string k, x;
+  if (o.vector) {
+    int64_t chunks = rows * cols / 8;
+    s += "      for (int c = threadIdx.x; c < " + str(chunks) + "; c += " + str(threads) + ") {\n";
+    s += "        const int row = c / " + str(cols / 8) + ", col = (c % " + str(cols / 8) +
+         ") * 8;\n";
+    coords("row", "col", k, x);
+    s += "        const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
+    std::string r = isA ? x : k, cc = isA ? k : x;
+    s += "        const " + elem + " *src = " + o.ptr + " + (ok ? " +
+         offsetExpr(o, "fz_b", r, cc) + " : 0);\n";
+    s += "        fz_cp16z(" + smem + "(st) + row * " + str(stride) + " + col, src, ok);\n";
+    s += "      }\n";
+  } else {
+    s += "      for (int e = threadIdx.x; e < " + str(rows * cols) + "; e += " + str(threads) +
+         ") {\n";
+    s += "        const int row = e / " + str(cols) + ", col = e % " + str(cols) + ";\n";
+    coords("row", "col", k, x);
+    s += "        const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
+    std::string r = isA ? x : k, cc = isA ? k : x;
+    s += "        " + smem + "(st)[row * " + str(stride) + " + col] = ok ? " + o.ptr + "[" +
+         offsetExpr(o, "fz_b", r, cc) + "] : " + elem + "{0};\n";
+    s += "      }\n";
+  }
   return s;
 }
 
-struct GemmGen {
-  FusionOp fusion;
-  MatmulOp mm;
-  GemmConfig cfg;
-  GemmShape shape;
-  std::vector<int64_t> batchShape;
-  Operand a, b;  ///< a: M x K, b: K x N
-  std::string elem;  ///< storage type of A and B
-  int threads = 0;
+/// Fragment loads and MMAs of one 16-deep slice `kk` of stage `st`.
+std::string GemmGen::mmaStep() const {
+  int mi = cfg.wm / 16, nj = cfg.wn / 16;
+  std::string s;
+  s += "        unsigned fa[" + str(mi) + "][4], fb[" + str(nj * 2) + "][2];\n";
+  s += "        #pragma unroll\n        for (int i = 0; i < " + str(mi) + "; ++i) {\n";
+  if (a.kContiguous)
+    s += "          fz_ldsm4(fa[i], fz_As(st) + (fz_wm + i * 16 + lane % 16) * " +
+         str(a.tileCols) + " + kk * 16 + (lane / 16) * 8);\n";
+  else
+    s += "          fz_ldsm4t(fa[i], fz_As(st) + (kk * 16 + (lane / 16) * 8 + lane % 8) * " +
+         str(a.tileCols) + " + fz_wm + i * 16 + ((lane / 8) % 2) * 8);\n";
+  s += "        }\n";
+  s += "        #pragma unroll\n        for (int j = 0; j < " + str(nj) + "; ++j) {\n";
+  s += "          unsigned r[4];\n";
+  if (b.kContiguous)
+    s += "          fz_ldsm4(r, fz_Bs(st) + (fz_wn + j * 16 + (lane / 16) * 8 + lane % 8) * " +
+         str(b.tileCols) + " + kk * 16 + ((lane / 8) % 2) * 8);\n";
+  else
+    s += "          fz_ldsm4t(r, fz_Bs(st) + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * " +
+         str(b.tileCols) + " + fz_wn + j * 16 + (lane / 16) * 8);\n";
+  s += "          fb[2 * j][0] = r[0]; fb[2 * j][1] = r[1]; fb[2 * j + 1][0] = r[2]; "
+       "fb[2 * j + 1][1] = r[3];\n        }\n";
+  std::string op = elem == "fz_bf16" ? "fz_mma_bf16" : "fz_mma_f16";
+  s += "        #pragma unroll\n        for (int i = 0; i < " + str(mi) + "; ++i)\n";
+  s += "          #pragma unroll\n          for (int j = 0; j < " + str(nj * 2) + "; ++j)\n";
+  s += "            " + op + "(acc[i][j], fa[i], fb[j][0], fb[j][1]);\n";
+  return s;
+}
 
-  // The copy of k-step `kt` into stage `st`, for one operand. For A the tile
-  // rows are M (or K when M-contiguous); for B, N (or K).
-  std::string loader(const Operand &o, bool isA) const {
-    std::string smem = isA ? "fz_As" : "fz_Bs";
-    int64_t mn = isA ? cfg.bm : cfg.bn;
-    std::string mn0 = isA ? "fz_m0" : "fz_n0";
-    int64_t mnSize = isA ? shape.m : shape.n;
-    int64_t stride = o.tileCols;
-    // Tile as stored: rows x cols, cols contiguous.
-    int64_t rows = o.kContiguous ? mn : cfg.bk, cols = o.kContiguous ? cfg.bk : mn;
-    std::string s;
-    auto coords = [&](const std::string &row, const std::string &col, std::string &k,
-                      std::string &x) {
-      k = o.kContiguous ? "(k0 + " + col + ")" : "(k0 + " + row + ")";
-      x = o.kContiguous ? "(" + mn0 + " + " + row + ")" : "(" + mn0 + " + " + col + ")";
-    };
-    std::string k, x;
-    if (o.vector) {
-      int64_t chunks = rows * cols / 8;
-      s += "      for (int c = threadIdx.x; c < " + str(chunks) + "; c += " + str(threads) + ") {\n";
-      s += "        const int row = c / " + str(cols / 8) + ", col = (c % " + str(cols / 8) +
-           ") * 8;\n";
-      coords("row", "col", k, x);
-      s += "        const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
-      std::string r = isA ? x : k, cc = isA ? k : x;
-      s += "        const " + elem + " *src = " + o.ptr + " + (ok ? " +
-           offsetExpr(o, "fz_b", r, cc) + " : 0);\n";
-      s += "        fz_cp16z(" + smem + "(st) + row * " + str(stride) + " + col, src, ok);\n";
-      s += "      }\n";
-    } else {
-      s += "      for (int e = threadIdx.x; e < " + str(rows * cols) + "; e += " + str(threads) +
-           ") {\n";
-      s += "        const int row = e / " + str(cols) + ", col = e % " + str(cols) + ";\n";
-      coords("row", "col", k, x);
-      s += "        const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
-      std::string r = isA ? x : k, cc = isA ? k : x;
-      s += "        " + smem + "(st)[row * " + str(stride) + " + col] = ok ? " + o.ptr + "[" +
-           offsetExpr(o, "fz_b", r, cc) + "] : " + elem + "{0};\n";
-      s += "      }\n";
-    }
-    return s;
-  }
+/// M <= 8 (decode): each warp streams `gemvCols` weight rows (B is
+/// K-contiguous: a linear layer's weight) 16 bytes per lane per step, dots
+/// them with every row of A (read through L1: every warp reads the same A),
+/// folds the lanes with shuffles, and lane (m, c) applies the epilogue to
+/// its element. No shared memory, no tensor cores: 1-8 rows would leave
+/// them idle, and this is bound by the weight bytes.
+std::string GemmGen::gemvSource(const std::string &name) {
+  int C = cfg.gemvCols, W = cfg.gemvWarps;
+  int64_t M = shape.m, N = shape.n, K = shape.k;
+  std::string s;
+  s += "extern \"C\" __global__ void __launch_bounds__(" + str(W * 32) + ")\n" + name + "(" +
+       parameterList(fusion) + ") {\n";
+  s += "  const int lane = threadIdx.x % 32;\n";
+  s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C) + ";\n";
+  s += "  if (fz_n0 >= " + str(N) + ") return;\n";
+  s += "  const int fz_b = 0;\n";
+  s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
+  s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
+       "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
+  s += "  #pragma unroll 4\n  for (int k = lane * 8; k < " + str(K) + "; k += 256) {\n";
+  s += "    float w[" + str(C) + "][8];\n";
+  s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
+  s += "      const int n = min(fz_n0 + c, " + str(N - 1) + ");\n";
+  s += "      fz_load<" + elem + ", 8>(" + b.ptr + ", " + offsetExpr(b, "fz_b", "k", "n") +
+       ", w[c]);\n    }\n";
+  s += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m) {\n";
+  s += "      float x[8];\n      fz_load<" + elem + ", 8>(" + a.ptr + ", " +
+       offsetExpr(a, "fz_b", "m", "k") + ", x);\n";
+  s += "      #pragma unroll\n      for (int c = 0; c < " + str(C) + "; ++c)\n"
+       "        #pragma unroll\n        for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
+       "w[c][i], acc[m][c]);\n    }\n  }\n";
+  // Every lane ends with every sum; lane m * C + c takes element (m, c).
+  s += "  float fz_v = 0.f;\n  int fz_em = 0, fz_en = " + str(N) + ";\n";
+  s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
+       "    for (int c = 0; c < " + str(C) + "; ++c) {\n"
+       "      const float t = fz_warp_reduce<32>(acc[m][c], fz_sum_op());\n"
+       "      if (lane == m * " + str(C) + " + c) { fz_v = t; fz_em = m; fz_en = fz_n0 + c; }\n"
+       "    }\n";
+  s += "  if (fz_en < " + str(N) + ") {\n";
+  s += scalarEpilogue();
+  s += "  }\n}\n";
+  return s;
+}
 
-  /// Fragment loads and MMAs of one 16-deep slice `kk` of stage `st`.
-  std::string mmaStep() const {
-    int mi = cfg.wm / 16, nj = cfg.wn / 16;
-    std::string s;
-    s += "        unsigned fa[" + str(mi) + "][4], fb[" + str(nj * 2) + "][2];\n";
-    s += "        #pragma unroll\n        for (int i = 0; i < " + str(mi) + "; ++i) {\n";
-    if (a.kContiguous)
-      s += "          fz_ldsm4(fa[i], fz_As(st) + (fz_wm + i * 16 + lane % 16) * " +
-           str(a.tileCols) + " + kk * 16 + (lane / 16) * 8);\n";
+/// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
+std::string GemmGen::scalarEpilogue() {
+  int rank = static_cast<int>(batchShape.size()) + 2;
+  std::vector<std::string> vars;
+  for (size_t d = 0; d < batchShape.size(); ++d)
+    vars.push_back("0");
+  vars.push_back("fz_em");
+  vars.push_back("fz_en");
+  ElementEmitter e(fusion, vars, "    ");
+  e.load = [](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+    return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
+           em.offset(shapeOf(arg), idx) + ")";
+  };
+  e.reduced = [](Operation *) { return std::string("fz_v"); };
+  std::vector<std::string> results;
+  Index id = ElementEmitter::identity(rank);
+  for (Value v : fusion.getYield().getValues())
+    results.push_back(e.emit(v, id));
+  std::string s = e.takeCode();
+  for (unsigned o = 0; o < results.size(); ++o)
+    s += "    out" + str(o) + "[(long long)fz_em * " + str(shape.n) + " + fz_en] = fz_out<" +
+         storageType(dtypeOf(fusion.getResult(o))) + ">::of(" + results[o] + ");\n";
+  return s;
+}
+
+/// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em.
+std::string GemmGen::epilogue() {
+  int rank = static_cast<int>(batchShape.size()) + 2;
+  std::vector<std::string> vars;
+  for (size_t d = 0; d < batchShape.size(); ++d)
+    vars.push_back("fz_bi" + str(d));
+  vars.push_back("fz_em");
+  vars.push_back("fz_enl");
+  ElementEmitter e(fusion, vars, "            ");
+  // Per pair: a bias along N loaded once, a residual row as one 2-vector.
+  HoistedLoads hoist{rank - 1, 2, "fz_en", "          "};
+  e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
+    return hoist.load(em, arg, idx);
+  };
+  e.reduced = [](Operation *) { return std::string("fz_acc2[l]"); };
+  std::vector<std::string> results;
+  Index id = ElementEmitter::identity(rank);
+  for (Value v : fusion.getYield().getValues())
+    results.push_back(e.emit(v, id));
+  std::string body = e.takeCode();
+  std::string s;
+  for (unsigned o = 0; o < results.size(); ++o)
+    s += "          " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" + str(o) +
+         "[2];\n";
+  s += hoist.pre;
+  s += "          #pragma unroll\n          for (int l = 0; l < 2; ++l) {\n";
+  s += "            const int fz_enl = min(fz_en + l, " + str(shape.n - 1) + ");\n";
+  s += body;
+  for (unsigned o = 0; o < results.size(); ++o)
+    s += "            r" + str(o) + "[l] = " + results[o] + ";\n";
+  s += "          }\n";
+  std::string off = "((long long)fz_b * " + str(shape.m) + " + fz_em) * " + str(shape.n) + " + fz_en";
+  for (unsigned o = 0; o < results.size(); ++o) {
+    std::string t = storageType(dtypeOf(fusion.getResult(o)));
+    if (shape.n % 2 == 0)
+      s += "          fz_store<" + t + ", 2>(out" + str(o) + ", " + off + ", r" + str(o) + ");\n";
     else
-      s += "          fz_ldsm4t(fa[i], fz_As(st) + (kk * 16 + (lane / 16) * 8 + lane % 8) * " +
-           str(a.tileCols) + " + fz_wm + i * 16 + ((lane / 8) % 2) * 8);\n";
-    s += "        }\n";
-    s += "        #pragma unroll\n        for (int j = 0; j < " + str(nj) + "; ++j) {\n";
-    s += "          unsigned r[4];\n";
-    if (b.kContiguous)
-      s += "          fz_ldsm4(r, fz_Bs(st) + (fz_wn + j * 16 + (lane / 16) * 8 + lane % 8) * " +
-           str(b.tileCols) + " + kk * 16 + ((lane / 8) % 2) * 8);\n";
-    else
-      s += "          fz_ldsm4t(r, fz_Bs(st) + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * " +
-           str(b.tileCols) + " + fz_wn + j * 16 + (lane / 16) * 8);\n";
-    s += "          fb[2 * j][0] = r[0]; fb[2 * j][1] = r[1]; fb[2 * j + 1][0] = r[2]; "
-         "fb[2 * j + 1][1] = r[3];\n        }\n";
-    std::string op = elem == "fz_bf16" ? "fz_mma_bf16" : "fz_mma_f16";
-    s += "        #pragma unroll\n        for (int i = 0; i < " + str(mi) + "; ++i)\n";
-    s += "          #pragma unroll\n          for (int j = 0; j < " + str(nj * 2) + "; ++j)\n";
-    s += "            " + op + "(acc[i][j], fa[i], fb[j][0], fb[j][1]);\n";
-    return s;
+      s += "          out" + str(o) + "[" + off + "] = fz_out<" + t + ">::of(r" + str(o) +
+           "[0]);\n          if (fz_en + 1 < " + str(shape.n) + ") out" + str(o) + "[" + off +
+           " + 1] = fz_out<" + t + ">::of(r" + str(o) + "[1]);\n";
   }
+  return s;
+}
 
-  /// M <= 8 (decode): each warp streams `gemvCols` weight rows (B is
-  /// K-contiguous: a linear layer's weight) 16 bytes per lane per step, dots
-  /// them with every row of A (read through L1: every warp reads the same A),
-  /// folds the lanes with shuffles, and lane (m, c) applies the epilogue to
-  /// its element. No shared memory, no tensor cores: 1-8 rows would leave
-  /// them idle, and this is bound by the weight bytes.
-  std::string gemvSource(const std::string &name) {
-    int C = cfg.gemvCols, W = cfg.gemvWarps;
-    int64_t M = shape.m, N = shape.n, K = shape.k;
-    std::string s;
-    s += "extern \"C\" __global__ void __launch_bounds__(" + str(W * 32) + ")\n" + name + "(" +
-         parameterList(fusion) + ") {\n";
-    s += "  const int lane = threadIdx.x % 32;\n";
-    s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C) + ";\n";
-    s += "  if (fz_n0 >= " + str(N) + ") return;\n";
-    s += "  const int fz_b = 0;\n";
-    s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
-    s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
-         "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
-    s += "  #pragma unroll 4\n  for (int k = lane * 8; k < " + str(K) + "; k += 256) {\n";
-    s += "    float w[" + str(C) + "][8];\n";
-    s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
-    s += "      const int n = min(fz_n0 + c, " + str(N - 1) + ");\n";
-    s += "      fz_load<" + elem + ", 8>(" + b.ptr + ", " + offsetExpr(b, "fz_b", "k", "n") +
-         ", w[c]);\n    }\n";
-    s += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m) {\n";
-    s += "      float x[8];\n      fz_load<" + elem + ", 8>(" + a.ptr + ", " +
-         offsetExpr(a, "fz_b", "m", "k") + ", x);\n";
-    s += "      #pragma unroll\n      for (int c = 0; c < " + str(C) + "; ++c)\n"
-         "        #pragma unroll\n        for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
-         "w[c][i], acc[m][c]);\n    }\n  }\n";
-    // Every lane ends with every sum; lane m * C + c takes element (m, c).
-    s += "  float fz_v = 0.f;\n  int fz_em = 0, fz_en = " + str(N) + ";\n";
-    s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
-         "    for (int c = 0; c < " + str(C) + "; ++c) {\n"
-         "      const float t = fz_warp_reduce<32>(acc[m][c], fz_sum_op());\n"
-         "      if (lane == m * " + str(C) + " + c) { fz_v = t; fz_em = m; fz_en = fz_n0 + c; }\n"
-         "    }\n";
-    s += "  if (fz_en < " + str(N) + ") {\n";
-    s += scalarEpilogue();
-    s += "  }\n}\n";
-    return s;
+std::string GemmGen::source(const std::string &name) {
+  int mi = cfg.wm / 16, ni = cfg.wn / 8;
+  int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = (shape.n + cfg.bn - 1) / cfg.bn;
+  int64_t aElems = a.tileRows * a.tileCols, bElems = b.tileRows * b.tileCols;
+  int64_t kSteps = (shape.k + cfg.bk - 1) / cfg.bk;
+  int64_t stepsPerSplit = (kSteps + cfg.splitK - 1) / cfg.splitK;
+  std::string s;
+  s += "extern \"C\" __global__ void __launch_bounds__(" + str(threads) + ")\n" + name + "(" +
+       parameterList(fusion) + (cfg.splitK > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") +
+       ") {\n";
+  s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+  s += "  " + elem + " *const fz_smem = reinterpret_cast<" + elem + " *>(fz_dyn);\n";
+  s += "#define fz_As(st) (fz_smem + (st) * " + str(aElems + bElems) + ")\n";
+  s += "#define fz_Bs(st) (fz_smem + (st) * " + str(aElems + bElems) + " + " + str(aElems) + ")\n";
+  s += tileOrder();
+  s += "  const int fz_b = blockIdx.z;\n";
+  s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+  s += "  const int fz_wm = (warp / " + str(cfg.bn / cfg.wn) + ") * " + str(cfg.wm) +
+       ", fz_wn = (warp % " + str(cfg.bn / cfg.wn) + ") * " + str(cfg.wn) + ";\n";
+  s += "  const int fz_kt0 = blockIdx.y * " + str(stepsPerSplit) + ";\n";
+  s += "  const int fz_kt1 = min(fz_kt0 + " + str(stepsPerSplit) + ", " + str(kSteps) + ");\n";
+  s += "  const int kEnd = min(fz_kt1 * " + str(cfg.bk) + ", " + str(shape.k) + ");\n";
+  s += "  float acc[" + str(mi) + "][" + str(ni) + "][4];\n";
+  s += "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n    #pragma unroll\n"
+       "    for (int j = 0; j < " + str(ni) + "; ++j)\n      acc[i][j][0] = acc[i][j][1] = "
+       "acc[i][j][2] = acc[i][j][3] = 0.f;\n";
+  std::string load = "    if (kt < fz_kt1) {\n      const int k0 = kt * " + str(cfg.bk) + ";\n" +
+                     loader(a, true) + loader(b, false) + "    }\n    fz_cp_commit();\n";
+  s += "  // the first stages start arriving\n";
+  s += "  #pragma unroll 1\n  for (int p = 0; p < " + str(cfg.stages - 1) + "; ++p) {\n";
+  s += "    const int kt = fz_kt0 + p, st = p;\n" + load + "  }\n";
+  s += "  #pragma unroll 1\n  for (int kt0 = fz_kt0; kt0 < fz_kt1; ++kt0) {\n";
+  s += "    fz_cp_wait<" + str(cfg.stages - 2) + ">();\n    __syncthreads();\n";
+  s += "    {  // the step stages-1 ahead goes where the previous step was\n";
+  s += "      const int kt = kt0 + " + str(cfg.stages - 1) + ", st = (kt - fz_kt0) % " +
+       str(cfg.stages) + ";\n" + load + "    }\n";
+  s += "    const int st = (kt0 - fz_kt0) % " + str(cfg.stages) + ";\n";
+  s += "    #pragma unroll\n    for (int kk = 0; kk < " + str(cfg.bk / 16) + "; ++kk) {\n" +
+       mmaStep() + "    }\n  }\n";
+  s += "  fz_cp_wait<0>();\n";
+  if (cfg.splitK > 1) {
+    // Partials, then the last block of the tile sums them.
+    int64_t planes = shape.batch * shape.m * shape.n;
+    int64_t counterBytes = 256 * ((tilesM * tilesN * shape.batch * 4 + 255) / 256);
+    s += "  float *fz_part = reinterpret_cast<float *>(fz_scratch + " + str(counterBytes) + ");\n";
+    s += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch) + fz_b * " +
+         str(tilesM * tilesN) + " + fz_tm * " + str(tilesN) + " + fz_tn;\n";
+    s += "  __shared__ bool fz_last;\n";
+    std::string each =
+        "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n  #pragma unroll\n"
+        "  for (int j = 0; j < " + str(ni) + "; ++j)\n  #pragma unroll\n"
+        "  for (int h = 0; h < 2; ++h) {\n"
+        "    const int fz_em = fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8;\n"
+        "    const int fz_en = fz_n0 + fz_wn + j * 8 + (lane % 4) * 2;\n"
+        "    if (fz_em >= " + str(shape.m) + " || fz_en >= " + str(shape.n) + ") continue;\n"
+        "    const long long fz_o = ((long long)fz_b * " + str(shape.m) + " + fz_em) * " +
+        str(shape.n) + " + fz_en;\n";
+    s += each + "    for (int l = 0; l < 2; ++l)\n      if (fz_en + l < " + str(shape.n) +
+         ") fz_part[(long long)blockIdx.y * " + str(planes) +
+         " + fz_o + l] = acc[i][j][2 * h + l];\n  }\n";
+    s += "  __threadfence();\n  __syncthreads();\n";
+    s += "  if (threadIdx.x == 0) {\n    const unsigned prev = atomicAdd(fz_count, 1u);\n"
+         "    fz_last = prev == gridDim.y - 1;\n    if (fz_last) *fz_count = 0;  // ready for the "
+         "next launch\n  }\n  __syncthreads();\n  if (!fz_last) return;\n  __threadfence();\n";
+    s += each + "    for (int l = 0; l < 2; ++l) {\n      float t = 0.f;\n"
+         "      for (int sp = 0; sp < (int)gridDim.y; ++sp)\n"
+         "        if (fz_en + l < " + str(shape.n) + ") t += __ldcg(&fz_part[(long long)sp * " +
+         str(planes) + " + fz_o + l]);\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
   }
+  // Epilogue: per accumulator pair.
+  s += "  // epilogue, in registers\n";
+  s += "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n";
+  s += "    #pragma unroll\n    for (int j = 0; j < " + str(ni) + "; ++j)\n";
+  s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
+  s += "        const int fz_em = fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8;\n";
+  s += "        const int fz_en = fz_n0 + fz_wn + j * 8 + (lane % 4) * 2;\n";
+  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  s += "          const float fz_acc2[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};\n";
+  s += batchIndices("          ") + epilogue() + "        }\n      }\n";
+  s += "#undef fz_As\n#undef fz_Bs\n}\n";
+  return s;
+}
 
-  /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
-  std::string scalarEpilogue() {
-    int rank = static_cast<int>(batchShape.size()) + 2;
-    std::vector<std::string> vars;
-    for (size_t d = 0; d < batchShape.size(); ++d)
-      vars.push_back("0");
-    vars.push_back("fz_em");
-    vars.push_back("fz_en");
-    ElementEmitter e(fusion, vars, "    ");
-    e.load = [](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
-             em.offset(shapeOf(arg), idx) + ")";
-    };
-    e.reduced = [](Operation *) { return std::string("fz_v"); };
-    std::vector<std::string> results;
-    Index id = ElementEmitter::identity(rank);
-    for (Value v : fusion.getYield().getValues())
-      results.push_back(e.emit(v, id));
-    std::string s = e.takeCode();
-    for (unsigned o = 0; o < results.size(); ++o)
-      s += "    out" + str(o) + "[(long long)fz_em * " + str(shape.n) + " + fz_en] = fz_out<" +
-           storageType(dtypeOf(fusion.getResult(o))) + ">::of(" + results[o] + ");\n";
-    return s;
+std::string GemmGen::tileOrder() const {
+  // Groups of 8 tile rows, column-major inside a group: neighbouring blocks
+  // share operand tiles in L2.
+  int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = (shape.n + cfg.bn - 1) / cfg.bn;
+  std::string s;
+  s += "  const int fz_pid = blockIdx.x, fz_group = fz_pid / (8 * " + str(tilesN) + ");\n";
+  s += "  const int fz_first = fz_group * 8, fz_gsize = min(" + str(tilesM) +
+       " - fz_first, 8);\n";
+  s += "  const int fz_tm = fz_first + (fz_pid % (8 * " + str(tilesN) + ")) % fz_gsize;\n";
+  s += "  const int fz_tn = (fz_pid % (8 * " + str(tilesN) + ")) / fz_gsize;\n";
+  s += "  const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = fz_tn * " + str(cfg.bn) + ";\n";
+  return s;
+}
+
+std::string GemmGen::batchIndices(const std::string &indent) const {
+  std::string s, rest = "fz_b";
+  for (int d = (int)batchShape.size() - 1; d >= 0; --d) {
+    s += indent + "const int fz_bi" + str(d) + " = " +
+         (d == 0 ? rest : rest + " % " + str(batchShape[d])) + ";\n";
+    rest = "(" + rest + " / " + str(batchShape[d]) + ")";
   }
-
-  /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em.
-  std::string epilogue() {
-    int rank = static_cast<int>(batchShape.size()) + 2;
-    std::vector<std::string> vars;
-    for (size_t d = 0; d < batchShape.size(); ++d)
-      vars.push_back("fz_bi" + str(d));
-    vars.push_back("fz_em");
-    vars.push_back("fz_enl");
-    ElementEmitter e(fusion, vars, "            ");
-    // Per pair: a bias along N loaded once, a residual row as one 2-vector.
-    HoistedLoads hoist{rank - 1, 2, "fz_en", "          "};
-    e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
-      return hoist.load(em, arg, idx);
-    };
-    e.reduced = [](Operation *) { return std::string("fz_acc2[l]"); };
-    std::vector<std::string> results;
-    Index id = ElementEmitter::identity(rank);
-    for (Value v : fusion.getYield().getValues())
-      results.push_back(e.emit(v, id));
-    std::string body = e.takeCode();
-    std::string s;
-    for (unsigned o = 0; o < results.size(); ++o)
-      s += "          " + std::string(computeType(dtypeOf(fusion.getResult(o)))) + " r" + str(o) +
-           "[2];\n";
-    s += hoist.pre;
-    s += "          #pragma unroll\n          for (int l = 0; l < 2; ++l) {\n";
-    s += "            const int fz_enl = min(fz_en + l, " + str(shape.n - 1) + ");\n";
-    s += body;
-    for (unsigned o = 0; o < results.size(); ++o)
-      s += "            r" + str(o) + "[l] = " + results[o] + ";\n";
-    s += "          }\n";
-    std::string off = "((long long)fz_b * " + str(shape.m) + " + fz_em) * " + str(shape.n) + " + fz_en";
-    for (unsigned o = 0; o < results.size(); ++o) {
-      std::string t = storageType(dtypeOf(fusion.getResult(o)));
-      if (shape.n % 2 == 0)
-        s += "          fz_store<" + t + ", 2>(out" + str(o) + ", " + off + ", r" + str(o) + ");\n";
-      else
-        s += "          out" + str(o) + "[" + off + "] = fz_out<" + t + ">::of(r" + str(o) +
-             "[0]);\n          if (fz_en + 1 < " + str(shape.n) + ") out" + str(o) + "[" + off +
-             " + 1] = fz_out<" + t + ">::of(r" + str(o) + "[1]);\n";
-    }
-    return s;
-  }
-
-  std::string source(const std::string &name) {
-    int mi = cfg.wm / 16, ni = cfg.wn / 8;
-    int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = (shape.n + cfg.bn - 1) / cfg.bn;
-    int64_t aElems = a.tileRows * a.tileCols, bElems = b.tileRows * b.tileCols;
-    int64_t kSteps = (shape.k + cfg.bk - 1) / cfg.bk;
-    int64_t stepsPerSplit = (kSteps + cfg.splitK - 1) / cfg.splitK;
-    std::string s;
-    s += "extern \"C\" __global__ void __launch_bounds__(" + str(threads) + ")\n" + name + "(" +
-         parameterList(fusion) + (cfg.splitK > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") +
-         ") {\n";
-    s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
-    s += "  " + elem + " *const fz_smem = reinterpret_cast<" + elem + " *>(fz_dyn);\n";
-    s += "#define fz_As(st) (fz_smem + (st) * " + str(aElems + bElems) + ")\n";
-    s += "#define fz_Bs(st) (fz_smem + (st) * " + str(aElems + bElems) + " + " + str(aElems) + ")\n";
-    // Tile order: groups of 8 tile rows, column-major inside a group.
-    s += "  const int fz_pid = blockIdx.x, fz_group = fz_pid / (8 * " + str(tilesN) + ");\n";
-    s += "  const int fz_first = fz_group * 8, fz_gsize = min(" + str(tilesM) +
-         " - fz_first, 8);\n";
-    s += "  const int fz_tm = fz_first + (fz_pid % (8 * " + str(tilesN) + ")) % fz_gsize;\n";
-    s += "  const int fz_tn = (fz_pid % (8 * " + str(tilesN) + ")) / fz_gsize;\n";
-    s += "  const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = fz_tn * " + str(cfg.bn) + ";\n";
-    s += "  const int fz_b = blockIdx.z;\n";
-    s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
-    s += "  const int fz_wm = (warp / " + str(cfg.bn / cfg.wn) + ") * " + str(cfg.wm) +
-         ", fz_wn = (warp % " + str(cfg.bn / cfg.wn) + ") * " + str(cfg.wn) + ";\n";
-    s += "  const int fz_kt0 = blockIdx.y * " + str(stepsPerSplit) + ";\n";
-    s += "  const int fz_kt1 = min(fz_kt0 + " + str(stepsPerSplit) + ", " + str(kSteps) + ");\n";
-    s += "  const int kEnd = min(fz_kt1 * " + str(cfg.bk) + ", " + str(shape.k) + ");\n";
-    s += "  float acc[" + str(mi) + "][" + str(ni) + "][4];\n";
-    s += "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n    #pragma unroll\n"
-         "    for (int j = 0; j < " + str(ni) + "; ++j)\n      acc[i][j][0] = acc[i][j][1] = "
-         "acc[i][j][2] = acc[i][j][3] = 0.f;\n";
-    std::string load = "    if (kt < fz_kt1) {\n      const int k0 = kt * " + str(cfg.bk) + ";\n" +
-                       loader(a, true) + loader(b, false) + "    }\n    fz_cp_commit();\n";
-    s += "  // the first stages start arriving\n";
-    s += "  #pragma unroll 1\n  for (int p = 0; p < " + str(cfg.stages - 1) + "; ++p) {\n";
-    s += "    const int kt = fz_kt0 + p, st = p;\n" + load + "  }\n";
-    s += "  #pragma unroll 1\n  for (int kt0 = fz_kt0; kt0 < fz_kt1; ++kt0) {\n";
-    s += "    fz_cp_wait<" + str(cfg.stages - 2) + ">();\n    __syncthreads();\n";
-    s += "    {  // the step stages-1 ahead goes where the previous step was\n";
-    s += "      const int kt = kt0 + " + str(cfg.stages - 1) + ", st = (kt - fz_kt0) % " +
-         str(cfg.stages) + ";\n" + load + "    }\n";
-    s += "    const int st = (kt0 - fz_kt0) % " + str(cfg.stages) + ";\n";
-    s += "    #pragma unroll\n    for (int kk = 0; kk < " + str(cfg.bk / 16) + "; ++kk) {\n" +
-         mmaStep() + "    }\n  }\n";
-    s += "  fz_cp_wait<0>();\n";
-    if (cfg.splitK > 1) {
-      // Partials, then the last block of the tile sums them.
-      int64_t planes = shape.batch * shape.m * shape.n;
-      int64_t counterBytes = 256 * ((tilesM * tilesN * shape.batch * 4 + 255) / 256);
-      s += "  float *fz_part = reinterpret_cast<float *>(fz_scratch + " + str(counterBytes) + ");\n";
-      s += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch) + fz_b * " +
-           str(tilesM * tilesN) + " + fz_tm * " + str(tilesN) + " + fz_tn;\n";
-      s += "  __shared__ bool fz_last;\n";
-      std::string each =
-          "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n  #pragma unroll\n"
-          "  for (int j = 0; j < " + str(ni) + "; ++j)\n  #pragma unroll\n"
-          "  for (int h = 0; h < 2; ++h) {\n"
-          "    const int fz_em = fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8;\n"
-          "    const int fz_en = fz_n0 + fz_wn + j * 8 + (lane % 4) * 2;\n"
-          "    if (fz_em >= " + str(shape.m) + " || fz_en >= " + str(shape.n) + ") continue;\n"
-          "    const long long fz_o = ((long long)fz_b * " + str(shape.m) + " + fz_em) * " +
-          str(shape.n) + " + fz_en;\n";
-      s += each + "    for (int l = 0; l < 2; ++l)\n      if (fz_en + l < " + str(shape.n) +
-           ") fz_part[(long long)blockIdx.y * " + str(planes) +
-           " + fz_o + l] = acc[i][j][2 * h + l];\n  }\n";
-      s += "  __threadfence();\n  __syncthreads();\n";
-      s += "  if (threadIdx.x == 0) {\n    const unsigned prev = atomicAdd(fz_count, 1u);\n"
-           "    fz_last = prev == gridDim.y - 1;\n    if (fz_last) *fz_count = 0;  // ready for the "
-           "next launch\n  }\n  __syncthreads();\n  if (!fz_last) return;\n  __threadfence();\n";
-      s += each + "    for (int l = 0; l < 2; ++l) {\n      float t = 0.f;\n"
-           "      for (int sp = 0; sp < (int)gridDim.y; ++sp)\n"
-           "        if (fz_en + l < " + str(shape.n) + ") t += __ldcg(&fz_part[(long long)sp * " +
-           str(planes) + " + fz_o + l]);\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
-    }
-    // Epilogue: per accumulator pair.
-    s += "  // epilogue, in registers\n";
-    s += "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n";
-    s += "    #pragma unroll\n    for (int j = 0; j < " + str(ni) + "; ++j)\n";
-    s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
-    s += "        const int fz_em = fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8;\n";
-    s += "        const int fz_en = fz_n0 + fz_wn + j * 8 + (lane % 4) * 2;\n";
-    s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
-    s += "          const float fz_acc2[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};\n";
-    // Batch indices of the domain from the linear batch.
-    std::string rest = "fz_b";
-    for (int d = (int)batchShape.size() - 1; d >= 0; --d) {
-      s += "          const int fz_bi" + str(d) + " = " +
-           (d == 0 ? rest : rest + " % " + str(batchShape[d])) + ";\n";
-      rest = "(" + rest + " / " + str(batchShape[d]) + ")";
-    }
-    s += epilogue() + "        }\n      }\n";
-    s += "#undef fz_As\n#undef fz_Bs\n}\n";
-    return s;
-  }
-};
-
-} // namespace
+  return s;
+}
 
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
                                         const std::string &arch, const GemmChoice &choice) {
@@ -396,7 +375,17 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
                     (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN");
-  std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile);
+  for (Operand *o : {&g.a, &g.b}) {
+    const MatrixLayoutView &l = o->layout;
+    int64_t contiguousExtent = l.rowMajor ? l.cols : l.rows;
+    o->vector = contiguousExtent % 8 == 0 && l.ld % 8 == 0 && l.offset % 8 == 0 &&
+                (l.batch <= 1 || l.batchStride % 8 == 0);
+  }
+  // Hopper's kernel reads both operands with the TMA along K (16-byte aligned
+  // rows) and keeps the tile's rows in one matrix.
+  bool hopper = arch == "sm_90a" && g.shape.batch == 1 && g.a.kContiguous && g.b.kContiguous &&
+                g.a.vector && g.b.vector;
+  std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile, hopper);
   g.cfg = candidates.front();
   if (choice.candidate >= 0) {
     if (choice.candidate < (int)candidates.size())
@@ -405,19 +394,13 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (auto it = choice.tuned->find(key); it != choice.tuned->end())
       GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
   }
-  for (Operand *o : {&g.a, &g.b}) {
-    const MatrixLayoutView &l = o->layout;
-    int64_t contiguousExtent = l.rowMajor ? l.cols : l.rows;
-    o->vector = contiguousExtent % 8 == 0 && l.ld % 8 == 0 && l.offset % 8 == 0 &&
-                (l.batch <= 1 || l.batchStride % 8 == 0);
-  }
   // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
   // one matrix; otherwise the first tensor-core candidate.
   bool gemvOk = g.shape.m <= 8 && g.shape.batch == 1 && g.a.kContiguous && g.b.kContiguous &&
                 g.a.vector && g.b.vector;
-  if (g.cfg.gemv && !gemvOk)
+  if ((g.cfg.gemv && !gemvOk) || (g.cfg.wgmma && !hopper))
     for (const GemmConfig &c : candidates)
-      if (!c.gemv) {
+      if (!c.gemv && !c.wgmma) {
         g.cfg = c;
         break;
       }
@@ -426,6 +409,11 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (g.cfg.gemv) {
       g.threads = g.cfg.threads();
       return true;
+    }
+    if (g.cfg.wgmma) {
+      g.threads = g.cfg.threads();
+      stageBytes = (int64_t)(g.cfg.bm + g.cfg.bn) * 128;
+      return stageBytes * g.cfg.stages + 1024 <= profile.smemPerBlock;
     }
     g.threads = g.cfg.threads();
     g.a.tileRows = g.a.kContiguous ? g.cfg.bm : g.cfg.bk;
@@ -457,6 +445,33 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols) +
                     " weight rows, 16-byte loads";
+    return spec;
+  }
+  if (g.cfg.wgmma) {
+    spec.source = g.hopperSource(spec.name);
+    int64_t tiles =
+        ((g.shape.m + g.cfg.bm - 1) / g.cfg.bm) * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
+    spec.grid = static_cast<unsigned>(tiles);
+    spec.block = static_cast<unsigned>(g.threads);
+    spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024);
+    auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
+      TensorMapParam t;
+      t.arg = static_cast<int>(arg);
+      t.bf16 = dt == DType::BF16;
+      t.rows = static_cast<uint64_t>(rows);
+      t.cols = static_cast<uint64_t>(g.shape.k);
+      t.rowStrideBytes = static_cast<uint64_t>(o.layout.ld) * 2;
+      t.offsetBytes = static_cast<uint64_t>(o.layout.offset) * 2;
+      t.boxRows = static_cast<uint32_t>(box);
+      t.boxCols = 64;
+      return t;
+    };
+    spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm), map(g.b, *ib, g.shape.n, g.cfg.bn)};
+    spec.gemmConfig = g.cfg.str();
+    spec.gemmKey = key;
+    spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    ", " + g.cfg.str() + ": TMA producer warpgroup, " + str(g.cfg.bm / 64) +
+                    " wgmma consumer warpgroups";
     return spec;
   }
   spec.source = g.source(spec.name);

@@ -3,12 +3,14 @@
 
 #include "compiler/cost/DeviceProfile.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "runtime/TensorMapParam.h"
 
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace fusec::codegen {
 
@@ -30,6 +32,8 @@ struct KernelSpec {
   /// kernel leaves them zero again: split-K tile counters). Any kernel with
   /// scratchBytes > 0 takes the scratch pointer as its last parameter.
   unsigned scratchZeroOnce = 0;
+  /// TMA tensor maps the kernel takes by value after its pointers (and scratch).
+  std::vector<TensorMapParam> tensorMaps;
   std::string gemmConfig;  ///< matmul family: the tile configuration used
   std::string gemmKey;     ///< matmul family: its tuning-cache key (arch, dtype, shape, layouts)
   std::string family;    ///< pointwise, row_reduction, column_reduction

@@ -245,6 +245,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       pk.scratchZeroBytes = k->scratchZeroBytes;
       pk.scratchZeroOnce = k->scratchZeroOnce;
       pk.gemmKey = k->gemmKey;
+      pk.tensorMaps = k->tensorMaps;
       pk.gemmConfig = k->gemmConfig;
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }

@@ -26,4 +26,8 @@ std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
 /// a second output, a cast to f32). Deterministic in `seed`.
 std::string randomMatmulGraph(uint64_t seed);
 
+/// gelu(x @ w^T + b) with x [m, k], w [n, k] in `dtype`: large enough for the
+/// big tile configurations (every candidate is tested on it).
+std::string linearGeluGraph(int m, int n, int k, const std::string &dtype);
+
 } // namespace fusec::test

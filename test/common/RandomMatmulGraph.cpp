@@ -110,4 +110,18 @@ std::string randomMatmulGraph(uint64_t seed) {
   return g.dump(2);
 }
 
+std::string linearGeluGraph(int m, int n, int k, const std::string &dtype) {
+  auto tensor = [&](const char *name, const std::string &shape) {
+    return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
+           "\", \"shape\": [" + shape + "]}";
+  };
+  std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
+  return "{\"fusec\": 1, \"name\": \"gemm_tiles\", \"inputs\": [" + tensor("x", M + ", " + K) +
+         ", " + tensor("w", N + ", " + K) + ", " + tensor("b", N) +
+         "], \"nodes\": ["
+         "{\"name\": \"h\", \"op\": \"linear\", \"inputs\": [\"x\", \"w\", \"b\"]}, "
+         "{\"name\": \"y\", \"op\": \"gelu\", \"inputs\": [\"h\"]}], "
+         "\"outputs\": [\"y\"]}";
+}
+
 } // namespace fusec::test

@@ -101,24 +101,20 @@ int main(int argc, char **argv) {
     check(f + " --gemm fusec", (*buffer)->getBuffer().str(), f, true, 1, examples, "fusec");
   }
   Tally gemms;
-  // Shapes with enough tiles for the large configurations, every candidate:
-  // gelu(x @ w^T + b), odd M and N.
-  for (auto [m, n, k] : {std::array<int, 3>{2000, 1500, 200}, {1024, 2304, 136}}) {
-    std::string g = "{\"fusec\": 1, \"name\": \"gemm_tiles\", \"inputs\": ["
-                    "{\"name\": \"x\", \"dtype\": \"bf16\", \"shape\": [" +
-                    std::to_string(m) + ", " + std::to_string(k) + "]}, "
-                    "{\"name\": \"w\", \"dtype\": \"bf16\", \"shape\": [" +
-                    std::to_string(n) + ", " + std::to_string(k) + "]}, "
-                    "{\"name\": \"b\", \"dtype\": \"bf16\", \"shape\": [" +
-                    std::to_string(n) + "]}], \"nodes\": ["
-                    "{\"name\": \"h\", \"op\": \"linear\", \"inputs\": [\"x\", \"w\", \"b\"]}, "
-                    "{\"name\": \"y\", \"op\": \"gelu\", \"inputs\": [\"h\"]}], "
-                    "\"outputs\": [\"y\"]}";
-    for (int c = 0; c < 5; ++c)
-      check("gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-                " candidate " + std::to_string(c),
-            g, "gemm_tiles.json", true, 3, gemms, "fusec", c);
-  }
+  // Shapes with enough tiles for the large configurations, every candidate
+  // (on Hopper the first two are the wgmma kernel): gelu(x @ w^T + b), M, N
+  // and K not multiples of the tiles. f16 on the first shape.
+  struct Case {
+    int m, n, k;
+    const char *dtype;
+  };
+  for (Case c : {Case{2000, 1500, 200, "bf16"}, Case{1024, 2304, 136, "bf16"},
+                 Case{2000, 1500, 200, "f16"}})
+    for (int cand = 0; cand < 7; ++cand)
+      check("gemm " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                std::to_string(c.k) + " " + c.dtype + " candidate " + std::to_string(cand),
+            test::linearGeluGraph(c.m, c.n, c.k, c.dtype), "gemm_tiles.json", true, 3, gemms,
+            "fusec", cand);
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
           "random_matmul.json", true, seed, gemms, "fusec");

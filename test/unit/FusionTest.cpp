@@ -114,7 +114,7 @@ void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
 /// Plans a graph for `arch`: code generation differs by target (clusters on sm_90).
 llvm::Expected<PlanDesc> planFor(mlir::MLIRContext &ctx, llvm::StringRef text,
                                  llvm::StringRef name, bool fuse, const char *arch,
-                                 const char *gemm = "auto") {
+                                 const char *gemm = "auto", int gemmCandidate = -1) {
   auto module = importGraphText(text, name, ctx);
   if (!module)
     return module.takeError();
@@ -122,6 +122,7 @@ llvm::Expected<PlanDesc> planFor(mlir::MLIRContext &ctx, llvm::StringRef text,
   o.fuse = fuse;
   o.arch = arch;
   o.gemm = gemm;
+  o.gemmCandidate = gemmCandidate;
   if (llvm::Error err = fuseModule(**module, o))
     return std::move(err);
   return buildPlan(**module, o);
@@ -150,6 +151,34 @@ TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
       expectKernelsCompile("random matmul " + std::to_string(seed), *plan);
     }
   EXPECT_EQ(gemms, 48);  // one GEMM kernel per graph and architecture
+}
+
+// Every tile configuration of a large GEMM compiles; on sm_90a the first two
+// are the TMA + wgmma kernel (two tensor maps), elsewhere never.
+TEST(Fusion, LargeGemmCandidatesCompileWithNvrtc) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  for (const char *dtype : {"bf16", "f16"})
+    for (const char *arch : {"sm_80", "sm_90a"})
+      for (int cand = 0; cand < 7; ++cand) {
+        mlir::MLIRContext ctx;
+        std::string label = std::string(dtype) + " " + arch + " candidate " + std::to_string(cand);
+        auto plan = planFor(ctx, fusec::test::linearGeluGraph(2000, 1500, 200, dtype),
+                            "gemm_tiles.json", true, arch, "fusec", cand);
+        ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
+        ASSERT_EQ(plan->steps.size(), 1u) << label;
+        const PlanKernel &k = plan->steps[0].kernel;
+        bool hopper = std::string(arch) == "sm_90a" && cand < 2;
+        EXPECT_EQ(k.tensorMaps.size(), hopper ? 2u : 0u) << label << ": " << k.gemmConfig;
+        EXPECT_EQ(k.gemmConfig.rfind("wg ", 0) == 0, hopper) << label << ": " << k.gemmConfig;
+        if (hopper) {
+          EXPECT_EQ(k.tensorMaps[0].rows, 2000u);  // x: M rows of K
+          EXPECT_EQ(k.tensorMaps[1].rows, 1500u);  // w: N rows of K
+          EXPECT_EQ(k.tensorMaps[1].rowStrideBytes, 400u);
+          EXPECT_EQ(k.tensorMaps[0].bf16, std::string(dtype) == "bf16");
+        }
+        expectKernelsCompile(label, *plan);
+      }
 }
 
 TEST(Fusion, EveryExampleKernelCompilesWithNvrtc) {

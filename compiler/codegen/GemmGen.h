@@ -1,0 +1,73 @@
+//===- GemmGen.h - the matmul family's generator state (internal) ---------===//
+//
+// One matmul group being generated: its shape, operand layouts and tile
+// configuration, with the pieces of source the kernels share (epilogues).
+// The portable kernel is in GemmKernel.cpp, the Hopper one in WgmmaGemm.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/codegen/GemmConfig.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/StridedView.h"
+
+#include <string>
+#include <vector>
+
+namespace fusec::codegen::detail {
+
+/// One operand as the kernel reads it: element (b, r, c) of rows x cols.
+struct Operand {
+  std::string ptr;            ///< "in0"
+  MatrixLayoutView layout;    ///< rows x cols, ld, batch stride, offset
+  bool kContiguous = true;    ///< K is the unit-stride dim
+  bool vector = true;         ///< 16-byte copies are aligned
+  int64_t tileRows = 0, tileCols = 0;  ///< shared-memory tile (padded cols)
+};
+
+inline std::string offsetExpr(const Operand &o, const std::string &b, const std::string &r,
+                       const std::string &c) {
+  const MatrixLayoutView &l = o.layout;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string s = str(l.offset);
+  if (l.batch > 1)
+    s += " + (long long)" + b + " * " + str(l.batchStride);
+  if (l.rowMajor)
+    s += " + (long long)" + r + " * " + str(l.ld) + " + " + c;
+  else
+    s += " + (long long)" + c + " * " + str(l.ld) + " + " + r;
+  return s;
+}
+
+struct GemmGen {
+  FusionOp fusion;
+  MatmulOp mm;
+  GemmConfig cfg;
+  GemmShape shape;
+  std::vector<int64_t> batchShape;
+  Operand a, b;  ///< a: M x K, b: K x N
+  std::string elem;  ///< storage type of A and B
+  int threads = 0;
+
+  /// The copy of k-step `kt` into stage `st`, for one operand (mma.sync path).
+  std::string loader(const Operand &o, bool isA) const;
+  /// Fragment loads and MMAs of one 16-deep slice `kk` of stage `st`.
+  std::string mmaStep() const;
+  /// M <= 8: a warp per weight row(s), no tensor cores.
+  std::string gemvSource(const std::string &name);
+  /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
+  std::string scalarEpilogue();
+  /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em
+  /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices.
+  std::string epilogue();
+  /// fz_m0, fz_n0 of this block's output tile (grouped tile order).
+  std::string tileOrder() const;
+  /// fz_bi<d>: the domain's batch indices from the linear batch fz_b.
+  std::string batchIndices(const std::string &indent) const;
+  /// The portable kernel: mma.sync m16n8k16, cp.async pipeline (sm_80+).
+  std::string source(const std::string &name);
+  /// The Hopper kernel: TMA loads, wgmma, a producer warpgroup (WgmmaGemm.cpp).
+  std::string hopperSource(const std::string &name);
+};
+
+} // namespace fusec::codegen::detail

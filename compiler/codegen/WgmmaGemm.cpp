@@ -1,0 +1,177 @@
+//===- WgmmaGemm.cpp - the matmul family on Hopper: TMA + wgmma -----------===//
+//
+// sm_90a's GEMM, for one matrix with K-contiguous, 16-byte aligned operands
+// (x @ w^T, a linear layer). mma.sync leaves Hopper's tensor cores at 40% of
+// cuBLAS (bench/NOTES.md): each warp feeds them from registers through
+// ldmatrix. Here the operands go from HBM to shared memory by the Tensor
+// Memory Accelerator and from shared memory to the tensor cores by wgmma,
+// without passing through registers:
+//
+//   * Warpgroup 0 is the producer: one thread issues the TMA copies of each
+//     64-deep K step (A: bm x 64, B: bn x 64, 128-byte swizzled rows, zeros
+//     past the edges) into one of `stages` buffers, and waits, per buffer, on
+//     an "empty" barrier before reusing it. It gives most of its registers
+//     to the consumers (setmaxnreg).
+//   * Warpgroups 1.. are consumers, 64 rows of the tile each: they wait on
+//     the buffer's "full" barrier (the TMA's byte count arriving), issue four
+//     wgmma m64nNk16 on it, keep one step in flight, and release the buffer
+//     of the step before.
+//   * The accumulators hold the tile in the mma.sync fragment layout (per
+//     warp, 16 rows; per 8 columns, two rows x two columns per lane), so the
+//     group's epilogue is the same code as the portable kernel's.
+//
+// The tensor maps (the TMA's view of A and B) hold the buffers' addresses;
+// the runtime encodes them at launch (runtime/TensorMapParam.h).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/GemmGen.h"
+#include "compiler/codegen/KernelSpec.h"
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// Helpers for this kernel alone (the shared prelude stays portable).
+const char *kHopperHelpers = R"(// ---- Hopper: TMA, mbarriers, wgmma ----
+struct __align__(64) fz_tmap { unsigned long long v[16]; };  // a CUtensorMap, by value
+__device__ __forceinline__ unsigned fz_smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void fz_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void fz_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void fz_mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ bool fz_mbar_try(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n  .reg .pred p;\n  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "  selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done != 0;
+}
+// Waits until the barrier's phase of this parity has completed.
+__device__ __forceinline__ void fz_mbar_wait(unsigned bar, unsigned parity) {
+  while (!fz_mbar_try(bar, parity)) {
+  }
+}
+// A box of the tensor map at (c0 = column, c1 = row) into shared memory; the
+// barrier counts its bytes.
+__device__ __forceinline__ void fz_tma_2d(unsigned dst, const fz_tmap *map, unsigned bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+               : "memory");
+}
+// A K-major operand tile of 128-byte rows, 128-byte swizzled (as the TMA
+// writes it): 8-row groups 1024 bytes apart.
+__device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void fz_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void fz_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void fz_wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+)";
+
+/// `fz_wgmma(acc, descA, descB)`: acc (64 x n, fp32) += A (64 x 16) B^T (16 x n).
+std::string wgmmaWrapper(int n, const std::string &elem) {
+  int regs = n / 2;
+  std::string type = elem == "fz_bf16" ? "bf16" : "f16";
+  std::string s = "__device__ __forceinline__ void fz_wgmma(float (&d)[" + str(regs) +
+                  "], unsigned long long a, unsigned long long b, int accumulate) {\n";
+  s += "  asm volatile(\"{\\n  .reg .pred p;\\n  setp.ne.b32 p, %" + str(regs + 2) +
+       ", 0;\\n  wgmma.mma_async.sync.aligned.m64n" + str(n) + "k16.f32." + type + "." + type +
+       " {\"\n";
+  for (int i = 0; i < regs; i += 8) {
+    s += "      \"";
+    for (int j = i; j < std::min(regs, i + 8); ++j)
+      s += "%" + str(j) + (j + 1 < regs ? ", " : "");
+    s += "\"\n";
+  }
+  s += "      \"}, %" + str(regs) + ", %" + str(regs + 1) + ", p, 1, 1, 0, 0;\\n}\"\n      : ";
+  for (int j = 0; j < regs; ++j)
+    s += std::string(j ? ", " : "") + ((j % 8 == 0 && j) ? "\n        " : "") + "\"+f\"(d[" +
+         str(j) + "])";
+  s += "\n      : \"l\"(a), \"l\"(b), \"r\"(accumulate));\n}\n";
+  return s;
+}
+
+} // namespace
+
+std::string GemmGen::hopperSource(const std::string &name) {
+  const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = BM / 64;
+  const int64_t aBytes = (int64_t)BM * 128, bBytes = (int64_t)BN * 128;
+  const int64_t kSteps = (shape.k + 63) / 64;
+  // Registers: the producer keeps 40, the consumers share the rest.
+  const int consumerRegs = std::min<int>(240, ((65536 / 128 - 40) / consumers) / 8 * 8);
+  std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
+  s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
+       parameterList(fusion) +
+       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB) {\n";
+  s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
+  s += "  // 128-byte swizzled tiles need 1024-byte aligned buffers\n";
+  s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023u) & ~1023u;\n";
+  s += "  const unsigned fz_A = fz_base, fz_B = fz_base + " + str(S * aBytes) + ";\n";
+  s += "  __shared__ __align__(8) unsigned long long fz_full[" + str(S) + "], fz_empty[" + str(S) +
+       "];\n";
+  s += tileOrder();
+  s += "  const int fz_wg = threadIdx.x / 128;\n";
+  s += "  if (threadIdx.x == 0) {\n";
+  s += "    for (int st = 0; st < " + str(S) + "; ++st) {\n";
+  s += "      fz_mbar_init(fz_smem_u32(&fz_full[st]), 1);\n";
+  s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(consumers) + ");\n    }\n";
+  s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
+  s += "  __syncthreads();\n";
+  // Producer.
+  s += "  if (fz_wg == 0) {\n";
+  s += "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n";
+  s += "    if (threadIdx.x == 0) {\n";
+  s += "      for (int kt = 0; kt < " + str(kSteps) + "; ++kt) {\n";
+  s += "        const int st = kt % " + str(S) + ";\n";
+  s += "        if (kt >= " + str(S) + ")  // the consumers are done with this buffer's last use\n";
+  s += "          fz_mbar_wait(fz_smem_u32(&fz_empty[st]), ((kt / " + str(S) + ") & 1) ^ 1);\n";
+  s += "        const unsigned full = fz_smem_u32(&fz_full[st]);\n";
+  s += "        fz_mbar_expect_tx(full, " + str(aBytes + bBytes) + ");\n";
+  s += "        fz_tma_2d(fz_A + st * " + str(aBytes) + ", &fz_tmA, full, kt * 64, fz_m0);\n";
+  s += "        fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+  s += "      }\n    }\n    return;\n  }\n";
+  // Consumers.
+  s += "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 " + str(consumerRegs) + ";\");\n";
+  s += "  const int fz_cw = fz_wg - 1;  // this warpgroup's 64 rows of the tile\n";
+  s += "  float acc[" + str(BN / 2) + "];\n";
+  s += "  #pragma unroll\n  for (int i = 0; i < " + str(BN / 2) + "; ++i) acc[i] = 0.f;\n";
+  s += "  #pragma unroll 1\n  for (int kt = 0; kt < " + str(kSteps) + "; ++kt) {\n";
+  s += "    const int st = kt % " + str(S) + ";\n";
+  s += "    fz_mbar_wait(fz_smem_u32(&fz_full[st]), (kt / " + str(S) + ") & 1);\n";
+  s += "    const unsigned a = fz_A + st * " + str(aBytes) + " + fz_cw * 8192, b = fz_B + st * " +
+       str(bBytes) + ";\n";
+  s += "    fz_wg_fence();\n";
+  s += "    #pragma unroll\n    for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along the row\n";
+  s += "      fz_wgmma(acc, fz_wg_desc(a + kk * 32), fz_wg_desc(b + kk * 32), 1);\n";
+  s += "    fz_wg_commit();\n";
+  s += "    fz_wg_wait<1>();  // the step before has finished reading its buffer\n";
+  s += "    if (kt > 0 && threadIdx.x % 128 == 0)\n";
+  s += "      fz_mbar_arrive(fz_smem_u32(&fz_empty[(kt - 1) % " + str(S) + "]));\n";
+  s += "  }\n  fz_wg_wait<0>();\n";
+  // Epilogue from the accumulators.
+  s += "  // epilogue, in registers\n";
+  s += "  const int lane = threadIdx.x % 32, fz_w = (threadIdx.x / 32) % 4;\n";
+  s += "  const int fz_b = 0;\n";
+  s += "  #pragma unroll\n  for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
+  s += "    #pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
+  s += "      const int fz_em = fz_m0 + fz_cw * 64 + fz_w * 16 + lane / 4 + h * 8;\n";
+  s += "      const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
+  s += "      if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  s += "          const float fz_acc2[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};\n";
+  s += batchIndices("          ") + epilogue() + "      }\n    }\n}\n";
+  return s;
+}
+
+} // namespace fusec::codegen::detail
