@@ -26,6 +26,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/GroupSchedule.h"
+#include "compiler/schedule/StridedView.h"
 #include "passes/FusionOutlining.h"
 #include "passes/Passes.h"
 
@@ -63,8 +64,9 @@ Operation *producerOf(Value v) {
 
 class Grouping {
 public:
-  Grouping(std::vector<Operation *> ops, const DeviceProfile &p, std::string gemm)
-      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)) {
+  Grouping(std::vector<Operation *> ops, const DeviceProfile &p, std::string gemm,
+           std::string arch)
+      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)), arch(std::move(arch)) {
     for (Operation *op : this->ops) {
       groupOf[op] = groups.size();
       groups.push_back({op});
@@ -91,6 +93,7 @@ private:
   std::vector<Operation *> ops;
   const DeviceProfile &profile;
   std::string gemmChoice;  ///< auto, fusec, cublaslt
+  std::string arch;        ///< the kernels' target: which fusec GEMM kernels exist
   /// After the GEMM choice, matmul groups take no more ops (a second greedy
   /// round only merges what the split-off epilogues can join).
   bool matmulsClosed = false;
@@ -334,17 +337,24 @@ void Grouping::chooseMatmulPaths() {
         epilogue.push_back(op);
     DType dt = dtypeOf(mm.getLhs());
     bool supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
-    double own = predictSeconds(groupCost(groups[g]), profile, ownGemmPath(mm));
+    GemmPath path = ownGemmPath(mm);
+    if (path == GemmPath::Fusec && wgmmaApplies(mm, arch))
+      path = GemmPath::FusecWgmma;
+    double own = predictSeconds(groupCost(groups[g]), profile, path);
     double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);
     bool useOwn = supported && (gemmChoice == "fusec" || (gemmChoice == "auto" && own <= library));
     char buf[200];
     std::snprintf(buf, sizeof buf, "fusec %s%s: %.1f us; cuBLASLt%s: %.1f us%s",
-                  ownGemmPath(mm) == GemmPath::FusecGemv ? "GEMV" : "GEMM",
+                  path == GemmPath::FusecGemv    ? "GEMV"
+                  : path == GemmPath::FusecWgmma ? "GEMM (wgmma)"
+                                                 : "GEMM",
                   epilogue.empty() ? "" : " with the epilogue", own * 1e6,
                   epilogue.empty() ? "" : " + epilogue kernel", library * 1e6,
                   supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
     Builder b(mm.getContext());
     mm->setAttr("fusec.gemm", b.getStringAttr(useOwn ? "fusec" : "cublaslt"));
+    if (path == GemmPath::FusecWgmma)
+      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
     if (useOwn || epilogue.empty())
       continue;
@@ -380,7 +390,7 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
     }
     DeviceProfile measured = withMeasurements(*named, {copyBytesPerSec, smCount, {}, {}});
     const DeviceProfile *profile = &measured;
-    Grouping grouping(computeOps(func), *profile, gemm);
+    Grouping grouping(computeOps(func), *profile, gemm, arch.empty() ? profile->arch : arch);
     grouping.run();
     grouping.recompute();
     grouping.chooseMatmulPaths();

@@ -107,9 +107,9 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
       }
       if (auto alt = op->getAttrOfType<StringAttr>("fusec.gemm_alternatives"))
         fusion->setAttr("gemm_alternatives", alt);
+      GemmPath path = op->hasAttr("fusec.gemm_wgmma") ? GemmPath::FusecWgmma : ownGemmPath(op);
       if (own)
-        fusion->setAttr("predicted_us",
-                        b.getF64FloatAttr(predictSeconds(fused, p, ownGemmPath(op)) * 1e6));
+        fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p, path) * 1e6));
     }
 }
 

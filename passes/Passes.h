@@ -28,6 +28,8 @@ struct FusionPipelineOptions : public mlir::PassPipelineOptions<FusionPipelineOp
                                  llvm::cl::init(0.0)};
   Option<int> smCount{*this, "sm-count", llvm::cl::desc("SMs of the GPU (0: the profile's)"),
                       llvm::cl::init(0)};
+  Option<std::string> arch{*this, "arch", llvm::cl::desc("NVRTC target (empty: the profile's)"),
+                           llvm::cl::init("")};
   Option<std::string> gemm{*this, "gemm", llvm::cl::desc("auto, fusec or cublaslt"),
                            llvm::cl::init("auto")};
 };

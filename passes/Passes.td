@@ -55,6 +55,9 @@ def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
            "copy bandwidth measured on this machine (0: the profile's)">,
     Option<"smCount", "sm-count", "int", /*default=*/"0",
            "SM count of the GPU at hand (0: the profile's)">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "NVRTC target the kernels are for (empty: the profile's); decides which "
+           "GEMM kernels exist">,
     Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
            "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
            "with the epilogue fused), cublaslt (cuBLASLt, epilogue as its own kernel)">

@@ -22,6 +22,7 @@ void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &o
     o.device = options.device;
     o.copyBytesPerSec = options.copyBytesPerSec;
     o.smCount = options.smCount;
+    o.arch = options.arch;
     o.gemm = options.gemm;
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFuseVertical(o));
   } else {

@@ -131,12 +131,13 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   } else {
     out = {tall, wide, deep, big, small};
   }
-  if (hopper && bigTiles >= p.smCount) {
-    // Hopper: wgmma tiles first (two consumer warpgroups of 64 rows each).
-    auto wg = [](int bn, int stages) {
+  if (hopper) {
+    // Hopper: wgmma tiles first, consumer warpgroups of 64 rows each. The
+    // widest tile that still gives every SM a tile.
+    auto wg = [](int bm, int bn, int stages) {
       GemmConfig c;
       c.wgmma = true;
-      c.bm = 128;
+      c.bm = bm;
       c.bn = bn;
       c.bk = 64;
       c.wm = 64;
@@ -144,7 +145,10 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
       c.stages = stages;
       return c;
     };
-    out.insert(out.begin(), {wg(256, 4), wg(128, 6)});
+    if (ceilDiv(s.m, 128) * ceilDiv(s.n, 256) >= p.smCount)
+      out.insert(out.begin(), {wg(128, 256, 4), wg(128, 128, 6)});
+    else
+      out.insert(out.begin(), {wg(128, 128, 6), wg(64, 128, 6)});
   }
   return out;
 }

@@ -375,16 +375,9 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
                     (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN");
-  for (Operand *o : {&g.a, &g.b}) {
-    const MatrixLayoutView &l = o->layout;
-    int64_t contiguousExtent = l.rowMajor ? l.cols : l.rows;
-    o->vector = contiguousExtent % 8 == 0 && l.ld % 8 == 0 && l.offset % 8 == 0 &&
-                (l.batch <= 1 || l.batchStride % 8 == 0);
-  }
-  // Hopper's kernel reads both operands with the TMA along K (16-byte aligned
-  // rows) and keeps the tile's rows in one matrix.
-  bool hopper = arch == "sm_90a" && g.shape.batch == 1 && g.a.kContiguous && g.b.kContiguous &&
-                g.a.vector && g.b.vector;
+  for (Operand *o : {&g.a, &g.b})
+    o->vector = alignedFor16ByteCopies(o->layout);
+  bool hopper = wgmmaApplies(g.mm, arch);
   std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile, hopper);
   g.cfg = candidates.front();
   if (choice.candidate >= 0) {

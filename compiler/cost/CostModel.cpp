@@ -51,13 +51,16 @@ double floorSeconds(const Cost &c, const DeviceProfile &p) {
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // Only a matmul streams at less than the copy rate; other groups reach it.
   double fraction = c.tensorFlops == 0           ? 1.0
-                    : path == GemmPath::Fusec     ? p.gemmBandwidthFraction
+                    : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
+                        ? p.gemmBandwidthFraction
                     : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
                                                   : p.libraryBandwidthFraction;
   double memory = floorSeconds(c, p) / fraction;
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
                 static_cast<double>(c.tensorFlops) /
-                    (path == GemmPath::Library ? p.tensorFlopsPerSec : p.gemmFlopsPerSec);
+                    (path == GemmPath::Library      ? p.tensorFlopsPerSec
+                     : path == GemmPath::FusecWgmma ? p.wgmmaFlopsPerSec
+                                                    : p.gemmFlopsPerSec);
   return std::max(memory, math) + c.launches * p.launchSeconds;
 }
 

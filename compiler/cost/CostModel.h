@@ -47,7 +47,9 @@ struct Cost {
 /// max(bytes / BW, flops / peak) + launches x launch overhead, in seconds.
 /// How a group's matmul runs, for its rate: cuBLAS, fusec's tensor-core GEMM,
 /// or fusec's dot-product kernel for 1-8 rows.
-enum class GemmPath { Library, Fusec, FusecGemv };
+/// Who runs a matmul: cuBLASLt, fusec's portable GEMM, its Hopper GEMM (TMA +
+/// wgmma), or its dot-product kernel for 1-8 rows.
+enum class GemmPath { Library, Fusec, FusecWgmma, FusecGemv };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
 GemmPath ownGemmPath(mlir::Operation *matmul);

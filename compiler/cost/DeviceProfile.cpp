@@ -11,21 +11,22 @@ const std::vector<DeviceProfile> &deviceProfiles() {
   // roofline a memory-bound kernel can actually reach. Launch overhead is what
   // each small kernel costs in a stream of back-to-back launches: 4.2 us on an
   // H100 (7 decode-sized kernels took 29.8 us, one took 5.8 us; bench/NOTES.md).
-  // fusec's GEMM (mma.sync, not Hopper's wgmma) is rated separately from
-  // cuBLAS: the planner picks between them with both numbers. On the H100 it
-  // measured 290 TFLOP/s at 8192^3 (autotuned; cuBLAS 760) and streamed
+  // fusec's GEMMs are rated separately from cuBLAS: the planner picks between
+  // them with these numbers. On the H100 the TMA + wgmma kernel measured 688
+  // TFLOP/s at 8192^3 and 660 at 4096 x 11008 x 4096 (cuBLAS 740 / 772), the
+  // portable mma.sync kernel 290 TFLOP/s at 8192^3, and it streamed
   // decode weights at 40-77% of the copy bandwidth; its dot-product kernel for
   // 1-8 rows at 86-92%, cuBLAS at ~85% (decode linears; bench/NOTES.md).
   static const std::vector<DeviceProfile> profiles = {
-      {"h100", "sm_90a", 3.0e12, 790e12, 290e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 50 << 20, 227 << 10, 65536,
+      {"h100", "sm_90a", 3.0e12, 790e12, 290e12, 670e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 50 << 20, 227 << 10, 65536,
        "H100 SXM 80GB: copy 3.0 TB/s and bf16 matmul ~790 TFLOP/s measured in this "
        "workplace (2026-11)"},
-      {"h200", "sm_90a", 4.3e12, 790e12, 290e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 60 << 20, 227 << 10, 65536,
+      {"h200", "sm_90a", 4.3e12, 790e12, 290e12, 670e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 60 << 20, 227 << 10, 65536,
        "H200: copy 4.3 TB/s and bf16 matmul ~790 TFLOP/s measured in this workplace "
        "(2026-10)"},
-      {"a100", "sm_80", 1.7e12, 280e12, 200e12, 0.6, 0.9, 0.85, 19.5e12, 3.0e-6, 108, 40 << 20, 163 << 10, 65536,
+      {"a100", "sm_80", 1.7e12, 280e12, 200e12, 0, 0.6, 0.9, 0.85, 19.5e12, 3.0e-6, 108, 40 << 20, 163 << 10, 65536,
        "A100 SXM 80GB: datasheet 2.0 TB/s and 312 TFLOP/s, derated to typical achieved rates"},
-      {"l40s", "sm_89", 0.8e12, 330e12, 200e12, 0.6, 0.9, 0.85, 90e12, 3.0e-6, 142, 96 << 20, 99 << 10, 65536,
+      {"l40s", "sm_89", 0.8e12, 330e12, 200e12, 0, 0.6, 0.9, 0.85, 90e12, 3.0e-6, 142, 96 << 20, 99 << 10, 65536,
        "L40S: datasheet 864 GB/s and 362 TFLOP/s, derated to typical achieved rates"},
   };
   return profiles;

@@ -19,7 +19,8 @@ struct DeviceProfile {
   std::string arch;           ///< NVRTC target, "sm_90a"
   double hbmBytesPerSec;      ///< device-to-device copy, bytes read + written per second
   double tensorFlopsPerSec;   ///< dense bf16/f16 matmul rate (fp32 accumulate), cuBLAS
-  double gemmFlopsPerSec;     ///< the same for fusec's own GEMM kernels (GemmKernel.cpp)
+  double gemmFlopsPerSec;     ///< the same for fusec's portable GEMM (mma.sync, GemmKernel.cpp)
+  double wgmmaFlopsPerSec;    ///< and for its Hopper GEMM (TMA + wgmma, WgmmaGemm.cpp); 0: none
   /// The fraction of the copy bandwidth fusec's GEMM streams operands at when
   /// memory-bound (decode shapes); cuBLAS is taken to reach it fully.
   double gemmBandwidthFraction;

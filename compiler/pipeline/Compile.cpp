@@ -40,6 +40,7 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
   o.device = options.device;
   o.copyBytesPerSec = options.measured.copyBytesPerSec;
   o.smCount = options.measured.smCount;
+  o.arch = options.arch;
   o.gemm = options.gemm;
   buildFusionPipeline(pm, o);
   if (failed(pm.run(module)))

@@ -200,4 +200,28 @@ std::optional<MatrixLayoutView> matmulOperandLayout(Value v,
   return l;
 }
 
+bool alignedFor16ByteCopies(const MatrixLayoutView &l) {
+  int64_t contiguousExtent = l.rowMajor ? l.cols : l.rows;
+  return contiguousExtent % 8 == 0 && l.ld % 8 == 0 && l.offset % 8 == 0 &&
+         (l.batch <= 1 || l.batchStride % 8 == 0);
+}
+
+bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
+  auto mm = llvm::dyn_cast<MatmulOp>(matmul);
+  if (!mm || arch != "sm_90a")
+    return false;
+  DType dt = dtypeOf(mm.getLhs());
+  if ((dt != DType::BF16 && dt != DType::F16) || dtypeOf(mm.getRhs()) != dt)
+    return false;
+  std::vector<int64_t> batch = matmulBatchShape(mm);
+  for (int64_t d : batch)
+    if (d != 1)
+      return false;
+  auto a = matmulOperandLayout(mm.getLhs(), batch, 'r');
+  auto b = matmulOperandLayout(mm.getRhs(), batch, 'c');
+  // M <= 64 (decode) streams weights: the skinny and dot-product kernels.
+  return a && b && a->rows > 64 && a->rowMajor && !b->rowMajor && alignedFor16ByteCopies(*a) &&
+         alignedFor16ByteCopies(*b);
+}
+
 } // namespace fusec

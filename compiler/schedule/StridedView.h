@@ -62,4 +62,14 @@ std::optional<MatrixLayoutView> matmulOperandLayout(mlir::Value v,
                                                     const std::vector<int64_t> &batchShape,
                                                     char vectorAs);
 
+/// Whether 16-byte copies of this 16-bit operand are aligned: rows (along
+/// the unit stride), leading dimension, offset and batch stride all multiples
+/// of 8 elements.
+bool alignedFor16ByteCopies(const MatrixLayoutView &l);
+
+/// Whether sm_90a's TMA + wgmma GEMM (codegen/WgmmaGemm.cpp) takes this
+/// matmul on `arch`: one matrix of more than 64 rows, 16-bit operands, both
+/// K-contiguous with 16-byte aligned rows (x @ w^T, a linear layer).
+bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch);
+
 } // namespace fusec

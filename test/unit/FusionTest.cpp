@@ -154,16 +154,19 @@ TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
 }
 
 // Every tile configuration of a large GEMM compiles; on sm_90a the first two
-// are the TMA + wgmma kernel (two tensor maps), elsewhere never.
+// are the TMA + wgmma kernel (two tensor maps: 128 x 256 and 128 x 128 tiles
+// here, 128 x 128 and 64 x 128 on a shape of fewer tiles), elsewhere never.
 TEST(Fusion, LargeGemmCandidatesCompileWithNvrtc) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
   for (const char *dtype : {"bf16", "f16"})
     for (const char *arch : {"sm_80", "sm_90a"})
-      for (int cand = 0; cand < 7; ++cand) {
+      for (int n : {1500, 2200})
+      for (int cand = 0; cand < (n == 1500 ? 2 : 7); ++cand) {
         mlir::MLIRContext ctx;
-        std::string label = std::string(dtype) + " " + arch + " candidate " + std::to_string(cand);
-        auto plan = planFor(ctx, fusec::test::linearGeluGraph(2000, 1500, 200, dtype),
+        std::string label = std::string(dtype) + " " + arch + " n " + std::to_string(n) +
+                            " candidate " + std::to_string(cand);
+        auto plan = planFor(ctx, fusec::test::linearGeluGraph(2000, n, 200, dtype),
                             "gemm_tiles.json", true, arch, "fusec", cand);
         ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
         ASSERT_EQ(plan->steps.size(), 1u) << label;
@@ -173,7 +176,7 @@ TEST(Fusion, LargeGemmCandidatesCompileWithNvrtc) {
         EXPECT_EQ(k.gemmConfig.rfind("wg ", 0) == 0, hopper) << label << ": " << k.gemmConfig;
         if (hopper) {
           EXPECT_EQ(k.tensorMaps[0].rows, 2000u);  // x: M rows of K
-          EXPECT_EQ(k.tensorMaps[1].rows, 1500u);  // w: N rows of K
+          EXPECT_EQ(k.tensorMaps[1].rows, (uint64_t)n);  // w: N rows of K
           EXPECT_EQ(k.tensorMaps[1].rowStrideBytes, 400u);
           EXPECT_EQ(k.tensorMaps[0].bf16, std::string(dtype) == "bf16");
         }
