@@ -13,7 +13,7 @@ std::string GemmConfig::str() const {
     return buf;
   }
   if (wgmma) {
-    std::snprintf(buf, sizeof buf, "wg %dx%dx%d s%d", bm, bn, bk, stages);
+    std::snprintf(buf, sizeof buf, "wg %dx%dx%d s%d%s", bm, bn, bk, stages, pingpong ? " pp" : "");
     return buf;
   }
   std::snprintf(buf, sizeof buf, "%dx%dx%d w%dx%d s%d k%d", bm, bn, bk, wm, wn, stages, splitK);
@@ -29,14 +29,20 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
       c = r;
     return ok;
   }
-  if (std::sscanf(s.c_str(), "wg %dx%dx%d s%d", &r.bm, &r.bn, &r.bk, &r.stages) == 4) {
-    // Consumers of 64 rows each; N a multiple of 16 up to 256 (one wgmma);
-    // K steps of 64 (one 128-byte swizzle span of 16-bit elements).
+  char pp[4] = {0};
+  int fields = std::sscanf(s.c_str(), "wg %dx%dx%d s%d %2s", &r.bm, &r.bn, &r.bk, &r.stages, pp);
+  if (fields >= 4) {
+    // Cooperative: consumers of 64 rows each; N a multiple of 16 up to 256
+    // (one wgmma). Ping-pong: one consumer holds a whole tile (bm / 64
+    // wgmmas of bn/2 registers each, at most 128). K steps of 64 (one
+    // 128-byte swizzle span of 16-bit elements).
     r.wgmma = true;
+    r.pingpong = fields == 5 && std::string(pp) == "pp";
     r.wm = 64;
     r.wn = r.bn;
     bool ok = (r.bm == 64 || r.bm == 128) && r.bn >= 16 && r.bn <= 256 && r.bn % 16 == 0 &&
-              r.bk == 64 && r.stages >= 2 && r.stages <= 8;
+              r.bk == 64 && r.stages >= 2 && r.stages <= 8 && (fields == 4 || r.pingpong) &&
+              (!r.pingpong || r.bm / 64 * r.bn / 2 <= 128);
     if (ok)
       c = r;
     return ok;
@@ -134,9 +140,10 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   if (hopper) {
     // Hopper: wgmma tiles first, consumer warpgroups of 64 rows each. The
     // widest tile that still gives every SM a tile.
-    auto wg = [](int bm, int bn, int stages) {
+    auto wg = [](int bm, int bn, int stages, bool pingpong = false) {
       GemmConfig c;
       c.wgmma = true;
+      c.pingpong = pingpong;
       c.bm = bm;
       c.bn = bn;
       c.bk = 64;
@@ -146,7 +153,7 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
       return c;
     };
     if (ceilDiv(s.m, 128) * ceilDiv(s.n, 256) >= p.smCount)
-      out.insert(out.begin(), {wg(128, 256, 4), wg(128, 128, 6)});
+      out.insert(out.begin(), {wg(128, 256, 4), wg(128, 128, 6, true), wg(128, 128, 6)});
     else
       out.insert(out.begin(), {wg(128, 128, 6), wg(64, 128, 6)});
   }

@@ -34,11 +34,17 @@ struct GemmConfig {
   /// Hopper (sm_90a): TMA loads by a producer warpgroup, one consumer
   /// warpgroup per 64 rows of the tile issuing wgmma (WgmmaGemm.cpp).
   bool wgmma = false;
+  /// With wgmma: two consumers taking whole tiles in turn ("ping-pong"), one
+  /// applying its epilogue while the other multiplies; else both share each
+  /// tile, 64 rows each ("cooperative").
+  bool pingpong = false;
   int threads() const {
-    return gemv ? gemvWarps * 32 : wgmma ? (bm / 64 + 1) * 128 : (bm / wm) * (bn / wn) * 32;
+    return gemv    ? gemvWarps * 32
+           : wgmma ? ((pingpong ? 2 : bm / 64) + 1) * 128
+                   : (bm / wm) * (bn / wn) * 32;
   }
-  /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4" or "gemv c2 w8", also a
-  /// tuning-cache value.
+  /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4", "wg 128x128x64 s6 pp" or
+  /// "gemv c2 w8", also a tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };

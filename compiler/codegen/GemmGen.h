@@ -60,8 +60,8 @@ struct GemmGen {
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em
   /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices.
   std::string epilogue();
-  /// fz_m0, fz_n0 of this block's output tile (grouped tile order).
-  std::string tileOrder() const;
+  /// fz_m0, fz_n0 of output tile number `pid` (grouped tile order).
+  std::string tileOrder(const std::string &pid, const std::string &indent) const;
   /// fz_bi<d>: the domain's batch indices from the linear batch fz_b.
   std::string batchIndices(const std::string &indent) const;
   /// The portable kernel: mma.sync m16n8k16, cp.async pipeline (sm_80+).

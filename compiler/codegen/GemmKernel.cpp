@@ -239,7 +239,7 @@ std::string GemmGen::source(const std::string &name) {
   s += "  " + elem + " *const fz_smem = reinterpret_cast<" + elem + " *>(fz_dyn);\n";
   s += "#define fz_As(st) (fz_smem + (st) * " + str(aElems + bElems) + ")\n";
   s += "#define fz_Bs(st) (fz_smem + (st) * " + str(aElems + bElems) + " + " + str(aElems) + ")\n";
-  s += tileOrder();
+  s += tileOrder("blockIdx.x", "  ");
   s += "  const int fz_b = blockIdx.z;\n";
   s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
   s += "  const int fz_wm = (warp / " + str(cfg.bn / cfg.wn) + ") * " + str(cfg.wm) +
@@ -308,17 +308,18 @@ std::string GemmGen::source(const std::string &name) {
   return s;
 }
 
-std::string GemmGen::tileOrder() const {
+std::string GemmGen::tileOrder(const std::string &pid, const std::string &in) const {
   // Groups of 8 tile rows, column-major inside a group: neighbouring blocks
   // share operand tiles in L2.
   int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = (shape.n + cfg.bn - 1) / cfg.bn;
   std::string s;
-  s += "  const int fz_pid = blockIdx.x, fz_group = fz_pid / (8 * " + str(tilesN) + ");\n";
-  s += "  const int fz_first = fz_group * 8, fz_gsize = min(" + str(tilesM) +
+  s += in + "const int fz_pid = " + pid + ", fz_group = fz_pid / (8 * " + str(tilesN) + ");\n";
+  s += in + "const int fz_first = fz_group * 8, fz_gsize = min(" + str(tilesM) +
        " - fz_first, 8);\n";
-  s += "  const int fz_tm = fz_first + (fz_pid % (8 * " + str(tilesN) + ")) % fz_gsize;\n";
-  s += "  const int fz_tn = (fz_pid % (8 * " + str(tilesN) + ")) / fz_gsize;\n";
-  s += "  const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = fz_tn * " + str(cfg.bn) + ";\n";
+  s += in + "const int fz_tm = fz_first + (fz_pid % (8 * " + str(tilesN) + ")) % fz_gsize;\n";
+  s += in + "const int fz_tn = (fz_pid % (8 * " + str(tilesN) + ")) / fz_gsize;\n";
+  s += in + "const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = fz_tn * " + str(cfg.bn) +
+       ";\n";
   return s;
 }
 
@@ -444,7 +445,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.source = g.hopperSource(spec.name);
     int64_t tiles =
         ((g.shape.m + g.cfg.bm - 1) / g.cfg.bm) * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
-    spec.grid = static_cast<unsigned>(tiles);
+    // Persistent blocks, one per SM (the buffers take most of its shared memory).
+    spec.grid = static_cast<unsigned>(std::min<int64_t>(tiles, profile.smCount));
     spec.block = static_cast<unsigned>(g.threads);
     spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024);
     auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
@@ -464,7 +466,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.gemmKey = key;
     spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     ", " + g.cfg.str() + ": TMA producer warpgroup, " + str(g.cfg.bm / 64) +
-                    " wgmma consumer warpgroups";
+                    " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles";
     return spec;
   }
   spec.source = g.source(spec.name);

@@ -16,6 +16,9 @@
 //     the buffer's "full" barrier (the TMA's byte count arriving), issue four
 //     wgmma m64nNk16 on it, keep one step in flight, and release the buffer
 //     of the step before.
+//   * Blocks are persistent, one per SM, walking the output tiles; the
+//     producer runs ahead into the next tile while the consumers apply the
+//     epilogue of the last one.
 //   * The accumulators hold the tile in the mma.sync fragment layout (per
 //     warp, 16 rows; per 8 columns, two rows x two columns per lane), so the
 //     group's epilogue is the same code as the portable kernel's.
@@ -106,9 +109,11 @@ std::string wgmmaWrapper(int n, const std::string &elem) {
 } // namespace
 
 std::string GemmGen::hopperSource(const std::string &name) {
-  const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = BM / 64;
+  const bool pingpong = cfg.pingpong;
+  const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = pingpong ? 2 : BM / 64;
   const int64_t aBytes = (int64_t)BM * 128, bBytes = (int64_t)BN * 128;
   const int64_t kSteps = (shape.k + 63) / 64;
+  const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * ((shape.n + BN - 1) / BN);
   // Registers: the producer keeps 40, the consumers share the rest.
   const int consumerRegs = std::min<int>(240, ((65536 / 128 - 40) / consumers) / 8 * 8);
   std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
@@ -121,56 +126,83 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "  const unsigned fz_A = fz_base, fz_B = fz_base + " + str(S * aBytes) + ";\n";
   s += "  __shared__ __align__(8) unsigned long long fz_full[" + str(S) + "], fz_empty[" + str(S) +
        "];\n";
-  s += tileOrder();
   s += "  const int fz_wg = threadIdx.x / 128;\n";
   s += "  if (threadIdx.x == 0) {\n";
   s += "    for (int st = 0; st < " + str(S) + "; ++st) {\n";
   s += "      fz_mbar_init(fz_smem_u32(&fz_full[st]), 1);\n";
-  s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(consumers) + ");\n    }\n";
+  s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(pingpong ? 1 : consumers) + ");\n    }\n";
   s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
   s += "  __syncthreads();\n";
+  // Persistent: each block walks tiles blockIdx.x, + gridDim.x, ...; buffer
+  // use `it` counts K steps across tiles, so the producer runs ahead into the
+  // next tile while the consumers apply the epilogue.
+  std::string tiles = "for (int fz_t = blockIdx.x; fz_t < " + str(tilesTotal) +
+                      "; fz_t += gridDim.x) {\n";
   // Producer.
   s += "  if (fz_wg == 0) {\n";
   s += "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n";
   s += "    if (threadIdx.x == 0) {\n";
-  s += "      for (int kt = 0; kt < " + str(kSteps) + "; ++kt) {\n";
-  s += "        const int st = kt % " + str(S) + ";\n";
-  s += "        if (kt >= " + str(S) + ")  // the consumers are done with this buffer's last use\n";
-  s += "          fz_mbar_wait(fz_smem_u32(&fz_empty[st]), ((kt / " + str(S) + ") & 1) ^ 1);\n";
-  s += "        const unsigned full = fz_smem_u32(&fz_full[st]);\n";
-  s += "        fz_mbar_expect_tx(full, " + str(aBytes + bBytes) + ");\n";
-  s += "        fz_tma_2d(fz_A + st * " + str(aBytes) + ", &fz_tmA, full, kt * 64, fz_m0);\n";
-  s += "        fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
-  s += "      }\n    }\n    return;\n  }\n";
-  // Consumers.
+  s += "      int it = 0;\n";
+  s += "      " + tiles + tileOrder("fz_t", "        ");
+  s += "        for (int kt = 0; kt < " + str(kSteps) + "; ++kt, ++it) {\n";
+  s += "          const int st = it % " + str(S) + ";\n";
+  s += "          if (it >= " + str(S) + ")  // the consumers are done with this buffer's last use\n";
+  s += "            fz_mbar_wait(fz_smem_u32(&fz_empty[st]), ((it / " + str(S) + ") & 1) ^ 1);\n";
+  s += "          const unsigned full = fz_smem_u32(&fz_full[st]);\n";
+  s += "          fz_mbar_expect_tx(full, " + str(aBytes + bBytes) + ");\n";
+  s += "          fz_tma_2d(fz_A + st * " + str(aBytes) + ", &fz_tmA, full, kt * 64, fz_m0);\n";
+  s += "          fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+  s += "        }\n      }\n    }\n    return;\n  }\n";
+  // Consumers. Cooperative: every consumer takes 64 rows of every tile.
+  // Ping-pong: consumer c takes whole tiles c, c + 2, ... of this block's
+  // sequence, so one applies its epilogue while the other multiplies (the
+  // buffers are filled in tile order, which keeps their products in turn).
+  const int mBlocks = pingpong ? BM / 64 : 1;
   s += "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 " + str(consumerRegs) + ";\");\n";
-  s += "  const int fz_cw = fz_wg - 1;  // this warpgroup's 64 rows of the tile\n";
-  s += "  float acc[" + str(BN / 2) + "];\n";
-  s += "  #pragma unroll\n  for (int i = 0; i < " + str(BN / 2) + "; ++i) acc[i] = 0.f;\n";
-  s += "  #pragma unroll 1\n  for (int kt = 0; kt < " + str(kSteps) + "; ++kt) {\n";
-  s += "    const int st = kt % " + str(S) + ";\n";
-  s += "    fz_mbar_wait(fz_smem_u32(&fz_full[st]), (kt / " + str(S) + ") & 1);\n";
-  s += "    const unsigned a = fz_A + st * " + str(aBytes) + " + fz_cw * 8192, b = fz_B + st * " +
-       str(bBytes) + ";\n";
-  s += "    fz_wg_fence();\n";
-  s += "    #pragma unroll\n    for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along the row\n";
-  s += "      fz_wgmma(acc, fz_wg_desc(a + kk * 32), fz_wg_desc(b + kk * 32), 1);\n";
-  s += "    fz_wg_commit();\n";
-  s += "    fz_wg_wait<1>();  // the step before has finished reading its buffer\n";
-  s += "    if (kt > 0 && threadIdx.x % 128 == 0)\n";
-  s += "      fz_mbar_arrive(fz_smem_u32(&fz_empty[(kt - 1) % " + str(S) + "]));\n";
-  s += "  }\n  fz_wg_wait<0>();\n";
-  // Epilogue from the accumulators.
-  s += "  // epilogue, in registers\n";
+  s += "  const int fz_cw = fz_wg - 1;\n";
   s += "  const int lane = threadIdx.x % 32, fz_w = (threadIdx.x / 32) % 4;\n";
   s += "  const int fz_b = 0;\n";
-  s += "  #pragma unroll\n  for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
-  s += "    #pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
-  s += "      const int fz_em = fz_m0 + fz_cw * 64 + fz_w * 16 + lane / 4 + h * 8;\n";
-  s += "      const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
-  s += "      if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
-  s += "          const float fz_acc2[2] = {acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]};\n";
-  s += batchIndices("          ") + epilogue() + "      }\n    }\n}\n";
+  if (pingpong) {
+    s += "  for (int fz_i = fz_cw;; fz_i += " + str(consumers) + ") {\n";
+    s += "    const int fz_t = blockIdx.x + fz_i * gridDim.x;\n";
+    s += "    if (fz_t >= " + str(tilesTotal) + ") break;\n";
+    s += "    int it = fz_i * " + str(kSteps) + ";  // this tile's first buffer use\n";
+    s += tileOrder("fz_t", "    ");
+  } else {
+    s += "  int it = 0;\n";
+    s += "  " + tiles + tileOrder("fz_t", "    ");
+  }
+  s += "    float acc[" + str(mBlocks) + "][" + str(BN / 2) + "];\n";
+  s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) +
+       "; ++mb)\n      #pragma unroll\n      for (int i = 0; i < " + str(BN / 2) +
+       "; ++i) acc[mb][i] = 0.f;\n";
+  s += "    #pragma unroll 1\n    for (int kt = 0; kt < " + str(kSteps) + "; ++kt, ++it) {\n";
+  s += "      const int st = it % " + str(S) + ";\n";
+  s += "      fz_mbar_wait(fz_smem_u32(&fz_full[st]), (it / " + str(S) + ") & 1);\n";
+  s += "      const unsigned a = fz_A + st * " + str(aBytes) + (pingpong ? "" : " + fz_cw * 8192") +
+       ", b = fz_B + st * " + str(bBytes) + ";\n";
+  s += "      fz_wg_fence();\n";
+  s += "      #pragma unroll\n      for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along the row\n";
+  s += "        #pragma unroll\n        for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
+  s += "          fz_wgmma(acc[mb], fz_wg_desc(a + mb * 8192 + kk * 32), fz_wg_desc(b + kk * 32), 1);\n";
+  s += "      fz_wg_commit();\n";
+  s += "      fz_wg_wait<1>();  // the step before has finished reading its buffer\n";
+  s += "      if (kt > 0 && threadIdx.x % 128 == 0)\n";
+  s += "        fz_mbar_arrive(fz_smem_u32(&fz_empty[(it - 1) % " + str(S) + "]));\n";
+  s += "    }\n    fz_wg_wait<0>();\n";
+  s += "    if (threadIdx.x % 128 == 0)  // the tile's last buffer\n";
+  s += "      fz_mbar_arrive(fz_smem_u32(&fz_empty[(it - 1) % " + str(S) + "]));\n";
+  // Epilogue from the accumulators.
+  s += "    // epilogue, in registers\n";
+  s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
+  s += "    #pragma unroll\n    for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
+  s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
+  s += "        const int fz_em = fz_m0 + " + std::string(pingpong ? "mb" : "fz_cw") +
+       " * 64 + fz_w * 16 + lane / 4 + h * 8;\n";
+  s += "        const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
+  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  s += "          const float fz_acc2[2] = {acc[mb][4 * j + 2 * h], acc[mb][4 * j + 2 * h + 1]};\n";
+  s += batchIndices("          ") + epilogue() + "        }\n      }\n  }\n}\n";
   return s;
 }
 
