@@ -126,11 +126,15 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "  const unsigned fz_A = fz_base, fz_B = fz_base + " + str(S * aBytes) + ";\n";
   s += "  __shared__ __align__(8) unsigned long long fz_full[" + str(S) + "], fz_empty[" + str(S) +
        "];\n";
+  if (pingpong)
+    s += "  __shared__ __align__(8) unsigned long long fz_turn[2];  // whose mainloop is next\n";
   s += "  const int fz_wg = threadIdx.x / 128;\n";
   s += "  if (threadIdx.x == 0) {\n";
   s += "    for (int st = 0; st < " + str(S) + "; ++st) {\n";
   s += "      fz_mbar_init(fz_smem_u32(&fz_full[st]), 1);\n";
   s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(pingpong ? 1 : consumers) + ");\n    }\n";
+  if (pingpong)
+    s += "    fz_mbar_init(fz_smem_u32(&fz_turn[0]), 1);\n    fz_mbar_init(fz_smem_u32(&fz_turn[1]), 1);\n";
   s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
   s += "  __syncthreads();\n";
   // Persistent: each block walks tiles blockIdx.x, + gridDim.x, ...; buffer
@@ -176,6 +180,11 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) +
        "; ++mb)\n      #pragma unroll\n      for (int i = 0; i < " + str(BN / 2) +
        "; ++i) acc[mb][i] = 0.f;\n";
+  // A barrier's parity tells only its last two phases apart: a consumer may
+  // wait on a buffer's next use only once the other consumer has waited on
+  // all uses of the tile before (its mainloop is done), so the turns pass.
+  if (pingpong)
+    s += "    if (fz_i > 0) fz_mbar_wait(fz_smem_u32(&fz_turn[fz_cw]), ((fz_i - 1) / 2) & 1);\n";
   s += "    #pragma unroll 1\n    for (int kt = 0; kt < " + str(kSteps) + "; ++kt, ++it) {\n";
   s += "      const int st = it % " + str(S) + ";\n";
   s += "      fz_mbar_wait(fz_smem_u32(&fz_full[st]), (it / " + str(S) + ") & 1);\n";
@@ -189,7 +198,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "      fz_wg_wait<1>();  // the step before has finished reading its buffer\n";
   s += "      if (kt > 0 && threadIdx.x % 128 == 0)\n";
   s += "        fz_mbar_arrive(fz_smem_u32(&fz_empty[(it - 1) % " + str(S) + "]));\n";
-  s += "    }\n    fz_wg_wait<0>();\n";
+  s += "    }\n";
+  if (pingpong)
+    s += "    if (threadIdx.x % 128 == 0) fz_mbar_arrive(fz_smem_u32(&fz_turn[fz_cw ^ 1]));\n";
+  s += "    fz_wg_wait<0>();\n";
   s += "    if (threadIdx.x % 128 == 0)  // the tile's last buffer\n";
   s += "      fz_mbar_arrive(fz_smem_u32(&fz_empty[(it - 1) % " + str(S) + "]));\n";
   // Epilogue from the accumulators.
