@@ -28,7 +28,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
+#include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/cost/CostModel.h"
+#include "compiler/shape/ShapeRules.h"
 
 using namespace mlir;
 
@@ -75,6 +78,10 @@ __device__ __forceinline__ void fz_tma_2d(unsigned dst, const fz_tmap *map, unsi
 // writes it): 8-row groups 1024 bytes apart.
 __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr) {
   return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+// Pulls `bytes` (a multiple of 16) at p into L2, asynchronously.
+__device__ __forceinline__ void fz_prefetch_l2(const void *p, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(__cvta_generic_to_global(p)), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void fz_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void fz_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -156,6 +163,30 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "          fz_mbar_expect_tx(full, " + str(aBytes + bBytes) + ");\n";
   s += "          fz_tma_2d(fz_A + st * " + str(aBytes) + ", &fz_tmA, full, kt * 64, fz_m0);\n";
   s += "          fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+  // The epilogue reads its [M, N] inputs (a residual, the other half of a
+  // SwiGLU) one element pair per thread, latency-bound: with the tile's last
+  // K step, ask for its rows of them in L2, a few K steps before the epilogue.
+  if (shape.n % 8 == 0) {
+    std::string rows;
+    for (BlockArgument arg : fusion.getBodyBlock().getArguments()) {
+      if (arg == viewSource(mm.getLhs()) || arg == viewSource(mm.getRhs()))
+        continue;
+      SmallVector<int64_t> sh;
+      for (int64_t d : shapeOf(arg))
+        if (d != 1 || !sh.empty())
+          sh.push_back(d);
+      if (sh.size() != 2 || sh[0] != shape.m || sh[1] != shape.n)
+        continue;
+      rows += "              fz_prefetch_l2(" + ElementEmitter::argName(arg.getArgNumber()) +
+              " + (long long)(fz_m0 + r) * " + str(shape.n) + " + fz_n0, bytes);\n";
+    }
+    if (!rows.empty()) {
+      s += "          if (kt == " + str(kSteps - 1) + ") {  // the epilogue's inputs of this tile into L2\n";
+      s += "            const unsigned bytes = min(" + str(BN) + ", " + str(shape.n) + " - fz_n0) * 2;\n";
+      s += "            for (int r = 0; r < " + str(BM) + " && fz_m0 + r < " + str(shape.m) + "; ++r) {\n";
+      s += rows + "            }\n          }\n";
+    }
+  }
   s += "        }\n      }\n    }\n    return;\n  }\n";
   // Consumers. Cooperative: every consumer takes 64 rows of every tile.
   // Ping-pong: consumer c takes whole tiles c, c + 2, ... of this block's
