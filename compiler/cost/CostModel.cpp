@@ -61,7 +61,16 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     (path == GemmPath::Library      ? p.tensorFlopsPerSec
                      : path == GemmPath::FusecWgmma ? p.wgmmaFlopsPerSec
                                                     : p.gemmFlopsPerSec);
-  return std::max(memory, math) + c.launches * p.launchSeconds;
+  // fusec's GEMMs read the epilogue's inputs after the products, one element
+  // pair per thread with no registers left to batch the loads: at about half
+  // the copy rate and not overlapped (H100: gelu(x @ w^T + b) + residual at
+  // 8192 x 4096 -> 8192 took 898 us against 820 for the product alone, with
+  // 128 MB of residual; bench/NOTES.md). The dot-product kernel reads them
+  // once per output element, a small part of its weight stream.
+  double epilogue = path == GemmPath::Fusec || path == GemmPath::FusecWgmma
+                        ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
+                        : 0.0;
+  return std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
 }
 
 GemmPath ownGemmPath(Operation *matmul) {
@@ -143,6 +152,18 @@ Cost groupCost(ArrayRef<Operation *> ops) {
     c.bytes += tensorBytes(v);
   for (Operation *op : ops)
     c += opFlops(op);
+  llvm::SmallPtrSet<Value, 8> operands;
+  for (Operation *op : ops)
+    if (auto mm = dyn_cast<MatmulOp>(op)) {
+      operands.insert(viewSource(mm.getLhs()));
+      operands.insert(viewSource(mm.getRhs()));
+    }
+  if (!operands.empty()) {
+    llvm::SmallPtrSet<Value, 8> counted;
+    for (Value v : inputs)
+      if (!operands.count(viewSource(v)) && counted.insert(viewSource(v)).second)
+        c.epilogueBytes += readBytes(v);
+  }
   c.launches = 1;
   return c;
 }

@@ -35,8 +35,13 @@ struct Cost {
   int64_t flops = 0;        ///< CUDA-core flops
   int64_t tensorFlops = 0;  ///< tensor-core flops (matmuls)
   int launches = 0;
+  /// Of `bytes`, what a matmul group's epilogue reads besides the operands
+  /// (a residual, a bias): fusec's GEMMs read it after the products, not
+  /// overlapped with them (see predictSeconds).
+  int64_t epilogueBytes = 0;
   Cost &operator+=(const Cost &o) {
     bytes += o.bytes;
+    epilogueBytes += o.epilogueBytes;
     flops += o.flops;
     tensorFlops += o.tensorFlops;
     launches += o.launches;
