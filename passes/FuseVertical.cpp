@@ -76,6 +76,8 @@ public:
   void run();
   void recompute();
   void chooseMatmulPaths();
+  /// Sibling decode matmuls that read the same A share one kernel.
+  void mergeSiblings();
   std::vector<OpGroup> result() const;
   struct Decision {
     std::string producer, consumer, reason;
@@ -84,6 +86,7 @@ public:
 
 private:
   bool tryMerge(size_t producer, size_t consumer, Operation *at);
+  bool markSiblings(const OpGroup &g);
   bool tryRecompute(Operation *producer, OpOperand &use, size_t consumer);
   bool createsCycle(const OpGroup &merged) const;
   double seconds(const OpGroup &g) const {
@@ -152,6 +155,9 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     return reject(why);
   if (createsCycle(merged))
     return reject("would create a cycle through another kernel");
+  if (gemmChoice == "cublaslt" &&
+      llvm::count_if(merged, [](Operation *op) { return isa<MatmulOp>(op); }) > 1)
+    return reject("sibling matmuls share a kernel only on fusec's GEMV (--gemm cublaslt)");
   double apart = seconds(groups[producer]) + seconds(groups[consumer]);
   double together = seconds(merged);
   if (together >= apart) {
@@ -330,6 +336,8 @@ void Grouping::chooseMatmulPaths() {
     auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
     if (it == groups[g].end())
       continue;
+    if (markSiblings(groups[g]))
+      continue;
     auto mm = cast<MatmulOp>(*it);
     OpGroup epilogue;
     for (Operation *op : groups[g])
@@ -371,6 +379,73 @@ void Grouping::chooseMatmulPaths() {
   matmulsClosed = true;
 }
 
+bool Grouping::markSiblings(const OpGroup &g) {
+  SmallVector<Operation *> mms;
+  for (Operation *op : g)
+    if (isa<MatmulOp>(op))
+      mms.push_back(op);
+  if (mms.size() < 2)
+    return false;
+  // Only fusec's dot-product kernel runs several matmuls (classifySiblings).
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
+                mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
+  Builder b(mms.front()->getContext());
+  for (Operation *mm : mms) {
+    mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
+    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
+  }
+  return true;
+}
+
+void Grouping::mergeSiblings() {
+  if (gemmChoice == "cublaslt")
+    return;
+  // Groups whose matmuls run on fusec's dot-product kernel, by the A they read.
+  auto gemvMatmul = [&](size_t g) -> Operation * {
+    Operation *mm = nullptr;
+    for (Operation *op : groups[g])
+      if (isa<MatmulOp>(op)) {
+        auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
+        if (!choice || choice.getValue() != "fusec" || ownGemmPath(op) != GemmPath::FusecGemv)
+          return nullptr;
+        mm = op;
+      }
+    return mm;
+  };
+  for (size_t g = 0; g < groups.size(); ++g) {
+    Operation *mg = gemvMatmul(g);
+    if (!mg)
+      continue;
+    Value a = viewSource(cast<MatmulOp>(mg).getLhs());
+    for (size_t h = g + 1; h < groups.size(); ++h) {
+      Operation *mh = gemvMatmul(h);
+      if (!mh || viewSource(cast<MatmulOp>(mh).getLhs()) != a)
+        continue;
+      OpGroup merged = groups[g];
+      merged.insert(merged.end(), groups[h].begin(), groups[h].end());
+      std::sort(merged.begin(), merged.end(),
+                [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+      GroupSchedule schedule;
+      std::string why;
+      auto own = [&](const OpGroup &x) {
+        return predictSeconds(groupCost(x), profile, GemmPath::FusecGemv);
+      };
+      if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
+          own(merged) >= own(groups[g]) + own(groups[h])) {
+        if (!why.empty())
+          rejections.push_back({label(mg), label(mh), why});
+        continue;
+      }
+      for (Operation *op : groups[h])
+        groupOf[op] = g;
+      groups[g] = std::move(merged);
+      groups[h].clear();
+      markSiblings(groups[g]);
+    }
+  }
+}
+
 std::vector<OpGroup> Grouping::result() const {
   std::vector<OpGroup> out;
   for (const OpGroup &g : groups)
@@ -395,6 +470,7 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
     grouping.recompute();
     grouping.chooseMatmulPaths();
     grouping.run();  // split-off epilogues may now join their consumers
+    grouping.mergeSiblings();
     Builder b(func.getContext());
     auto decisions = [&](const std::vector<Grouping::Decision> &list) {
       SmallVector<Attribute> attrs;

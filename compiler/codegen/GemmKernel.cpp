@@ -340,9 +340,14 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   };
   GemmGen g;
   g.fusion = fusion;
+  int matmuls = 0;
   for (Operation &op : fusion.getBodyBlock())
-    if (auto m = dyn_cast<MatmulOp>(op))
+    if (auto m = dyn_cast<MatmulOp>(op)) {
       g.mm = m;
+      ++matmuls;
+    }
+  if (matmuls > 1)
+    return generateSiblingGemv(fusion);
   if (!g.mm)
     return fail("no matmul in the group");
   DType dt = dtypeOf(g.mm.getLhs());
@@ -390,8 +395,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   }
   // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
   // one matrix; otherwise the first tensor-core candidate.
-  bool gemvOk = g.shape.m <= 8 && g.shape.batch == 1 && g.a.kContiguous && g.b.kContiguous &&
-                g.a.vector && g.b.vector;
+  bool gemvOk = gemvApplies(g.mm);
   if ((g.cfg.gemv && !gemvOk) || (g.cfg.wgmma && !hopper))
     for (const GemmConfig &c : candidates)
       if (!c.gemv && !c.wgmma) {

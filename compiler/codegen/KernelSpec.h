@@ -69,6 +69,8 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                                                               const DeviceProfile &profile,
                                                               bool cluster);
 /// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
+/// Several 1-8 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp).
+llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion);
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
                                         const std::string &arch, const GemmChoice &choice);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.

@@ -1,6 +1,8 @@
 //===- GroupSchedule.cpp - which kernel family can run a group of ops -----===//
 #include "compiler/schedule/GroupSchedule.h"
 
+#include "compiler/schedule/StridedView.h"
+
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/shape/ShapeRules.h"
@@ -149,6 +151,65 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
   return true;
 }
 
+/// Sibling matmuls of 1-8 rows that read the same A (Q/K/V projections,
+/// SwiGLU's gate and up): one dot-product kernel reads A once and streams all
+/// the weights. Every other op is elementwise over one matmul's result shape
+/// and depends on matmuls of one width N (silu(gate) * up joins two).
+bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, GroupSchedule &s,
+                      std::string &why) {
+  auto first = cast<MatmulOp>(mms.front());
+  if (shapeOf(first->getResult(0)).size() != 2) {
+    why = "sibling matmuls share a kernel as 2-D products";
+    return false;
+  }
+  for (Operation *op : mms) {
+    auto mm = cast<MatmulOp>(op);
+    if (!gemvApplies(op) || viewSource(mm.getLhs()) != viewSource(first.getLhs()) ||
+        shapeOf(mm.getLhs()) != shapeOf(first.getLhs())) {
+      why = "matmuls " + opLabel(mms.front()) + " and " + opLabel(op) +
+            " share a kernel only as 1-8 row products of the same A with K-contiguous weights";
+      return false;
+    }
+  }
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  for (Value v : first->getOperands())
+    if (Operation *def = viewSource(v).getDefiningOp(); def && members.count(def)) {
+      why = "matmul prologue fusion is not implemented";
+      return false;
+    }
+  // The width N each epilogue value depends on (one per value).
+  llvm::DenseMap<Operation *, int64_t> width;
+  for (Operation *op : ops) {
+    if (isa<MatmulOp>(op)) {
+      width[op] = shapeOf(op->getResult(0)).back();
+      continue;
+    }
+    if (!isElementwise(op)) {
+      why = opLabel(op) + " is not elementwise: sibling matmul epilogues are elementwise";
+      return false;
+    }
+    int64_t n = -1;
+    for (Value v : op->getOperands())
+      if (Operation *def = viewSource(v).getDefiningOp(); def && width.count(def)) {
+        if (n >= 0 && width[def] != n) {
+          why = opLabel(op) + " joins matmul results of different widths";
+          return false;
+        }
+        n = width[def];
+      }
+    if (n < 0 || shapeOf(op->getResult(0)).back() != n ||
+        shape::numElements(shapeOf(op->getResult(0))) != shapeOf(first.getLhs())[0] * n) {
+      why = opLabel(op) + " is not elementwise over a matmul result";
+      return false;
+    }
+    width[op] = n;
+  }
+  ArrayRef<int64_t> d = shapeOf(first->getResult(0));
+  s.kind = GroupKind::Matmul;
+  s.domain.assign(d.begin(), d.end());
+  return true;
+}
+
 /// One matmul and an elementwise epilogue over its result's shape D: every
 /// other op of the group computes a value of shape D from the matmul's result,
 /// other epilogue values and tensors read from memory (broadcast to D).
@@ -201,10 +262,14 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     why = "empty group";
     return false;
   }
-  SmallVector<Operation *> reductions;
+  SmallVector<Operation *> reductions, matmuls;
   for (Operation *op : ops)
     if (isa<MatmulOp>(op))
-      return classifyMatmul(ops, op, s, why);
+      matmuls.push_back(op);
+  if (matmuls.size() > 1 && classifySiblings(ops, matmuls, s, why))
+    return true;
+  if (!matmuls.empty())
+    return classifyMatmul(ops, matmuls.front(), s, why);
   for (Operation *op : ops) {
     if (isa<ConcatOp>(op) || isElementwise(op) || isView(op))
       continue;

@@ -224,4 +224,21 @@ bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
          alignedFor16ByteCopies(*b);
 }
 
+bool gemvApplies(mlir::Operation *matmul) {
+  auto mm = llvm::dyn_cast<MatmulOp>(matmul);
+  if (!mm)
+    return false;
+  DType dt = dtypeOf(mm.getLhs());
+  if ((dt != DType::BF16 && dt != DType::F16) || dtypeOf(mm.getRhs()) != dt)
+    return false;
+  std::vector<int64_t> batch = matmulBatchShape(mm);
+  for (int64_t d : batch)
+    if (d != 1)
+      return false;
+  auto a = matmulOperandLayout(mm.getLhs(), batch, 'r');
+  auto b = matmulOperandLayout(mm.getRhs(), batch, 'c');
+  return a && b && a->rows <= 8 && a->rowMajor && !b->rowMajor && alignedFor16ByteCopies(*a) &&
+         alignedFor16ByteCopies(*b);
+}
+
 } // namespace fusec

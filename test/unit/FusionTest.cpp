@@ -98,6 +98,43 @@ TEST(Fusion, RecomputedIntermediatesKeepTheirValues) {
   EXPECT_EQ(kernels, 2);
 }
 
+// Decode-sized Q/K/V projections and SwiGLU's gate/up read the same normalized
+// rows: one sibling kernel computes all five (gate and up meeting in
+// silu(gate) * up), with the same values as op by op.
+TEST(Fusion, SiblingDecodeMatmulsShareAKernelAndKeepTheirValues) {
+  auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/decode_siblings.json");
+  ASSERT_TRUE(bool(buffer));
+  mlir::MLIRContext ctx;
+  auto module = importGraphText((*buffer)->getBuffer(), "decode_siblings.json", ctx);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  // Against the unfused plan (composites such as linear decomposed the same
+  // way, each op its own group), bit for bit.
+  mlir::OwningOpRef<mlir::ModuleOp> fused = (*module)->clone(), unfused = (*module)->clone();
+  CompileOptions o;
+  ASSERT_FALSE(bool(fuseModule(*fused, o)));
+  o.fuse = false;
+  ASSERT_FALSE(bool(fuseModule(*unfused, o)));
+  std::vector<HostTensor> in = randomInputs(graphFunction(*unfused), 7);
+  auto ref = interpret(graphFunction(*unfused), in);
+  auto got = interpret(graphFunction(*fused), in);
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ(ref->size(), got->size());
+  for (size_t i = 0; i < ref->size(); ++i)
+    EXPECT_TRUE((*ref)[i] == (*got)[i]) << "output " << i;
+  int siblings = 0;
+  graphFunction(*fused).walk([&](FusionOp op) {
+    int mms = 0;
+    op.getBodyBlock().walk([&](MatmulOp) { ++mms; });
+    if (mms > 1) {
+      ++siblings;
+      EXPECT_EQ(mms, 5);
+      EXPECT_EQ(op.getNumResults(), 4u);  // q, k, v and silu(gate) * up
+    }
+  });
+  EXPECT_EQ(siblings, 1);
+}
+
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
   for (const PlanStep &s : plan.steps) {
