@@ -54,6 +54,9 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
                         ? p.gemmBandwidthFraction
                     : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
+                    // Measured on the H100: decode attention scores, 32 matrices of
+                    // 1 x 128 @ 128 x 4097, streamed at 18% of the copy rate.
+                    : path == GemmPath::FusecBatchedRows ? 0.18
                                                   : p.libraryBandwidthFraction;
   double memory = floorSeconds(c, p) / fraction;
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
@@ -67,7 +70,8 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // 8192 x 4096 -> 8192 took 898 us against 820 for the product alone, with
   // 128 MB of residual; bench/NOTES.md). The dot-product kernel reads them
   // once per output element, a small part of its weight stream.
-  double epilogue = path == GemmPath::Fusec || path == GemmPath::FusecWgmma
+  double epilogue = path == GemmPath::Fusec || path == GemmPath::FusecWgmma ||
+                            path == GemmPath::FusecBatchedRows
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
                         : 0.0;
   return std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
@@ -79,7 +83,9 @@ GemmPath ownGemmPath(Operation *matmul) {
   ArrayRef<int64_t> a = shapeOf(mm.getLhs());
   int64_t rows = a.size() >= 2 ? a[a.size() - 2] : 1;
   int64_t batch = shape::numElements(r) / std::max<int64_t>(1, rows * (r.empty() ? 1 : r.back()));
-  return rows <= 8 && batch == 1 ? GemmPath::FusecGemv : GemmPath::Fusec;
+  if (rows <= 8)
+    return batch == 1 ? GemmPath::FusecGemv : GemmPath::FusecBatchedRows;
+  return GemmPath::Fusec;
 }
 
 Cost opFlops(Operation *op) {

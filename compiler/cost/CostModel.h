@@ -53,8 +53,10 @@ struct Cost {
 /// How a group's matmul runs, for its rate: cuBLAS, fusec's tensor-core GEMM,
 /// or fusec's dot-product kernel for 1-8 rows.
 /// Who runs a matmul: cuBLASLt, fusec's portable GEMM, its Hopper GEMM (TMA +
-/// wgmma), or its dot-product kernel for 1-8 rows.
-enum class GemmPath { Library, Fusec, FusecWgmma, FusecGemv };
+/// wgmma), its dot-product kernel for 1-8 rows, or the portable GEMM on a
+/// batch of 1-8 row matrices (decode attention scores), where its 16-row
+/// tiles mostly idle.
+enum class GemmPath { Library, Fusec, FusecWgmma, FusecGemv, FusecBatchedRows };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
 GemmPath ownGemmPath(mlir::Operation *matmul);
