@@ -346,7 +346,7 @@ void Grouping::chooseMatmulPaths() {
     DType dt = dtypeOf(mm.getLhs());
     bool supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
     GemmPath path = ownGemmPath(mm);
-    if (path == GemmPath::Fusec && wgmmaApplies(mm, arch))
+    if (path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
       path = GemmPath::FusecWgmma;
     double own = predictSeconds(groupCost(groups[g]), profile, path);
     double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);

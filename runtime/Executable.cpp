@@ -114,10 +114,13 @@ llvm::Error Executable::load(KernelCache &cache) {
   return llvm::Error::success();
 }
 
-llvm::Expected<const CUtensorMap *> Executable::tensorMap(size_t i, size_t t, CUdeviceptr base) {
+llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out) {
+  std::lock_guard<std::mutex> lock(mapsMutex);
   EncodedMap &e = maps[i][t];
-  if (e.base == base)
-    return &e.map;
+  if (e.base == base) {
+    out = e.map;
+    return llvm::Error::success();
+  }
   const TensorMapParam &p = desc.steps[i].kernel.tensorMaps[t];
   CudaDriver &drv = ctx.driver();
   if (base % 16 != 0 || p.rowStrideBytes % 16 != 0)
@@ -128,16 +131,19 @@ llvm::Expected<const CUtensorMap *> Executable::tensorMap(size_t i, size_t t, CU
                                    (unsigned long long)p.rowStrideBytes);
   cuuint64_t dims[2] = {p.cols, p.rows}, strides[1] = {p.rowStrideBytes};
   cuuint32_t box[2] = {p.boxCols, p.boxRows}, unit[2] = {1, 1};
+  CUtensorMap fresh;  // the cached map stays whole if encoding fails
   if (llvm::Error err = drv.check(
           drv.cuTensorMapEncodeTiled(
-              &e.map, p.bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+              &fresh, p.bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
               2, reinterpret_cast<void *>(base), dims, strides, box, unit,
               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
           "cuTensorMapEncodeTiled"))
-    return std::move(err);
+    return err;
+  e.map = fresh;
   e.base = base;
-  return &e.map;
+  out = fresh;
+  return llvm::Error::success();
 }
 
 CUdeviceptr Executable::bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
@@ -159,7 +165,11 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
   case PlanStep::Kind::Kernel: {
     CUdeviceptr ptrs[64];
     void *params[64];
+    CUtensorMap tmaps[4];  // copies: cuLaunchKernel reads them before returning
     size_t n = step.kernel.args.size();
+    if (step.kernel.tensorMaps.size() > 4)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "kernel %s takes more than 4 tensor maps", step.name.c_str());
     if (n + 1 + step.kernel.tensorMaps.size() > 64)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "kernel %s has more than 64 buffers", step.name.c_str());
@@ -175,10 +185,9 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     }
     for (size_t t = 0; t < k.tensorMaps.size(); ++t, ++n) {
       const TensorMapParam &tm = k.tensorMaps[t];
-      auto map = tensorMap(i, t, ptrs[tm.arg] + tm.offsetBytes);
-      if (!map)
-        return map.takeError();
-      params[n] = const_cast<CUtensorMap *>(*map);
+      if (llvm::Error err = tensorMap(i, t, ptrs[tm.arg] + tm.offsetBytes, tmaps[t]))
+        return err;
+      params[n] = &tmaps[t];
     }
     if (!k.cooperative)
       return drv.check(drv.cuLaunchKernel(functions[i], k.grid, k.gridY, k.gridZ, k.block, 1, 1,

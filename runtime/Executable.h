@@ -16,6 +16,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace fusec {
@@ -46,9 +47,10 @@ private:
   llvm::Error load(KernelCache &cache);
   CUdeviceptr bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
                             llvm::ArrayRef<CUdeviceptr> out) const;
-  /// Step `i`'s tensor map `t` for a buffer at `base`, encoded again only
-  /// when the buffer moved since the last launch.
-  llvm::Expected<const CUtensorMap *> tensorMap(size_t i, size_t t, CUdeviceptr base);
+  /// Step `i`'s tensor map `t` for a buffer at `base` into `out`, encoded
+  /// again only when the buffer moved since the last launch. Thread-safe:
+  /// launches on several streams may ask at once.
+  llvm::Error tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out);
 
   PlanDesc desc;
   const GpuContext &ctx;
@@ -61,6 +63,7 @@ private:
     CUtensorMap map;
   };
   std::vector<std::vector<EncodedMap>> maps;  ///< per step, per tensor map
+  std::mutex mapsMutex;
   CUdeviceptr arena = 0, workspace = 0;
   double compileSec = 0;
   unsigned hits = 0;

@@ -166,9 +166,13 @@ std::string GemmGen::hopperSource(const std::string &name) {
   // The epilogue reads its [M, N] inputs (a residual, the other half of a
   // SwiGLU) one element pair per thread, latency-bound: with the tile's last
   // K step, ask for its rows of them in L2, a few K steps before the epilogue.
-  if (shape.n % 8 == 0) {
+  {
     std::string rows;
     for (BlockArgument arg : fusion.getBodyBlock().getArguments()) {
+      // Whole 16-byte rows: the bulk prefetch takes 16-byte aligned spans.
+      int64_t eb = dtypeBytes(dtypeOf(arg));
+      if ((shape.n * eb) % 16 != 0 || (BN * eb) % 16 != 0)
+        continue;
       if (arg == viewSource(mm.getLhs()) || arg == viewSource(mm.getRhs()))
         continue;
       SmallVector<int64_t> sh;
@@ -178,11 +182,12 @@ std::string GemmGen::hopperSource(const std::string &name) {
       if (sh.size() != 2 || sh[0] != shape.m || sh[1] != shape.n)
         continue;
       rows += "              fz_prefetch_l2(" + ElementEmitter::argName(arg.getArgNumber()) +
-              " + (long long)(fz_m0 + r) * " + str(shape.n) + " + fz_n0, bytes);\n";
+              " + (long long)(fz_m0 + r) * " + str(shape.n) + " + fz_n0, cols * " + str(eb) +
+              ");\n";
     }
     if (!rows.empty()) {
       s += "          if (kt == " + str(kSteps - 1) + ") {  // the epilogue's inputs of this tile into L2\n";
-      s += "            const unsigned bytes = min(" + str(BN) + ", " + str(shape.n) + " - fz_n0) * 2;\n";
+      s += "            const unsigned cols = min(" + str(BN) + ", " + str(shape.n) + " - fz_n0);\n";
       s += "            for (int r = 0; r < " + str(BM) + " && fz_m0 + r < " + str(shape.m) + "; ++r) {\n";
       s += rows + "            }\n          }\n";
     }

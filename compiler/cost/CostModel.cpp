@@ -62,7 +62,7 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
                 static_cast<double>(c.tensorFlops) /
                     (path == GemmPath::Library      ? p.tensorFlopsPerSec
-                     : path == GemmPath::FusecWgmma ? p.wgmmaFlopsPerSec
+                     : path == GemmPath::FusecWgmma && p.wgmmaFlopsPerSec > 0 ? p.wgmmaFlopsPerSec
                                                     : p.gemmFlopsPerSec);
   // fusec's GEMMs read the epilogue's inputs after the products, one element
   // pair per thread with no registers left to batch the loads: at about half

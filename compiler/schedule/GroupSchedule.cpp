@@ -162,10 +162,17 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
     why = "sibling matmuls share a kernel as 2-D products";
     return false;
   }
+  // The same rows of A: one view (offset, strides) of one tensor.
+  auto layoutA = [](MatmulOp mm) { return matmulOperandLayout(mm.getLhs(), {}, 'r'); };
+  auto a0 = layoutA(first);
   for (Operation *op : mms) {
     auto mm = cast<MatmulOp>(op);
-    if (!gemvApplies(op) || viewSource(mm.getLhs()) != viewSource(first.getLhs()) ||
-        shapeOf(mm.getLhs()) != shapeOf(first.getLhs())) {
+    auto a = layoutA(mm);
+    bool sameA = a && a0 && viewSource(mm.getLhs()) == viewSource(first.getLhs()) &&
+                 a->rows == a0->rows && a->cols == a0->cols && a->ld == a0->ld &&
+                 a->offset == a0->offset && a->rowMajor == a0->rowMajor;
+    if (!gemvApplies(op) || !sameA || shapeOf(mm.getRhs()).size() != 2 ||
+        shapeOf(op->getResult(0)).size() != 2) {
       why = "matmuls " + opLabel(mms.front()) + " and " + opLabel(op) +
             " share a kernel only as 1-8 row products of the same A with K-contiguous weights";
       return false;

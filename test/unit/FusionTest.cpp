@@ -135,6 +135,30 @@ TEST(Fusion, SiblingDecodeMatmulsShareAKernelAndKeepTheirValues) {
   EXPECT_EQ(siblings, 1);
 }
 
+// Two decode matmuls reading different halves of the same rows are not
+// siblings: one kernel reads A through one view (a review found the halves
+// merged and the second computed from the first half).
+TEST(Fusion, MatmulsOnDifferentSlicesOfARowAreNotSiblings) {
+  const char *graph = R"({"fusec": 1, "name": "halves",
+    "inputs": [{"name": "h", "dtype": "bf16", "shape": [2, 512]},
+               {"name": "w1", "dtype": "bf16", "shape": [64, 256]},
+               {"name": "w2", "dtype": "bf16", "shape": [64, 256]}],
+    "nodes": [{"name": "a", "op": "slice", "inputs": ["h"], "attrs": {"starts": [0], "ends": [256], "axes": [1]}},
+              {"name": "b", "op": "slice", "inputs": ["h"], "attrs": {"starts": [256], "ends": [512], "axes": [1]}},
+              {"name": "y1", "op": "linear", "inputs": ["a", "w1"]},
+              {"name": "y2", "op": "linear", "inputs": ["b", "w2"]}],
+    "outputs": ["y1", "y2"]})";
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> fused;
+  expectSameResults(graph, 3, /*fuse=*/true, &fused, &ctx, "fusec");
+  ASSERT_TRUE(bool(fused));
+  graphFunction(*fused).walk([&](FusionOp op) {
+    int mms = 0;
+    op.getBodyBlock().walk([&](MatmulOp) { ++mms; });
+    EXPECT_LE(mms, 1);
+  });
+}
+
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
   for (const PlanStep &s : plan.steps) {

@@ -43,8 +43,10 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
       return program.takeError();
     const PlanDesc &plan = (*program)->impl().plan;
     bool fresh = false;
+    // Kernels without a tuning key (sibling GEMVs) have one configuration.
     for (const PlanStep &st : plan.steps)
-      if (st.kind == PlanStep::Kind::Kernel && st.kernel.family == "matmul") {
+      if (st.kind == PlanStep::Kind::Kernel && st.kernel.family == "matmul" &&
+          !st.kernel.gemmKey.empty()) {
         auto &tried = timed[st.kernel.gemmKey];
         fresh |= llvm::none_of(tried, [&](auto &t) { return t.first == st.kernel.gemmConfig; });
       }
@@ -67,7 +69,8 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
       return t.takeError();
     for (size_t k = 0; k < plan.steps.size() && k < t->steps.size(); ++k) {
       const PlanStep &st = plan.steps[k];
-      if (st.kind != PlanStep::Kind::Kernel || st.kernel.family != "matmul")
+      if (st.kind != PlanStep::Kind::Kernel || st.kernel.family != "matmul" ||
+          st.kernel.gemmKey.empty())
         continue;
       auto &tried = timed[st.kernel.gemmKey];
       if (llvm::none_of(tried, [&](auto &p) { return p.first == st.kernel.gemmConfig; }))

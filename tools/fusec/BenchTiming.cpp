@@ -55,7 +55,8 @@ double predictedUs(const PlanStep &s, const DeviceProfile &p, double copyBw) {
   double memory = s.cost.bytesFused / copyBw;
   bool ownGemm = s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul";
   double math = s.kind == PlanStep::Kind::Matmul ? s.cost.flops / p.tensorFlopsPerSec
-                : ownGemm && !s.kernel.tensorMaps.empty() ? s.cost.flops / p.wgmmaFlopsPerSec
+                : ownGemm && !s.kernel.tensorMaps.empty() && p.wgmmaFlopsPerSec > 0
+                    ? s.cost.flops / p.wgmmaFlopsPerSec
                 : ownGemm                        ? s.cost.flops / p.gemmFlopsPerSec
                                                  : s.cost.flops / p.fp32FlopsPerSec;
   return std::max(memory, math) * 1e6;
