@@ -158,10 +158,14 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
 bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, GroupSchedule &s,
                       std::string &why) {
   auto first = cast<MatmulOp>(mms.front());
-  if (shapeOf(first->getResult(0)).size() != 2) {
-    why = "sibling matmuls share a kernel as 2-D products";
-    return false;
-  }
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  for (Operation *op : mms)
+    for (Value v : op->getOperands())
+      if (Operation *def = viewSource(v).getDefiningOp(); def && members.count(def)) {
+        why = "matmul prologue fusion is not implemented (" + opLabel(def) +
+              " would be computed while loading an operand of " + opLabel(op) + ")";
+        return false;
+      }
   // The same rows of A: one view (offset, strides) of one tensor.
   auto layoutA = [](MatmulOp mm) { return matmulOperandLayout(mm.getLhs(), {}, 'r'); };
   auto a0 = layoutA(first);
@@ -171,17 +175,19 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
     bool sameA = a && a0 && viewSource(mm.getLhs()) == viewSource(first.getLhs()) &&
                  a->rows == a0->rows && a->cols == a0->cols && a->ld == a0->ld &&
                  a->offset == a0->offset && a->rowMajor == a0->rowMajor;
-    if (!gemvApplies(op) || !sameA || shapeOf(mm.getRhs()).size() != 2 ||
-        shapeOf(op->getResult(0)).size() != 2) {
-      why = "matmuls " + opLabel(mms.front()) + " and " + opLabel(op) +
-            " share a kernel only as 1-8 row products of the same A with K-contiguous weights";
+    if (!sameA) {
+      why = opLabel(mms.front()) + " and " + opLabel(op) +
+            " do not read the same A: a kernel holds several matmuls only as siblings of one A";
       return false;
     }
   }
-  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  for (Value v : first->getOperands())
-    if (Operation *def = viewSource(v).getDefiningOp(); def && members.count(def)) {
-      why = "matmul prologue fusion is not implemented";
+  for (Operation *op : mms)
+    if (!gemvApplies(op) || shapeOf(cast<MatmulOp>(op).getRhs()).size() != 2 ||
+        shapeOf(op->getResult(0)).size() != 2) {
+      why = opLabel(mms[0]) + " and " + opLabel(mms[1]) +
+            " read the same A, but siblings share a kernel only at decode sizes (1-8 rows of "
+            "A, K-contiguous 16-bit weights, 2-D); horizontal fusion of larger products is not "
+            "implemented";
       return false;
     }
   // The width N each epilogue value depends on (one per value).
@@ -273,8 +279,8 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
   for (Operation *op : ops)
     if (isa<MatmulOp>(op))
       matmuls.push_back(op);
-  if (matmuls.size() > 1 && classifySiblings(ops, matmuls, s, why))
-    return true;
+  if (matmuls.size() > 1)
+    return classifySiblings(ops, matmuls, s, why);
   if (!matmuls.empty())
     return classifyMatmul(ops, matmuls.front(), s, why);
   for (Operation *op : ops) {
