@@ -206,39 +206,39 @@ bool alignedFor16ByteCopies(const MatrixLayoutView &l) {
          (l.batch <= 1 || l.batchStride % 8 == 0);
 }
 
-bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
+namespace {
+/// The rows of A when `matmul` is one matrix of 16-bit operands, both
+/// K-contiguous with 16-byte aligned rows (x @ w^T): what fusec's Hopper GEMM
+/// and its dot-product kernel read; nullopt otherwise.
+std::optional<int64_t> kContiguousRows(mlir::Operation *matmul) {
   auto mm = llvm::dyn_cast<MatmulOp>(matmul);
-  if (!mm || arch != "sm_90a")
-    return false;
+  if (!mm)
+    return std::nullopt;
   DType dt = dtypeOf(mm.getLhs());
   if ((dt != DType::BF16 && dt != DType::F16) || dtypeOf(mm.getRhs()) != dt)
-    return false;
+    return std::nullopt;
   std::vector<int64_t> batch = matmulBatchShape(mm);
   for (int64_t d : batch)
     if (d != 1)
-      return false;
+      return std::nullopt;
   auto a = matmulOperandLayout(mm.getLhs(), batch, 'r');
   auto b = matmulOperandLayout(mm.getRhs(), batch, 'c');
+  if (!a || !b || !a->rowMajor || b->rowMajor || !alignedFor16ByteCopies(*a) ||
+      !alignedFor16ByteCopies(*b))
+    return std::nullopt;
+  return a->rows;
+}
+} // namespace
+
+bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
   // M <= 64 (decode) streams weights: the skinny and dot-product kernels.
-  return a && b && a->rows > 64 && a->rowMajor && !b->rowMajor && alignedFor16ByteCopies(*a) &&
-         alignedFor16ByteCopies(*b);
+  std::optional<int64_t> rows = kContiguousRows(matmul);
+  return arch == "sm_90a" && rows && *rows > 64;
 }
 
 bool gemvApplies(mlir::Operation *matmul) {
-  auto mm = llvm::dyn_cast<MatmulOp>(matmul);
-  if (!mm)
-    return false;
-  DType dt = dtypeOf(mm.getLhs());
-  if ((dt != DType::BF16 && dt != DType::F16) || dtypeOf(mm.getRhs()) != dt)
-    return false;
-  std::vector<int64_t> batch = matmulBatchShape(mm);
-  for (int64_t d : batch)
-    if (d != 1)
-      return false;
-  auto a = matmulOperandLayout(mm.getLhs(), batch, 'r');
-  auto b = matmulOperandLayout(mm.getRhs(), batch, 'c');
-  return a && b && a->rows <= 8 && a->rowMajor && !b->rowMajor && alignedFor16ByteCopies(*a) &&
-         alignedFor16ByteCopies(*b);
+  std::optional<int64_t> rows = kContiguousRows(matmul);
+  return rows && *rows <= 8;
 }
 
 } // namespace fusec
