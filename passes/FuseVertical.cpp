@@ -458,13 +458,12 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    const DeviceProfile *named = findDeviceProfile(device);
-    if (!named) {
+    std::optional<DeviceProfile> profile =
+        measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
+    if (!profile) {
       func.emitError("unknown device profile '") << device << "'";
       return signalPassFailure();
     }
-    DeviceProfile measured = withMeasurements(*named, {copyBytesPerSec, smCount, {}, {}});
-    const DeviceProfile *profile = &measured;
     Grouping grouping(computeOps(func), *profile, gemm, arch.empty() ? profile->arch : arch);
     grouping.run();
     grouping.recompute();

@@ -17,13 +17,12 @@ namespace {
 struct OutlineSingleOpsPass : impl::FusecOutlineSingleOpsBase<OutlineSingleOpsPass> {
   using Base::Base;
   void runOnOperation() override {
-    const DeviceProfile *named = findDeviceProfile(device);
-    if (!named) {
+    std::optional<DeviceProfile> profile =
+        measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
+    if (!profile) {
       getOperation().emitError("unknown device profile '") << device << "'";
       return signalPassFailure();
     }
-    DeviceProfile measured = withMeasurements(*named, {copyBytesPerSec, smCount, {}, {}});
-    const DeviceProfile *profile = &measured;
     std::vector<OpGroup> groups;
     for (Operation *op : computeOps(getOperation()))
       groups.push_back({op});

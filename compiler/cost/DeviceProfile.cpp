@@ -50,6 +50,12 @@ DeviceProfile withMeasurements(DeviceProfile p, const MeasuredDevice &m) {
   return p;
 }
 
+std::optional<DeviceProfile> measuredProfile(const std::string &name, const MeasuredDevice &m) {
+  if (const DeviceProfile *p = findDeviceProfile(name))
+    return withMeasurements(*p, m);
+  return std::nullopt;
+}
+
 const DeviceProfile &defaultDeviceProfile() { return deviceProfiles().front(); }
 
 const DeviceProfile *profileForDeviceName(const std::string &deviceName) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,12 @@ struct MeasuredDevice {
   std::string deviceName, date;
 };
 
-/// `p` with the measured values that are present; `source` says so.
+/// `p` with the measured values that are present; `measuredOn` says so.
 DeviceProfile withMeasurements(DeviceProfile p, const MeasuredDevice &m);
+
+/// The profile named `name` with this machine's measurements; nullopt for an
+/// unknown name.
+std::optional<DeviceProfile> measuredProfile(const std::string &name, const MeasuredDevice &m);
 
 /// The named profiles ("h100", "h200", "a100", "l40s").
 const std::vector<DeviceProfile> &deviceProfiles();

@@ -165,12 +165,10 @@ std::vector<double> randomInputScales(func::FuncOp graph) {
 }
 
 llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options) {
-  const DeviceProfile *named = findDeviceProfile(options.device);
-  if (!named)
+  std::optional<DeviceProfile> profile = measuredProfile(options.device, options.measured);
+  if (!profile)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown device profile '%s'",
                                    options.device.c_str());
-  DeviceProfile measured = withMeasurements(*named, options.measured);
-  const DeviceProfile *profile = &measured;
   func::FuncOp func;
   for (auto f : fused.getOps<func::FuncOp>())
     func = f;

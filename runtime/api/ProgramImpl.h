@@ -30,8 +30,8 @@ struct Program::Impl {
   /// The profile the plan was predicted with: the named one, with this
   /// machine's measurements where `fusec bench` took them.
   DeviceProfile profile() const {
-    const DeviceProfile *p = findDeviceProfile(plan.device);
-    return withMeasurements(p ? *p : defaultDeviceProfile(), options.measured);
+    std::optional<DeviceProfile> p = measuredProfile(plan.device, options.measured);
+    return p ? *p : withMeasurements(defaultDeviceProfile(), options.measured);
   }
 };
 
