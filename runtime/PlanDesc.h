@@ -10,7 +10,7 @@
 
 #include "compiler/support/DType.h"
 #include "runtime/CublasLt.h"
-#include "runtime/TensorMapParam.h"
+#include "runtime/KernelLaunch.h"
 #include "runtime/TensorSpec.h"
 
 #include <cstdint>
@@ -36,21 +36,8 @@ struct StepCost {
   double predictedUs = 0, unfusedUs = 0;
 };
 
-struct PlanKernel {
-  std::string source, family, schedule;
-  unsigned grid = 1, block = 1, sharedBytes = 0;
-  unsigned gridY = 1, gridZ = 1;
+struct PlanKernel : KernelLaunch {
   std::vector<int> args;  ///< buffer ids: the group's inputs, then its outputs
-  /// Cooperative launch with a scratch buffer as the last parameter; its first
-  /// scratchZeroBytes are zeroed before every launch.
-  bool cooperative = false;
-  unsigned scratchBytes = 0, scratchZeroBytes = 0;
-  /// Scratch bytes zeroed once at allocation (see codegen's KernelSpec).
-  unsigned scratchZeroOnce = 0;
-  /// fusec GEMM kernels: tuning key and the tile configuration used.
-  std::string gemmKey, gemmConfig;
-  /// Tensor maps encoded at launch, passed after the pointers (and scratch).
-  std::vector<TensorMapParam> tensorMaps;
 };
 
 struct PlanMatmul {

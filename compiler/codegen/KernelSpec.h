@@ -3,7 +3,7 @@
 
 #include "compiler/cost/DeviceProfile.h"
 #include "compiler/dialect/FusecDialect.h"
-#include "runtime/TensorMapParam.h"
+#include "runtime/KernelLaunch.h"
 
 #include "llvm/Support/Error.h"
 
@@ -16,28 +16,8 @@ namespace fusec::codegen {
 
 /// One `extern "C" __global__` kernel for one fusec.fusion. Its parameters are
 /// the fusion's inputs (const pointers) followed by its results (pointers), in order.
-struct KernelSpec {
-  std::string name;    ///< entry point, a C identifier
-  std::string source;  ///< complete CUDA C++ (prelude + kernel), no #includes
-  unsigned grid = 1, block = 1;
-  unsigned gridY = 1, gridZ = 1;
-  unsigned sharedBytes = 0;  ///< dynamic shared memory
-  unsigned numInputs = 0, numOutputs = 0;
-  /// Cooperative kernels (all blocks resident, teams synchronizing through
-  /// global memory) take one more parameter: a scratch buffer of scratchBytes
-  /// whose first scratchZeroBytes must be zero at launch.
-  bool cooperative = false;
-  unsigned scratchBytes = 0, scratchZeroBytes = 0;
-  /// Bytes at the start of the scratch zeroed once, when it is allocated (the
-  /// kernel leaves them zero again: split-K tile counters). Any kernel with
-  /// scratchBytes > 0 takes the scratch pointer as its last parameter.
-  unsigned scratchZeroOnce = 0;
-  /// TMA tensor maps the kernel takes by value after its pointers (and scratch).
-  std::vector<TensorMapParam> tensorMaps;
-  std::string gemmConfig;  ///< matmul family: the tile configuration used
-  std::string gemmKey;     ///< matmul family: its tuning-cache key (arch, dtype, shape, layouts)
-  std::string family;    ///< pointwise, row_reduction, column_reduction
-  std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
+struct KernelSpec : KernelLaunch {
+  std::string name;  ///< entry point, a C identifier
 };
 
 /// How a matmul group's tile configuration is chosen: the `candidate`-th of

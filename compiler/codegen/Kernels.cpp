@@ -37,8 +37,6 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   }
   if (!spec)
     return spec.takeError();
-  spec->numInputs = fusion.getInputs().size();
-  spec->numOutputs = fusion.getNumResults();
   spec->source = std::string(kernelPrelude()) + "\n" + detail::headerComment(fusion, *spec) +
                  spec->source;
   return spec;

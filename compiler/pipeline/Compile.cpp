@@ -229,23 +229,8 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       if (!k)
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;
-      PlanKernel &pk = step.kernel;
-      pk.source = k->source;
-      pk.family = k->family;
-      pk.schedule = k->schedule;
-      pk.grid = k->grid;
-      pk.gridY = k->gridY;
-      pk.gridZ = k->gridZ;
-      pk.block = k->block;
-      pk.sharedBytes = k->sharedBytes;
-      pk.args = ins;
-      pk.cooperative = k->cooperative;
-      pk.scratchBytes = k->scratchBytes;
-      pk.scratchZeroBytes = k->scratchZeroBytes;
-      pk.scratchZeroOnce = k->scratchZeroOnce;
-      pk.gemmKey = k->gemmKey;
-      pk.tensorMaps = k->tensorMaps;
-      pk.gemmConfig = k->gemmConfig;
+      static_cast<KernelLaunch &>(step.kernel) = std::move(*k);
+      step.kernel.args = ins;
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }
     plan.steps.push_back(std::move(step));

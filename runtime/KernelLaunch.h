@@ -1,0 +1,39 @@
+//===- KernelLaunch.h - what launching one generated kernel takes ---------===//
+//
+// Code generation describes a kernel (codegen::KernelSpec) and the plan keeps
+// the same description per step (PlanKernel); both are this, plus their own
+// fields (the entry point's name; the buffers bound to the parameters).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/TensorMapParam.h"
+
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct KernelLaunch {
+  std::string source;    ///< complete CUDA C++ (prelude + kernel), no #includes
+  std::string family;    ///< pointwise, row_reduction, column_reduction, matmul
+  std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
+  unsigned grid = 1, block = 1;
+  unsigned gridY = 1, gridZ = 1;
+  unsigned sharedBytes = 0;  ///< dynamic shared memory
+  /// Cooperative kernels (all blocks resident, teams synchronizing through
+  /// global memory) take one more parameter: a scratch buffer of scratchBytes
+  /// whose first scratchZeroBytes are zeroed before every launch.
+  bool cooperative = false;
+  unsigned scratchBytes = 0, scratchZeroBytes = 0;
+  /// Bytes at the start of the scratch zeroed once, when it is allocated (the
+  /// kernel leaves them zero again: split-K tile counters). Any kernel with
+  /// scratchBytes > 0 takes the scratch pointer as its last parameter.
+  unsigned scratchZeroOnce = 0;
+  /// TMA tensor maps the kernel takes by value after its pointers (and scratch).
+  std::vector<TensorMapParam> tensorMaps;
+  std::string gemmConfig;  ///< matmul family: the tile configuration used
+  std::string gemmKey;     ///< matmul family: its tuning-cache key (arch, dtype, shape, layouts)
+};
+
+} // namespace fusec
