@@ -14,14 +14,20 @@ __device__ __forceinline__ void cp16(void *s, const void *g) {
 }
 
 // order 0: consecutive blocks are the members of one tile (cluster-like);
-// order 1: consecutive blocks are neighbouring tiles of the same rows.
+// order 1: consecutive blocks are neighbouring tiles of the same rows;
+// order P > 1: as order 0, but the t-th team takes tile (t * P) mod tiles, so
+// the teams running at one time are spread across the row (P odd, tiles a
+// power of two: a bijection).
 template <int WV>
 __global__ void __launch_bounds__(256) tcopy(const uint4 *__restrict__ x, uint4 *__restrict__ y,
                                              int ldv, int rows, int members, int tiles, int order) {
   extern __shared__ uint4 s[];
   int b = blockIdx.x, tile, member;
-  if (order == 0) { tile = b / members; member = b % members; }
-  else { member = b / tiles; tile = b % tiles; }
+  if (order == 1) { member = b / tiles; tile = b % tiles; }
+  else {
+    tile = b / members; member = b % members;
+    if (order > 1) tile = (int)((long long)tile * order % tiles);
+  }
   const int tx = threadIdx.x % WV, ty = threadIdx.x / WV, TY = 256 / WV;
   size_t base = (size_t)member * rows * ldv + (size_t)tile * WV + tx;
   for (int r = ty; r < rows; r += TY) cp16(&s[r * WV + tx], &x[base + (size_t)r * ldv]);
@@ -68,11 +74,12 @@ int main() {
   float copy = t[t.size() / 2] * 1000;
   printf("memcpy D2D: %.1f us (%.2f TB/s)\n", copy, 2 * bytes / copy / 1e6);
   printf("%6s %6s %6s %9s %7s\n", "W(B)", "rows", "order", "us", "%copy");
-  int widths[] = {64, 128, 256, 512, 1024};
-  int rowsv[] = {1024, 512, 256, 128, 64};
+  int widths[] = {64, 128, 256};
+  int rowsv[] = {1024, 512};
+  int orders[] = {0, 1, 3, 5, 9, 17, 33, 65};
   for (int w : widths)
     for (int r : rowsv)
-      for (int o = 0; o < 2; ++o) {
+      for (int o : orders) {
         float us = -1;
         switch (w) {
           case 64: us = run<4>(x, y, n, r, o); break;
