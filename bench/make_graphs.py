@@ -66,6 +66,20 @@ def gemm_cases():
         [node("h", "linear", ["x", "w", "b"]), node("a", "gelu", ["h"]),
          node("y", "add", ["a", "residual"])],
         ["y"], "gelu(x @ w^T + b) + residual (exact erf gelu); x [8192, 4096], w [8192, 4096]")
+    # Epilogues cuBLASLt applies itself: the planner's third choice.
+    g["linear_bias_gelu_tanh"] = graph(
+        "linear_bias_gelu_tanh",
+        [("x", "bf16", [m, k]), ("w", "bf16", [n, k]), ("b", "bf16", [n])],
+        [node("h", "linear", ["x", "w", "b"]), node("y", "gelu", ["h"], approximate="tanh")],
+        ["y"], "gelu_tanh(x @ w^T + b); x [8192, 4096], w [8192, 4096]: an epilogue cuBLASLt "
+        "applies itself")
+    g["linear_residual"] = graph(
+        "linear_residual",
+        [("x", "bf16", [4096, 4096]), ("w", "bf16", [4096, 4096]),
+         ("residual", "bf16", [4096, 4096])],
+        [node("h", "linear", ["x", "w"]), node("y", "add", ["h", "residual"])],
+        ["y"], "x @ w^T + residual, 4096 tokens, 4096 -> 4096 (an attention output projection): "
+        "cuBLASLt reads the residual as C")
     t, d, f = 4096, 4096, 11008
     g["swiglu_ffn"] = graph(
         "swiglu_ffn",

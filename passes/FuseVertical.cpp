@@ -16,16 +16,19 @@
 // recorded (fusec.recomputed, fusec.rejected).
 //
 // Last, each matmul group picks how it runs: fusec's own GEMM with the
-// epilogue in registers (one kernel), or cuBLASLt for the product and, when
+// epilogue in registers (one kernel); cuBLASLt applying the epilogue itself
+// where the group is exactly what its epilogues express (a scale, a residual
+// as C, a bias, gelu(tanh); one call); or cuBLASLt for the product and, when
 // there is an epilogue, a pointwise kernel for it (the group is split). The
-// cost model predicts both with each GEMM's own rate; the choice and both
-// times go on the matmul op (fusec.gemm, fusec.gemm_alternatives) for
+// cost model predicts each with its own rate; the choice and the times go on
+// the matmul op (fusec.gemm, fusec.gemm_alternatives) for
 // outlining, code generation and `fusec explain`.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/GroupSchedule.h"
+#include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "passes/FusionOutlining.h"
 #include "passes/Passes.h"
@@ -37,6 +40,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #define DEBUG_TYPE "fusec-fuse-vertical"
 
@@ -350,7 +354,17 @@ void Grouping::chooseMatmulPaths() {
       path = GemmPath::FusecWgmma;
     double own = predictSeconds(groupCost(groups[g]), profile, path);
     double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);
-    bool useOwn = supported && (gemmChoice == "fusec" || (gemmChoice == "auto" && own <= library));
+    // cuBLASLt applying the epilogue itself, where the group is exactly that.
+    std::string notLibrary;
+    std::optional<LibraryEpilogue> libEpi;
+    if (!epilogue.empty() && gemmChoice != "fusec")
+      libEpi = matchLibraryEpilogue(mm, epilogue, notLibrary);
+    double libraryEpi = libEpi ? predictSeconds(groupCost(groups[g]), profile,
+                                                GemmPath::LibraryEpilogue)
+                               : std::numeric_limits<double>::infinity();
+    bool useOwn = supported && (gemmChoice == "fusec" ||
+                                (gemmChoice == "auto" && own <= std::min(library, libraryEpi)));
+    bool useLibEpi = !useOwn && libEpi && libraryEpi <= library;
     char buf[200];
     std::snprintf(buf, sizeof buf, "fusec %s%s: %.1f us; cuBLASLt%s: %.1f us%s",
                   path == GemmPath::FusecGemv    ? "GEMV"
@@ -359,12 +373,22 @@ void Grouping::chooseMatmulPaths() {
                   epilogue.empty() ? "" : " with the epilogue", own * 1e6,
                   epilogue.empty() ? "" : " + epilogue kernel", library * 1e6,
                   supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
+    std::string alternatives = buf;
+    if (libEpi) {
+      std::snprintf(buf, sizeof buf, "; cuBLASLt with its epilogue (%s): %.1f us",
+                    libEpi->describe().c_str(), libraryEpi * 1e6);
+      alternatives += buf;
+    } else if (!epilogue.empty() && gemmChoice != "fusec") {
+      alternatives += "; no cuBLASLt epilogue: " + notLibrary;
+    }
     Builder b(mm.getContext());
-    mm->setAttr("fusec.gemm", b.getStringAttr(useOwn ? "fusec" : "cublaslt"));
+    mm->setAttr("fusec.gemm", b.getStringAttr(useOwn      ? "fusec"
+                                              : useLibEpi ? "cublaslt-epilogue"
+                                                          : "cublaslt"));
     if (path == GemmPath::FusecWgmma)
       mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
-    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
-    if (useOwn || epilogue.empty())
+    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(alternatives));
+    if (useOwn || useLibEpi || epilogue.empty())
       continue;
     // cuBLASLt computes the product; the epilogue becomes a kernel of its own,
     // next in order (kernel names are numbered by position).

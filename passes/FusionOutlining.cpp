@@ -12,6 +12,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace mlir;
 
@@ -100,16 +101,18 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // A matmul group carries the planner's GEMM choice (see FuseVertical).
   for (Operation *op : group)
     if (isa<MatmulOp>(op)) {
-      bool own = false;
+      std::optional<GemmPath> path;
       if (auto choice = op->getAttrOfType<StringAttr>("fusec.gemm")) {
         fusion->setAttr("gemm", choice);
-        own = choice.getValue() == "fusec";
+        if (choice.getValue() == "fusec")
+          path = op->hasAttr("fusec.gemm_wgmma") ? GemmPath::FusecWgmma : ownGemmPath(op);
+        else if (choice.getValue() == "cublaslt-epilogue")
+          path = GemmPath::LibraryEpilogue;
       }
       if (auto alt = op->getAttrOfType<StringAttr>("fusec.gemm_alternatives"))
         fusion->setAttr("gemm_alternatives", alt);
-      GemmPath path = op->hasAttr("fusec.gemm_wgmma") ? GemmPath::FusecWgmma : ownGemmPath(op);
-      if (own)
-        fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p, path) * 1e6));
+      if (path)
+        fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p, *path) * 1e6));
     }
 }
 

@@ -482,7 +482,9 @@ llvm::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
 llvm::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
                           CUdeviceptr b, CUdeviceptr c, CUdeviceptr bias,
                           CUdeviceptr workspace, size_t wsBytes,
-                          CUstream stream) {
+                          CUstream stream, CUdeviceptr d) {
+  if (!d)
+    d = c;
   const MatmulDesc &desc = plan.desc;
   auto fail = [&](const std::string &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -499,6 +501,7 @@ llvm::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
   for (auto [name, ptr] : {std::pair<const char *, CUdeviceptr>{"A", a},
                            {"B", b},
                            {"C", c},
+                           {"D", d},
                            {"bias", desc.biasEpilogue ? bias : 0}})
     if (ptr % kPointerAlignment)
       return fail(std::string(name) + " is not " +
@@ -511,13 +514,14 @@ llvm::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
   ColumnMajorProblem p = columnMajorProblem(desc);
   auto *first = reinterpret_cast<const void *>(p.swapped ? b : a);
   auto *second = reinterpret_cast<const void *>(p.swapped ? a : b);
-  auto *out = reinterpret_cast<void *>(c);
+  auto *in = reinterpret_cast<const void *>(c);
+  auto *out = reinterpret_cast<void *>(d);
   cublasLtMatmulAlgo_t algo;
   std::memcpy(&algo, plan.algo.data(), sizeof(algo));
   // cudaStream_t and CUstream are the same type (CUstream_st *).
   if (auto s = api->matmul(api->handle, &descs.op, &desc.alpha, first,
                            &descs.first, second, &descs.second, &desc.beta,
-                           out, &descs.out, out, &descs.out, &algo,
+                           in, &descs.out, out, &descs.out, &algo,
                            reinterpret_cast<void *>(workspace), wsBytes,
                            stream);
       s != CUBLAS_STATUS_SUCCESS)

@@ -99,11 +99,12 @@ public:
                                   size_t workspaceLimit);
 
   /// Enqueues the matmul on `stream`. `bias` is read only with biasEpilogue
-  /// (pass 0 otherwise); C is read when beta != 0 and always written.
-  /// `wsBytes` must be at least plan.workspaceBytes.
+  /// (pass 0 otherwise); C is read when beta != 0. The result goes to `d`
+  /// (C's layout), or over C when `d` is 0. `wsBytes` must be at least
+  /// plan.workspaceBytes.
   llvm::Error run(const MatmulPlan &plan, CUdeviceptr a, CUdeviceptr b,
                   CUdeviceptr c, CUdeviceptr bias, CUdeviceptr workspace,
-                  size_t wsBytes, CUstream stream);
+                  size_t wsBytes, CUstream stream, CUdeviceptr d = 0);
 
   /// Which file was loaded and its version, e.g. "libcublasLt.so.13 (130100)".
   std::string libraryInfo() const;

@@ -207,9 +207,13 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     if (!lt)
       return lt.takeError();
     const PlanMatmul &m = step.matmul;
+    CUdeviceptr result = bufferAddress(m.c, in, out);
+    // With a residual, cuBLASLt reads it as C and writes the result apart (D).
+    CUdeviceptr c = m.residual >= 0 ? bufferAddress(m.residual, in, out) + m.residualOffset : result;
+    CUdeviceptr bias = m.bias >= 0 ? bufferAddress(m.bias, in, out) + m.biasOffset : 0;
     return (*lt)->run(matmuls[i], bufferAddress(m.a, in, out) + m.aOffset,
-                      bufferAddress(m.b, in, out) + m.bOffset, bufferAddress(m.c, in, out), 0,
-                      workspace, desc.workspaceBytes, stream);
+                      bufferAddress(m.b, in, out) + m.bOffset, c, bias, workspace,
+                      desc.workspaceBytes, stream, result);
   }
   case PlanStep::Kind::Copy: {
     const PlanBuffer &dst = desc.buffers[step.copy.dst];

@@ -42,8 +42,12 @@ struct PlanKernel : KernelLaunch {
 
 struct PlanMatmul {
   MatmulDesc desc;
-  int a = -1, b = -1, c = -1;          ///< buffer ids
+  int a = -1, b = -1, c = -1;          ///< buffer ids (c: the result)
   int64_t aOffset = 0, bOffset = 0;    ///< bytes into the a and b buffers
+  /// cuBLASLt's own epilogue: the residual read as its C (desc.beta = 1) and
+  /// the bias vector (desc.biasEpilogue); -1 when not used.
+  int residual = -1, bias = -1;
+  int64_t residualOffset = 0, biasOffset = 0;  ///< bytes into those buffers
 };
 
 struct PlanCopy {

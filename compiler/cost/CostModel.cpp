@@ -61,7 +61,8 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   double memory = floorSeconds(c, p) / fraction;
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
                 static_cast<double>(c.tensorFlops) /
-                    (path == GemmPath::Library      ? p.tensorFlopsPerSec
+                    (path == GemmPath::Library || path == GemmPath::LibraryEpilogue
+                         ? p.tensorFlopsPerSec
                      : path == GemmPath::FusecWgmma && p.wgmmaFlopsPerSec > 0 ? p.wgmmaFlopsPerSec
                                                     : p.gemmFlopsPerSec);
   // fusec's GEMMs read the epilogue's inputs after the products, one element
@@ -70,8 +71,10 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // 8192 x 4096 -> 8192 took 898 us against 820 for the product alone, with
   // 128 MB of residual; bench/NOTES.md). The dot-product kernel reads them
   // once per output element, a small part of its weight stream.
+  // cuBLASLt's own epilogue reads its C (a residual) the same way, as far as
+  // the model knows: charged alike until measured.
   double epilogue = path == GemmPath::Fusec || path == GemmPath::FusecWgmma ||
-                            path == GemmPath::FusecBatchedRows
+                            path == GemmPath::FusecBatchedRows || path == GemmPath::LibraryEpilogue
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
                         : 0.0;
   return std::max(memory, math) + epilogue + c.launches * p.launchSeconds;

@@ -56,7 +56,9 @@ struct Cost {
 /// wgmma), its dot-product kernel for 1-8 rows, or the portable GEMM on a
 /// batch of 1-8 row matrices (decode attention scores), where its 16-row
 /// tiles mostly idle.
-enum class GemmPath { Library, Fusec, FusecWgmma, FusecGemv, FusecBatchedRows };
+/// LibraryEpilogue: cuBLASLt applying the group's epilogue itself
+/// (schedule/LibraryEpilogue.h).
+enum class GemmPath { Library, LibraryEpilogue, Fusec, FusecWgmma, FusecGemv, FusecBatchedRows };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
 GemmPath ownGemmPath(mlir::Operation *matmul);

@@ -5,6 +5,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/pipeline/Arena.h"
+#include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "passes/Passes.h"
 
@@ -135,6 +136,34 @@ llvm::Expected<PlanMatmul> matmulStep(FusionOp f, ArrayRef<int> inputBuffers, in
   p.aOffset = a->offset * bytes;
   p.bOffset = b->offset * bytes;
   p.c = out;
+  auto gemm = f->getAttrOfType<StringAttr>("gemm");
+  if (!gemm || gemm.getValue() != "cublaslt-epilogue")
+    return p;
+  // cuBLASLt applies the epilogue itself (schedule/LibraryEpilogue.h).
+  std::vector<Operation *> epilogue;
+  for (Operation &op : f.getBodyBlock().without_terminator())
+    if (&op != mm.getOperation())
+      epilogue.push_back(&op);
+  std::string why;
+  std::optional<LibraryEpilogue> e = matchLibraryEpilogue(mm, epilogue, why);
+  if (!e)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: cuBLASLt epilogue no longer matches: %s",
+                                   why.c_str());
+  auto bufferOf = [&](Value v, int64_t &offsetBytes) {
+    offsetBytes = stridedView(v)->offset * bytes;
+    return inputBuffers[cast<BlockArgument>(viewSource(v)).getArgNumber()];
+  };
+  p.desc.alpha = static_cast<float>(e->alpha);
+  if (e->residual) {
+    p.desc.beta = 1;
+    p.residual = bufferOf(e->residual, p.residualOffset);
+  }
+  if (e->bias) {
+    p.desc.biasEpilogue = true;
+    p.bias = bufferOf(e->bias, p.biasOffset);
+  }
+  p.desc.geluEpilogue = e->gelu;
   return p;
 }
 

@@ -159,7 +159,10 @@ std::string explainText(const Explanation &e) {
                   k.predictedUs, k.predictedUs > 0 ? k.unfusedUs / k.predictedUs : 0.0);
     s += buf;
     if (!k.gemm.empty())
-      s += "  gemm: " + std::string(k.gemm == "fusec" ? "fusec's kernel" : "cuBLASLt") +
+      s += "  gemm: " +
+           std::string(k.gemm == "fusec"               ? "fusec's kernel"
+                       : k.gemm == "cublaslt-epilogue" ? "cuBLASLt with its epilogue"
+                                                       : "cuBLASLt") +
            " (" + k.gemmAlternatives + ")\n";
   }
   std::snprintf(buf, sizeof buf,

@@ -7,7 +7,7 @@
 
 namespace fusec::test {
 
-std::string randomMatmulGraph(uint64_t seed) {
+std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue) {
   using Json = nlohmann::json;
   uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
   auto next = [&] {
@@ -59,9 +59,44 @@ std::string randomMatmulGraph(uint64_t seed) {
     bName = "bt";
   }
   nodes.push_back({{"name", "mm"}, {"op", "matmul"}, {"inputs", {aName, bName}}});
-  // An epilogue of 0-4 elementwise ops, some with operands read from memory.
   std::string cur = "mm";
   Json outputs = Json::array();
+  if (libraryEpilogue) {
+    // What cuBLASLt's epilogues express: a scale by a constant, then a
+    // residual and/or a bias in either order, then gelu(tanh).
+    auto node = [&](const std::string &name, const char *op, Json ins, Json attrs = nullptr) {
+      Json n = {{"name", name}, {"op", op}, {"inputs", ins}};
+      if (!attrs.is_null())
+        n["attrs"] = attrs;
+      nodes.push_back(n);
+      cur = name;
+    };
+    if (pick(2)) {
+      nodes.push_back({{"name", "alpha"}, {"op", "constant"},
+                       {"attrs", {{"value", std::vector<double>{0.5, 0.125, 2.0}[pick(3)]},
+                                  {"dtype", dt}}}});
+      node("scaled", "mul", {cur, "alpha"});
+    }
+    bool residualFirst = pick(2);
+    int adds = 1 + pick(3);  // 1 residual, 2 bias, 3 both
+    for (int i = 0; i < 2; ++i) {
+      bool residual = (i == 0) == residualFirst;
+      if (!(adds & (residual ? 1 : 2)))
+        continue;
+      std::string in = residual ? "res" : "bias";
+      inputs.push_back({{"name", in}, {"dtype", dt},
+                        {"shape", residual ? with({m, n}) : std::vector<int64_t>{n}}});
+      node("plus_" + in, "add", {cur, in});
+    }
+    if (pick(2))
+      node("act", "gelu", {cur}, {{"approximate", "tanh"}});
+    outputs.push_back(cur);
+    g["inputs"] = inputs;
+    g["nodes"] = nodes;
+    g["outputs"] = outputs;
+    return g.dump(2);
+  }
+  // An epilogue of 0-4 elementwise ops, some with operands read from memory.
   int steps = pick(5);
   for (int i = 0; i < steps; ++i) {
     std::string name = "e" + std::to_string(i);

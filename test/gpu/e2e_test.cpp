@@ -1,7 +1,8 @@
 //===- e2e_test.cpp - graphs on the GPU against the reference interpreter -===//
 //
 // Every example (fused, --no-fuse and with --gemm fusec), 200 random matmul +
-// epilogue graphs through fusec's GEMM, and 240 random pointwise / broadcast /
+// epilogue graphs through fusec's GEMM, 100 with epilogues cuBLASLt applies
+// itself, and 240 random pointwise / broadcast /
 // reduction graphs (odd sizes, every dtype) run through the public API:
 // compile, run on the GPU with outputs poisoned (NaN bytes) first, compare with
 // the CPU reference interpreter (f32 1e-5, f16/bf16 1e-2 normwise; integers
@@ -32,7 +33,7 @@ struct Tally {
 
 void check(const std::string &label, const std::string &json, const std::string &name,
            bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto",
-           int gemmCandidate = -1) {
+           int gemmCandidate = -1, int *libraryEpilogues = nullptr) {
   Options o;
   o.fuse = fuse;
   o.gemm = gemm;
@@ -40,6 +41,13 @@ void check(const std::string &label, const std::string &json, const std::string 
   std::unique_ptr<Program> p;
   Status s = Program::compileText(json, name, o, p);
   std::vector<HostTensor> in, out, ref;
+  if (s && libraryEpilogues)
+    for (const KernelInfo &k : p->kernels())
+      for (const char *part : {" alpha=", " beta=", " +bias", " +gelu"})
+        if (k.family == "matmul (cuBLASLt)" && k.schedule.find(part) != std::string::npos) {
+          ++*libraryEpilogues;
+          break;
+        }
   if (s) {
     in = p->randomInputs(seed);
     s = p->runHost(in, out);
@@ -122,6 +130,17 @@ int main(int argc, char **argv) {
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
           "random_matmul.json", true, seed, gemms, "fusec");
+  // Epilogues cuBLASLt applies itself (a scale, a residual as C, a bias,
+  // gelu(tanh)), through cuBLASLt: most of them must take that path.
+  int libraryEpilogues = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed)
+    check("library epilogue seed " + std::to_string(seed), test::randomMatmulGraph(seed, true),
+          "random_matmul.json", true, seed, gemms, "cublaslt", -1, &libraryEpilogues);
+  std::printf("cuBLASLt applied the epilogue itself in %d of 100 graphs\n", libraryEpilogues);
+  if (libraryEpilogues < 50) {
+    std::printf("FAIL the cuBLASLt epilogue path was taken too rarely\n");
+    ++gemms.failed;
+  }
   for (uint64_t seed = 0; seed < 240; ++seed)
     check("random graph seed " + std::to_string(seed), test::randomGraph(seed), "random.json",
           true, seed, random);

@@ -214,6 +214,59 @@ TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
   EXPECT_EQ(gemms, 48);  // one GEMM kernel per graph and architecture
 }
 
+// Epilogues cuBLASLt expresses (a scale by a constant, a residual, a bias,
+// gelu(tanh)) become one library call with those settings, and the group keeps
+// its values in the interpreter.
+TEST(Fusion, LibraryEpiloguesBecomeOneCublasLtCall) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    std::string text = fusec::test::randomMatmulGraph(seed, true);
+    expectSameResults(text, seed, true, nullptr, nullptr, "cublaslt");
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, text, "random_matmul.json", true, "sm_90a", "cublaslt");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << text;
+    ASSERT_EQ(plan->steps.size(), 1u) << text;
+    const PlanStep &st = plan->steps[0];
+    ASSERT_EQ(st.kind, PlanStep::Kind::Matmul) << text;
+    const PlanMatmul &m = st.matmul;
+    auto has = [&](const char *s) { return text.find(s) != std::string::npos; };
+    EXPECT_EQ(m.desc.beta == 1, has("\"res\"")) << text;
+    EXPECT_EQ(m.residual >= 0, has("\"res\"")) << text;
+    EXPECT_EQ(m.desc.biasEpilogue, has("\"bias\"")) << text;
+    EXPECT_EQ(m.bias >= 0, has("\"bias\"")) << text;
+    EXPECT_EQ(m.desc.geluEpilogue, has("\"tanh\"")) << text;
+    EXPECT_EQ(m.desc.alpha != 1, has("\"alpha\"")) << text;
+    EXPECT_NE(m.residual, m.c);
+  }
+}
+
+// gelu's erf form, a per-row scale or an op after gelu: cuBLASLt cannot say
+// that, so the product and the epilogue run apart, and explain says why.
+TEST(Fusion, OtherEpiloguesStayApartFromCublasLt) {
+  auto graph = [](const std::string &tail) {
+    return std::string(R"({"fusec": 1, "name": "g", "inputs": [
+      {"name": "x", "dtype": "bf16", "shape": [256, 64]},
+      {"name": "w", "dtype": "bf16", "shape": [128, 64]},
+      {"name": "b", "dtype": "bf16", "shape": [128]},
+      {"name": "s", "dtype": "bf16", "shape": [256, 1]}],
+      "nodes": [{"name": "h", "op": "linear", "inputs": ["x", "w", "b"]}, )") +
+           tail + "]}";
+  };
+  for (const std::string &tail :
+       {std::string(R"({"name": "y", "op": "gelu", "inputs": ["h"]}], "outputs": ["y")"),
+        std::string(R"({"name": "y", "op": "mul", "inputs": ["h", "s"]}], "outputs": ["y")"),
+        std::string(R"({"name": "g", "op": "gelu", "inputs": ["h"], "attrs": {"approximate": "tanh"}},
+            {"name": "y", "op": "add", "inputs": ["g", "b"]}], "outputs": ["y")")}) {
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, graph(tail), "g.json", true, "sm_90a", "cublaslt");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << tail;
+    ASSERT_EQ(plan->steps.size(), 2u) << tail;
+    EXPECT_EQ(plan->steps[0].kind, PlanStep::Kind::Matmul);
+    EXPECT_FALSE(plan->steps[0].matmul.desc.geluEpilogue);
+    EXPECT_EQ(plan->steps[0].matmul.residual, -1);
+    EXPECT_EQ(plan->steps[1].kind, PlanStep::Kind::Kernel);
+  }
+}
+
 // Every tile configuration of a large GEMM compiles; on sm_90a the first ones
 // are the TMA + wgmma kernel (two tensor maps: 128 x 256, 128 x 128 ping-pong
 // and 128 x 128 tiles here, 128 x 128 and 64 x 128 on a shape of fewer
