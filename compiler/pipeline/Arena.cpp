@@ -12,7 +12,13 @@ int64_t alignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 std::vector<int> buffersOf(const PlanStep &s) {
   switch (s.kind) {
   case PlanStep::Kind::Kernel: return s.kernel.args;
-  case PlanStep::Kind::Matmul: return {s.matmul.a, s.matmul.b, s.matmul.c};
+  case PlanStep::Kind::Matmul: {
+    std::vector<int> ids{s.matmul.a, s.matmul.b, s.matmul.c};
+    for (int epilogueInput : {s.matmul.residual, s.matmul.bias})  // cuBLASLt's own epilogue
+      if (epilogueInput >= 0)
+        ids.push_back(epilogueInput);
+    return ids;
+  }
   case PlanStep::Kind::Copy: return {s.copy.src, s.copy.dst};
   }
   return {};

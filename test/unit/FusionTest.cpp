@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/interp/Interpreter.h"
+#include "compiler/pipeline/Arena.h"
 #include "compiler/pipeline/Compile.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/Nvrtc.h"
@@ -237,6 +238,33 @@ TEST(Fusion, LibraryEpiloguesBecomeOneCublasLtCall) {
     EXPECT_EQ(m.desc.alpha != 1, has("\"alpha\"")) << text;
     EXPECT_NE(m.residual, m.c);
   }
+}
+
+// A residual cuBLASLt reads as C may be an intermediate (the decoder block's
+// second residual add reads the first's result): its arena slot must stay
+// live until that call, not be reused after the last kernel reading it.
+TEST(Fusion, LibraryEpilogueInputsStayLiveUntilTheirCall) {
+  auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/llama_decoder_block.json");
+  ASSERT_TRUE(bool(buffer));
+  mlir::MLIRContext ctx;
+  auto plan = planFor(ctx, (*buffer)->getBuffer(), "llama_decoder_block.json", true, "sm_90a");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  std::vector<std::pair<int, int>> life = bufferLifetimes(*plan);
+  int temporaryResiduals = 0;
+  for (size_t i = 0; i < plan->steps.size(); ++i) {
+    const PlanStep &st = plan->steps[i];
+    if (st.kind != PlanStep::Kind::Matmul)
+      continue;
+    for (int b : {st.matmul.residual, st.matmul.bias}) {
+      if (b < 0)
+        continue;
+      temporaryResiduals += plan->buffers[b].kind == PlanBuffer::Kind::Temp;
+      EXPECT_LE(life[b].first, (int)i) << st.name;
+      EXPECT_GE(life[b].second, (int)i) << st.name << " reads buffer " << b
+                                        << " after its slot may be reused";
+    }
+  }
+  EXPECT_EQ(temporaryResiduals, 1);  // r1, read as C by the last matmul
 }
 
 // gelu's erf form, a per-row scale or an op after gelu: cuBLASLt cannot say
