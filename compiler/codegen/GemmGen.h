@@ -48,6 +48,10 @@ struct GemmGen {
   Operand a, b;  ///< a: M x K, b: K x N
   std::string elem;  ///< storage type of A and B
   int threads = 0;
+  /// Shared-memory bytes of the operand stages; the portable kernel stages its
+  /// output tiles there after the main loop when they fit (stagedStore).
+  int64_t stageBytes = 0;
+  bool stagedStore = false;
 
   /// The copy of k-step `kt` into stage `st`, for one operand (mma.sync path).
   std::string loader(const Operand &o, bool isA) const;
@@ -58,8 +62,16 @@ struct GemmGen {
   /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
   std::string scalarEpilogue();
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em
-  /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices.
+  /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices. With
+  /// stagedStore the results go to the block's output tiles in shared memory.
   std::string epilogue();
+  /// Row stride (elements) of output `o`'s tile in shared memory, and its offset.
+  int64_t stagedStride(unsigned o);
+  int64_t stagedOffset(unsigned o);
+  /// Whether every output tile fits in the stages' shared memory.
+  bool stagingFits();
+  /// The block's output tiles, from shared memory to global in 16-byte rows.
+  std::string stagedCopyOut();
   /// fz_m0, fz_n0 of output tile number `pid` (grouped tile order).
   std::string tileOrder(const std::string &pid, const std::string &indent) const;
   /// fz_bi<d>: the domain's batch indices from the linear batch fz_b.

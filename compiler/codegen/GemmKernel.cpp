@@ -215,12 +215,67 @@ std::string GemmGen::epilogue() {
   std::string off = "((long long)fz_b * " + str(shape.m) + " + fz_em) * " + str(shape.n) + " + fz_en";
   for (unsigned o = 0; o < results.size(); ++o) {
     std::string t = storageType(dtypeOf(fusion.getResult(o)));
+    if (stagedStore) {
+      // One 4- or 8-byte store: columns fz_en - fz_n0 are even, so is the stride.
+      s += "          fz_store<" + t + ", 2>(fz_out" + str(o) + "_tile, (fz_em - fz_m0) * " +
+           str(stagedStride(o)) + " + fz_en - fz_n0, r" + str(o) + ");\n";
+      continue;
+    }
     if (shape.n % 2 == 0)
       s += "          fz_store<" + t + ", 2>(out" + str(o) + ", " + off + ", r" + str(o) + ");\n";
     else
       s += "          out" + str(o) + "[" + off + "] = fz_out<" + t + ">::of(r" + str(o) +
            "[0]);\n          if (fz_en + 1 < " + str(shape.n) + ") out" + str(o) + "[" + off +
            " + 1] = fz_out<" + t + ">::of(r" + str(o) + "[1]);\n";
+  }
+  return s;
+}
+
+// An accumulator pair is 4 or 8 bytes of a row: written straight from the
+// fragments, a warp's store covers half of each 32-byte sector it touches and
+// leaves HBM the merging (the batched attention scores, 1 GB of bf16 output
+// at K = 128, wrote at 31% of the copy rate; bench/NOTES.md). Staged through
+// shared memory, every thread writes whole 16-byte pieces of a row.
+int64_t GemmGen::stagedStride(unsigned o) {
+  int64_t bytes = dtypeBytes(dtypeOf(fusion.getResult(o)));
+  return cfg.bn + 16 / bytes;  // a 16-byte pad: rows stay aligned, banks shift
+}
+
+int64_t GemmGen::stagedOffset(unsigned o) {
+  int64_t off = 0;
+  for (unsigned i = 0; i < o; ++i)
+    off += (cfg.bm * stagedStride(i) * dtypeBytes(dtypeOf(fusion.getResult(i))) + 15) / 16 * 16;
+  return off;
+}
+
+bool GemmGen::stagingFits() {
+  unsigned n = fusion.getNumResults();
+  int64_t last = cfg.bm * stagedStride(n - 1) * dtypeBytes(dtypeOf(fusion.getResult(n - 1)));
+  return stagedOffset(n - 1) + last <= stageBytes * cfg.stages;
+}
+
+std::string GemmGen::stagedCopyOut() {
+  std::string s = "  __syncthreads();  // every output tile is in shared memory\n";
+  for (unsigned o = 0; o < fusion.getNumResults(); ++o) {
+    int64_t bytes = dtypeBytes(dtypeOf(fusion.getResult(o)));
+    // 16-byte pieces when every row starts aligned, else one element per thread.
+    int64_t v = shape.n % (16 / bytes) == 0 ? 16 / bytes : 1;
+    std::string t = storageType(dtypeOf(fusion.getResult(o)));
+    std::string per = str(cfg.bn / v);
+    s += "  for (int fz_i = threadIdx.x; fz_i < " + str(cfg.bm) + " * " + per + "; fz_i += " +
+         str(threads) + ") {\n";
+    s += "    const int fz_r = fz_i / " + per + ", fz_c = (fz_i % " + per + ") * " + str(v) + ";\n";
+    s += "    const int fz_em = fz_m0 + fz_r, fz_en = fz_n0 + fz_c;\n";
+    s += "    if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+    std::string src = "fz_out" + str(o) + "_tile[fz_r * " + str(stagedStride(o)) + " + fz_c]";
+    std::string dst = "out" + str(o) + "[((long long)fz_b * " + str(shape.m) + " + fz_em) * " +
+                      str(shape.n) + " + fz_en]";
+    if (v > 1)
+      s += "      *reinterpret_cast<uint4 *>(&" + dst + ") = *reinterpret_cast<const uint4 *>(&" +
+           src + ");\n";
+    else
+      s += "      " + dst + " = " + src + ";\n";
+    s += "    }\n  }\n";
   }
   return s;
 }
@@ -295,6 +350,15 @@ std::string GemmGen::source(const std::string &name) {
          str(planes) + " + fz_o + l]);\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
   }
   // Epilogue: per accumulator pair.
+  stagedStore = stagingFits();
+  if (stagedStore) {
+    s += "  __syncthreads();  // the stages are free: output tiles go there\n";
+    for (unsigned o = 0; o < fusion.getNumResults(); ++o) {
+      std::string t = storageType(dtypeOf(fusion.getResult(o)));
+      s += "  " + t + " *const fz_out" + str(o) + "_tile = reinterpret_cast<" + t +
+           " *>(fz_dyn + " + str(stagedOffset(o)) + ");\n";
+    }
+  }
   s += "  // epilogue, in registers\n";
   s += "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(ni) + "; ++j)\n";
@@ -304,6 +368,8 @@ std::string GemmGen::source(const std::string &name) {
   s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
   s += "          const float fz_acc2[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};\n";
   s += batchIndices("          ") + epilogue() + "        }\n      }\n";
+  if (stagedStore)
+    s += stagedCopyOut();
   s += "#undef fz_As\n#undef fz_Bs\n}\n";
   return s;
 }
@@ -402,7 +468,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
         g.cfg = c;
         break;
       }
-  int64_t stageBytes = 0;
+  int64_t &stageBytes = g.stageBytes;
   auto size = [&] {
     if (g.cfg.gemv) {
       g.threads = g.cfg.threads();
