@@ -134,6 +134,12 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   if (bigTiles < p.smCount) {
     small.splitK = splitFor(s, small, p);
     out = {small, deep, big};
+  } else if (ceilDiv(s.k, 64) <= 2) {
+    // K of one or two steps (attention scores, K = head dim): the tile's loads,
+    // products and stores hardly overlap inside a block, so two blocks per SM
+    // of 128 x 128 beat one of 256 x 128 (H100, 32 x 4096 x 4096 x 128 with
+    // the causal mask: 782.5 us against 928.0; bench/NOTES.md).
+    out = {deep, tall, wide, big, small};
   } else {
     out = {tall, wide, deep, big, small};
   }
