@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #define DEBUG_TYPE "fusec-fuse-vertical"
 
@@ -93,6 +94,10 @@ private:
   bool markSiblings(const OpGroup &g);
   bool tryRecompute(Operation *producer, OpOperand &use, size_t consumer);
   bool createsCycle(const OpGroup &merged) const;
+  /// What a split-off epilogue costs: its own kernel, or, where one group that
+  /// is no matmul reads all it writes and could take it in, only what it adds
+  /// to that group (a mask or scale ahead of a softmax).
+  double splitEpilogueSeconds(const OpGroup &epilogue, bool &joins) const;
   double seconds(const OpGroup &g) const {
     return g.empty() ? 0.0 : predictSeconds(groupCost(g), profile);
   }
@@ -175,6 +180,39 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
   groups[producer] = std::move(merged);
   groups[consumer].clear();
   return true;
+}
+
+double Grouping::splitEpilogueSeconds(const OpGroup &epilogue, bool &joins) const {
+  joins = false;
+  std::optional<size_t> consumer;
+  for (Operation *op : epilogue)
+    for (Value r : op->getResults())
+      for (Operation *user : r.getUsers()) {
+        while (isView(user) && user->getResult(0).hasOneUse())
+          user = *user->getResult(0).getUsers().begin();
+        if (llvm::is_contained(epilogue, user))
+          continue;
+        auto it = groupOf.find(user);
+        if (it == groupOf.end() || (consumer && *consumer != it->second))
+          return seconds(epilogue);  // a graph output, a view, or several readers
+        consumer = it->second;
+      }
+  if (!consumer ||
+      llvm::any_of(groups[*consumer], [](Operation *op) { return isa<MatmulOp>(op); }))
+    return seconds(epilogue);
+  OpGroup merged = epilogue;
+  merged.insert(merged.end(), groups[*consumer].begin(), groups[*consumer].end());
+  std::sort(merged.begin(), merged.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  GroupSchedule schedule;
+  std::string why;
+  if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
+    return seconds(epilogue);
+  double added = seconds(merged) - seconds(groups[*consumer]);
+  if (added >= seconds(epilogue))
+    return seconds(epilogue);
+  joins = true;
+  return std::max(0.0, added);
 }
 
 void Grouping::run() {
@@ -353,7 +391,9 @@ void Grouping::chooseMatmulPaths() {
     if (path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
       path = GemmPath::FusecWgmma;
     double own = predictSeconds(groupCost(groups[g]), profile, path);
-    double library = predictSeconds(groupCost({mm}), profile) + seconds(epilogue);
+    bool joins = false;
+    double library = predictSeconds(groupCost({mm}), profile) +
+                     (epilogue.empty() ? 0.0 : splitEpilogueSeconds(epilogue, joins));
     // cuBLASLt applying the epilogue itself, where the group is exactly that.
     std::string notLibrary;
     std::optional<LibraryEpilogue> libEpi;
@@ -371,7 +411,10 @@ void Grouping::chooseMatmulPaths() {
                   : path == GemmPath::FusecWgmma ? "GEMM (wgmma)"
                                                  : "GEMM",
                   epilogue.empty() ? "" : " with the epilogue", own * 1e6,
-                  epilogue.empty() ? "" : " + epilogue kernel", library * 1e6,
+                  epilogue.empty() ? ""
+                  : joins          ? " + the epilogue in its consumer's kernel"
+                                   : " + epilogue kernel",
+                  library * 1e6,
                   supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
     std::string alternatives = buf;
     if (libEpi) {
