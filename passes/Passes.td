@@ -27,6 +27,23 @@ def FusecDecompose : Pass<"fusec-decompose", "mlir::func::FuncOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecFoldRepeatedHeads : Pass<"fusec-fold-repeated-heads", "mlir::func::FuncOp"> {
+  let summary = "Read grouped-query K/V once instead of materializing their repeats";
+  let description = [{
+    Grouped-query attention repeats each K/V head R times (reshape, broadcast,
+    reshape) before a batched matmul, which then needs the repeat in memory
+    (R times the bytes, written by a copy kernel). The R query heads that
+    share a K/V head are instead taken as R times more rows of one matmul:
+
+    ```
+    matmul(A[.., G*R, M, K], rep(kv)[.., G*R, K, N])
+      => reshape(matmul(reshape(A)[.., G, R*M, K], kv[.., G, K, N]), [.., G*R, M, N])
+    ```
+    (kv possibly transposed). Only where A's reshape is a view of its data.
+  }];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

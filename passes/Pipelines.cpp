@@ -18,6 +18,7 @@ void buildDecomposePipeline(mlir::OpPassManager &pm) {
 void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &options) {
   buildDecomposePipeline(pm);
   if (options.fuse) {
+    pm.addNestedPass<mlir::func::FuncOp>(createFusecFoldRepeatedHeads());
     FusecFuseVerticalOptions o;
     o.device = options.device;
     o.copyBytesPerSec = options.copyBytesPerSec;

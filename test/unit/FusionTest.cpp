@@ -160,6 +160,57 @@ TEST(Fusion, MatmulsOnDifferentSlicesOfARowAreNotSiblings) {
   });
 }
 
+// Grouped-query attention: the K/V heads repeated for the query heads are
+// read once (the query heads of a group become rows of one matmul), with the
+// same values. Decode (one query row): neither repeat is materialized. With
+// several rows the queries are a transpose, so only V's repeat folds.
+TEST(Fusion, RepeatedKvHeadsAreReadOnce) {
+  auto graph = [](int rows, bool transposedQ) {
+    std::string q = transposedQ ? R"({"name": "q_t", "dtype": "f32", "shape": [1, ROWS, 4, 16]})"
+                                : R"({"name": "q", "dtype": "f32", "shape": [1, 4, ROWS, 16]})";
+    std::string text = std::string(R"({"fusec": 1, "name": "gqa", "inputs": [)") + q + R"(,
+      {"name": "k", "dtype": "f32", "shape": [1, 2, 5, 16]},
+      {"name": "v", "dtype": "f32", "shape": [1, 2, 5, 16]}],
+      "nodes": [)" + (transposedQ ? R"({"name": "q", "op": "transpose", "inputs": ["q_t"], "attrs": {"perm": [0, 2, 1, 3]}},)" : "") + R"(
+      {"name": "k1", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 2, 1, 5, 16]}},
+      {"name": "k2", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 2, 2, 5, 16]}},
+      {"name": "kr", "op": "reshape", "inputs": ["k2"], "attrs": {"shape": [1, 4, 5, 16]}},
+      {"name": "v1", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 2, 1, 5, 16]}},
+      {"name": "v2", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 2, 2, 5, 16]}},
+      {"name": "vr", "op": "reshape", "inputs": ["v2"], "attrs": {"shape": [1, 4, 5, 16]}},
+      {"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "kr", "vr"]}],
+      "outputs": ["o"]})";
+    size_t at;
+    while ((at = text.find("ROWS")) != std::string::npos)
+      text.replace(at, 4, std::to_string(rows));
+    return text;
+  };
+  struct Case {
+    int rows;
+    bool transposedQ;
+    int copies;  // repeats still materialized
+  };
+  for (Case c : {Case{1, false, 0}, Case{3, false, 0}, Case{3, true, 1}}) {
+    std::string text = graph(c.rows, c.transposedQ);
+    mlir::MLIRContext ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> fused;
+    expectSameResults(text, 7, true, &fused, &ctx);
+    ASSERT_TRUE(bool(fused)) << text;
+    int matmuls = 0, repeats = 0;
+    graphFunction(*fused).walk([&](FusionOp f) {
+      bool matmul = false, broadcast = false;
+      f.getBodyBlock().walk([&](mlir::Operation *op) {
+        matmul |= mlir::isa<MatmulOp>(op);
+        broadcast |= mlir::isa<BroadcastToOp>(op);
+      });
+      matmuls += matmul;
+      repeats += broadcast && !matmul;  // a kernel writing a repeat out
+    });
+    EXPECT_EQ(matmuls, 2) << text;
+    EXPECT_EQ(repeats, c.copies) << text;
+  }
+}
+
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
   for (const PlanStep &s : plan.steps) {

@@ -1,0 +1,121 @@
+//===- FoldRepeatedHeads.cpp - grouped-query K/V read once ----------------===//
+//
+// Decode attention with grouped-query heads (Llama-3: 32 query heads, 8 K/V
+// heads) spends most of its bytes on the K/V cache. Written as a repeat
+// (reshape -> broadcast_to -> reshape) feeding a batched matmul, the repeat
+// cannot be a strided view (the repeated dim sits inside the merged batch
+// dim), so it is materialized: the cache is read once, written R times, and
+// read R times by the matmul. The R query heads of a group are rows of the
+// same product with the same K/V, so the matmul takes them as rows instead,
+// and the cache is read once. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/dialect/TypedBuilders.h"
+#include "compiler/schedule/StridedView.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "fusec-fold-repeated-heads"
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSECFOLDREPEATEDHEADS
+#include "passes/Passes.h.inc"
+} // namespace fusec
+
+using namespace mlir;
+
+namespace fusec {
+namespace {
+
+/// A batched operand [.., G*R, rows, cols] that repeats a [.., G, 1, rows, cols]
+/// value R times along the merged head dim.
+struct Repeat {
+  Value source;              ///< [.., G, 1, rows, cols]
+  int64_t groups = 0, repeats = 0;
+  bool transposed = false;   ///< the matmul reads it with the last two dims swapped
+};
+
+std::optional<Repeat> matchRepeat(Value v) {
+  Repeat r;
+  if (auto t = v.getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> perm = t.getPerm();
+    size_t n = perm.size();
+    for (size_t i = 0; i + 2 < n; ++i)
+      if (perm[i] != (int64_t)i)
+        return std::nullopt;
+    if (n < 2 || perm[n - 2] != (int64_t)n - 1 || perm[n - 1] != (int64_t)n - 2)
+      return std::nullopt;
+    v = t->getOperand(0);
+    r.transposed = true;
+  }
+  auto merged = v.getDefiningOp<ReshapeOp>();
+  auto bc = merged ? merged->getOperand(0).getDefiningOp<BroadcastToOp>() : BroadcastToOp();
+  if (!bc)
+    return std::nullopt;
+  ArrayRef<int64_t> out = shapeOf(merged.getResult()), wide = shapeOf(bc.getResult()),
+                    src = shapeOf(bc->getOperand(0));
+  size_t n = out.size();
+  if (n < 3 || wide.size() != n + 1 || src.size() != n + 1)
+    return std::nullopt;
+  // wide = [.., G, R, rows, cols], out = [.., G*R, rows, cols], src has R = 1.
+  for (size_t i = 0; i + 3 < n; ++i)
+    if (wide[i] != out[i] || src[i] != wide[i])
+      return std::nullopt;
+  int64_t g = wide[n - 3], rep = wide[n - 2];
+  if (out[n - 3] != g * rep || src[n - 3] != g || src[n - 2] != 1 || rep < 2)
+    return std::nullopt;
+  for (size_t i = n - 1; i <= n; ++i)
+    if (wide[i] != out[i - 1] || src[i] != wide[i])
+      return std::nullopt;
+  r.source = bc->getOperand(0);
+  r.groups = g;
+  r.repeats = rep;
+  return r;
+}
+
+void eraseIfDead(Operation *op) {
+  while (op && op->use_empty() && !isa<func::ReturnOp>(op)) {
+    Operation *next = op->getNumOperands() ? op->getOperand(0).getDefiningOp() : nullptr;
+    op->erase();
+    op = next && (isa<ReshapeOp, BroadcastToOp, TransposeOp>(next)) ? next : nullptr;
+  }
+}
+
+struct FoldRepeatedHeadsPass : impl::FusecFoldRepeatedHeadsBase<FoldRepeatedHeadsPass> {
+  void runOnOperation() override {
+    SmallVector<MatmulOp> matmuls;
+    getOperation().walk([&](MatmulOp mm) { matmuls.push_back(mm); });
+    for (MatmulOp mm : matmuls) {
+      std::optional<Repeat> rep = matchRepeat(mm.getRhs());
+      ArrayRef<int64_t> a = shapeOf(mm.getLhs()), result = shapeOf(mm.getResult());
+      size_t n = a.size();
+      if (!rep || n != shapeOf(mm.getRhs()).size() || a[n - 3] != rep->groups * rep->repeats)
+        continue;
+      // A's heads of one group become rows: [.., G, R*M, K], free only as a view.
+      std::vector<int64_t> rowsShape(a.begin(), a.end());
+      rowsShape[n - 3] = rep->groups;
+      rowsShape[n - 2] = rep->repeats * a[n - 2];
+      std::optional<StridedView> view = stridedView(mm.getLhs());
+      if (!view || !reshapeView(*view, rowsShape))
+        continue;
+      OpBuilder b(mm);
+      TypedBuilder tb(b, mm.getLoc());
+      std::vector<int64_t> kvShape(shapeOf(rep->source).begin(), shapeOf(rep->source).end());
+      kvShape.erase(kvShape.begin() + (n - 2));
+      Value kv = tb.reshape(rep->source, kvShape);
+      if (rep->transposed)
+        kv = tb.transposeLast2(kv);
+      Value product = tb.matmul(tb.reshape(mm.getLhs(), rowsShape), kv);
+      Value back = tb.reshape(product, result);
+      Operation *rhs = mm.getRhs().getDefiningOp();
+      mm.getResult().replaceAllUsesWith(back);
+      mm->erase();
+      eraseIfDead(rhs);
+    }
+  }
+};
+
+} // namespace
+} // namespace fusec
