@@ -390,6 +390,8 @@ void Grouping::chooseMatmulPaths() {
     GemmPath path = ownGemmPath(mm);
     if (path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
       path = GemmPath::FusecWgmma;
+    if (path == GemmPath::FusecBatchedRows && gemvApplies(mm))
+      path = GemmPath::FusecGemv;  // a batch of few-row products with K-contiguous B
     double own = predictSeconds(groupCost(groups[g]), profile, path);
     bool joins = false;
     double library = predictSeconds(groupCost({mm}), profile) +
@@ -430,6 +432,8 @@ void Grouping::chooseMatmulPaths() {
                                                           : "cublaslt"));
     if (path == GemmPath::FusecWgmma)
       mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
+    if (path == GemmPath::FusecGemv)
+      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(alternatives));
     if (useOwn || useLibEpi || epilogue.empty())
       continue;

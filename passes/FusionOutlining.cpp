@@ -105,7 +105,9 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
       if (auto choice = op->getAttrOfType<StringAttr>("fusec.gemm")) {
         fusion->setAttr("gemm", choice);
         if (choice.getValue() == "fusec")
-          path = op->hasAttr("fusec.gemm_wgmma") ? GemmPath::FusecWgmma : ownGemmPath(op);
+          path = op->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
+                 : op->hasAttr("fusec.gemm_gemv") ? GemmPath::FusecGemv
+                                                  : ownGemmPath(op);
         else if (choice.getValue() == "cublaslt-epilogue")
           path = GemmPath::LibraryEpilogue;
       }

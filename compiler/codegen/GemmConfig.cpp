@@ -90,7 +90,7 @@ GemmConfig skinny(const GemmShape &s, int bn, const DeviceProfile &p) {
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p,
                                        bool hopper) {
   std::vector<GemmConfig> out;
-  if (s.m <= 8 && s.batch == 1) {
+  if (s.m <= 8) {
     // A weight-streaming dot product per warp; tensor cores would idle on 1-8
     // rows. One weight row per warp was fastest on 3 of 4 Llama decode shapes
     // on an H100 (16.3 / 21.1 / 45.3 us against 17.2 / 21.9 / 47.6 for two;

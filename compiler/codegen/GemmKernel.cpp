@@ -127,7 +127,7 @@ std::string GemmGen::gemvSource(const std::string &name) {
   s += "  const int lane = threadIdx.x % 32;\n";
   s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C) + ";\n";
   s += "  if (fz_n0 >= " + str(N) + ") return;\n";
-  s += "  const int fz_b = 0;\n";
+  s += "  const int fz_b = blockIdx.y;  // one matrix of the batch per grid row\n";
   s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
@@ -161,7 +161,7 @@ std::string GemmGen::scalarEpilogue() {
   int rank = static_cast<int>(batchShape.size()) + 2;
   std::vector<std::string> vars;
   for (size_t d = 0; d < batchShape.size(); ++d)
-    vars.push_back("0");
+    vars.push_back("fz_bi" + str(d));
   vars.push_back("fz_em");
   vars.push_back("fz_en");
   ElementEmitter e(fusion, vars, "    ");
@@ -174,10 +174,11 @@ std::string GemmGen::scalarEpilogue() {
   Index id = ElementEmitter::identity(rank);
   for (Value v : fusion.getYield().getValues())
     results.push_back(e.emit(v, id));
-  std::string s = e.takeCode();
+  std::string s = batchIndices("    ") + e.takeCode();
   for (unsigned o = 0; o < results.size(); ++o)
-    s += "    out" + str(o) + "[(long long)fz_em * " + str(shape.n) + " + fz_en] = fz_out<" +
-         storageType(dtypeOf(fusion.getResult(o))) + ">::of(" + results[o] + ");\n";
+    s += "    out" + str(o) + "[((long long)fz_b * " + str(shape.m) + " + fz_em) * " +
+         str(shape.n) + " + fz_en] = fz_out<" + storageType(dtypeOf(fusion.getResult(o))) +
+         ">::of(" + results[o] + ");\n";
   return s;
 }
 
@@ -503,10 +504,12 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.source = g.gemvSource(spec.name);
     int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps;
     spec.grid = static_cast<unsigned>((g.shape.n + perBlock - 1) / perBlock);
+    spec.gridY = static_cast<unsigned>(g.shape.batch);
     spec.block = static_cast<unsigned>(g.threads);
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
                     ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols) +
                     " weight rows, 16-byte loads";
     return spec;

@@ -209,8 +209,9 @@ bool alignedFor16ByteCopies(const MatrixLayoutView &l) {
 namespace {
 /// The rows of A when `matmul` is one matrix of 16-bit operands, both
 /// K-contiguous with 16-byte aligned rows (x @ w^T): what fusec's Hopper GEMM
-/// and its dot-product kernel read; nullopt otherwise.
-std::optional<int64_t> kContiguousRows(mlir::Operation *matmul) {
+/// and its dot-product kernel read (the latter batched too, with `batched`);
+/// nullopt otherwise.
+std::optional<int64_t> kContiguousRows(mlir::Operation *matmul, bool batched) {
   auto mm = llvm::dyn_cast<MatmulOp>(matmul);
   if (!mm)
     return std::nullopt;
@@ -219,7 +220,7 @@ std::optional<int64_t> kContiguousRows(mlir::Operation *matmul) {
     return std::nullopt;
   std::vector<int64_t> batch = matmulBatchShape(mm);
   for (int64_t d : batch)
-    if (d != 1)
+    if (d != 1 && !batched)
       return std::nullopt;
   auto a = matmulOperandLayout(mm.getLhs(), batch, 'r');
   auto b = matmulOperandLayout(mm.getRhs(), batch, 'c');
@@ -232,12 +233,12 @@ std::optional<int64_t> kContiguousRows(mlir::Operation *matmul) {
 
 bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
   // M <= 64 (decode) streams weights: the skinny and dot-product kernels.
-  std::optional<int64_t> rows = kContiguousRows(matmul);
+  std::optional<int64_t> rows = kContiguousRows(matmul, false);
   return arch == "sm_90a" && rows && *rows > 64;
 }
 
 bool gemvApplies(mlir::Operation *matmul) {
-  std::optional<int64_t> rows = kContiguousRows(matmul);
+  std::optional<int64_t> rows = kContiguousRows(matmul, true);
   return rows && *rows <= 8;
 }
 

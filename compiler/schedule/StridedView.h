@@ -72,8 +72,9 @@ bool alignedFor16ByteCopies(const MatrixLayoutView &l);
 /// K-contiguous with 16-byte aligned rows (x @ w^T, a linear layer).
 bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch);
 
-/// Whether fusec's dot-product kernel (1-8 rows of A) takes this matmul: one
-/// matrix, 16-bit operands, both K-contiguous with 16-byte aligned rows.
+/// Whether fusec's dot-product kernel (1-8 rows of A) takes this matmul:
+/// 16-bit operands, both K-contiguous with 16-byte aligned rows, batched or
+/// not (decode attention scores: a batch of heads, K rows of the cache).
 bool gemvApplies(mlir::Operation *matmul);
 
 } // namespace fusec
