@@ -59,6 +59,9 @@ struct GemmGen {
   std::string mmaStep() const;
   /// M <= 8: a warp per weight row(s), no tensor cores.
   std::string gemvSource(const std::string &name);
+  /// Weight rows a warp of gemvSource covers per column slot: 1, or more for
+  /// rows of K <= 128 (the lanes split among rows).
+  int gemvRowsPerWarpStep() const;
   /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
   std::string scalarEpilogue();
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em

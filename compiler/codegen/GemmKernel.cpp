@@ -118,23 +118,37 @@ std::string GemmGen::mmaStep() const {
 /// folds the lanes with shuffles, and lane (m, c) applies the epilogue to
 /// its element. No shared memory, no tensor cores: 1-8 rows would leave
 /// them idle, and this is bound by the weight bytes.
+int GemmGen::gemvRowsPerWarpStep() const {
+  // Short rows (attention scores: K = the head dim) would idle most lanes: a
+  // row then takes L lanes (16 bytes each per step) and a warp 32 / L rows at
+  // once, as long as the L lanes of a row can hand out its M x C sums.
+  int L = 32;
+  while (L > 1 && (L / 2) * 8 >= shape.k && shape.m * cfg.gemvCols <= L / 2)
+    L /= 2;
+  return 32 / L;
+}
+
 std::string GemmGen::gemvSource(const std::string &name) {
   int C = cfg.gemvCols, W = cfg.gemvWarps;
   int64_t M = shape.m, N = shape.n, K = shape.k;
+  int R = gemvRowsPerWarpStep(), L = 32 / R;
   std::string s;
   s += "extern \"C\" __global__ void __launch_bounds__(" + str(W * 32) + ")\n" + name + "(" +
        parameterList(fusion) + ") {\n";
-  s += "  const int lane = threadIdx.x % 32;\n";
-  s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C) + ";\n";
-  s += "  if (fz_n0 >= " + str(N) + ") return;\n";
+  s += "  const int lane = threadIdx.x % 32, fz_l = lane % " + str(L) + ";\n";
+  s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C * R) +
+       " + lane / " + str(L) + ";\n";
+  // No early exit: the lanes of a warp may hold different rows, and all of
+  // them take part in the shuffles. Rows past N read row N - 1, store nothing.
   s += "  const int fz_b = blockIdx.y;  // one matrix of the batch per grid row\n";
   s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
-  s += "  #pragma unroll 4\n  for (int k = lane * 8; k < " + str(K) + "; k += 256) {\n";
+  s += "  #pragma unroll 4\n  for (int k = fz_l * 8; k < " + str(K) + "; k += " + str(L * 8) +
+       ") {\n";
   s += "    float w[" + str(C) + "][8];\n";
   s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
-  s += "      const int n = min(fz_n0 + c, " + str(N - 1) + ");\n";
+  s += "      const int n = min(fz_n0 + c * " + str(R) + ", " + str(N - 1) + ");\n";
   s += "      fz_load<" + elem + ", 8>(" + b.ptr + ", " + offsetExpr(b, "fz_b", "k", "n") +
        ", w[c]);\n    }\n";
   s += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m) {\n";
@@ -143,12 +157,14 @@ std::string GemmGen::gemvSource(const std::string &name) {
   s += "      #pragma unroll\n      for (int c = 0; c < " + str(C) + "; ++c)\n"
        "        #pragma unroll\n        for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
        "w[c][i], acc[m][c]);\n    }\n  }\n";
-  // Every lane ends with every sum; lane m * C + c takes element (m, c).
+  // Every lane of a row's segment ends with every sum; lane m * C + c of the
+  // segment takes element (m, c).
   s += "  float fz_v = 0.f;\n  int fz_em = 0, fz_en = " + str(N) + ";\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) {\n"
-       "      const float t = fz_warp_reduce<32>(acc[m][c], fz_sum_op());\n"
-       "      if (lane == m * " + str(C) + " + c) { fz_v = t; fz_em = m; fz_en = fz_n0 + c; }\n"
+       "      const float t = fz_warp_reduce<" + str(L) + ">(acc[m][c], fz_sum_op());\n"
+       "      if (fz_l == m * " + str(C) + " + c) { fz_v = t; fz_em = m; fz_en = fz_n0 + c * " +
+       str(R) + "; }\n"
        "    }\n";
   s += "  if (fz_en < " + str(N) + ") {\n";
   s += scalarEpilogue();
@@ -502,7 +518,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   spec.family = "matmul";
   if (g.cfg.gemv) {
     spec.source = g.gemvSource(spec.name);
-    int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps;
+    int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps * g.gemvRowsPerWarpStep();
     spec.grid = static_cast<unsigned>((g.shape.n + perBlock - 1) / perBlock);
     spec.gridY = static_cast<unsigned>(g.shape.batch);
     spec.block = static_cast<unsigned>(g.threads);
