@@ -95,7 +95,12 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     // rows. One weight row per warp was fastest on 3 of 4 Llama decode shapes
     // on an H100 (16.3 / 21.1 / 45.3 us against 17.2 / 21.9 / 47.6 for two;
     // four rows per warp won the fourth, 43.1 against 44.0; bench/NOTES.md).
-    for (auto [cols, warps] : {std::pair{1, 8}, {2, 8}, {4, 4}}) {
+    // Rows of K <= 128 (attention scores over the head dim) split a warp's
+    // lanes among rows; four rows per lane group won there (256 batches of
+    // 4 x 128 @ 128 x 4097: 98.3 us, against 106.3 for two and 131.4 for one).
+    auto shapes = s.k <= 128 ? std::vector<std::pair<int, int>>{{4, 4}, {2, 8}, {1, 8}}
+                             : std::vector<std::pair<int, int>>{{1, 8}, {2, 8}, {4, 4}};
+    for (auto [cols, warps] : shapes) {
       GemmConfig g;
       g.gemv = true;
       g.gemvCols = cols;

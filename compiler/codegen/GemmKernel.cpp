@@ -526,7 +526,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.gemmKey = key;
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
-                    ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols) +
+                    ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols * g.gemvRowsPerWarpStep()) +
                     " weight rows, 16-byte loads";
     return spec;
   }
