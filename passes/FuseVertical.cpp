@@ -390,11 +390,11 @@ void Grouping::chooseMatmulPaths() {
     GemmPath path = ownGemmPath(mm);
     if (path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
       path = GemmPath::FusecWgmma;
-    if (path == GemmPath::FusecBatchedRows && gemvApplies(mm))
+    if ((path == GemmPath::FusecBatchedRows || path == GemmPath::Fusec) && gemvApplies(mm))
       path = GemmPath::FusecGemv;  // a batch of few-row products with K-contiguous B
     double own = predictSeconds(groupCost(groups[g]), profile, path);
     bool joins = false;
-    double library = predictSeconds(groupCost({mm}), profile) +
+    double library = predictSeconds(groupCost({mm}), profile, libraryGemmPath(mm)) +
                      (epilogue.empty() ? 0.0 : splitEpilogueSeconds(epilogue, joins));
     // cuBLASLt applying the epilogue itself, where the group is exactly that.
     std::string notLibrary;

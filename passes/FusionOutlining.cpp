@@ -111,6 +111,8 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
         else if (choice.getValue() == "cublaslt-epilogue")
           path = GemmPath::LibraryEpilogue;
       }
+      if (!path)
+        path = libraryGemmPath(op);
       if (auto alt = op->getAttrOfType<StringAttr>("fusec.gemm_alternatives"))
         fusion->setAttr("gemm_alternatives", alt);
       if (path)

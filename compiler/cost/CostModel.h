@@ -58,10 +58,22 @@ struct Cost {
 /// tiles mostly idle.
 /// LibraryEpilogue: cuBLASLt applying the group's epilogue itself
 /// (schedule/LibraryEpilogue.h).
-enum class GemmPath { Library, LibraryEpilogue, Fusec, FusecWgmma, FusecGemv, FusecBatchedRows };
+/// LibraryBatchedRows: cuBLASLt on a batch of 1-8 row products (decode
+/// attention), far below its rate on one matrix.
+enum class GemmPath {
+  Library,
+  LibraryEpilogue,
+  LibraryBatchedRows,
+  Fusec,
+  FusecWgmma,
+  FusecGemv,
+  FusecBatchedRows
+};
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
 GemmPath ownGemmPath(mlir::Operation *matmul);
+/// The path cuBLASLt takes for `matmul` (Library or LibraryBatchedRows).
+GemmPath libraryGemmPath(mlir::Operation *matmul);
 /// The memory-only part of the prediction (the roofline floor of the bytes).
 double floorSeconds(const Cost &c, const DeviceProfile &p);
 
