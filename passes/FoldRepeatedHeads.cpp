@@ -75,11 +75,24 @@ std::optional<Repeat> matchRepeat(Value v) {
   return r;
 }
 
+/// The K/V cache `source` ([.., G, 1, S, D], a reshape of [.., G, S, D]) when it
+/// is a concat along S read by nothing else (a decode step appending its new
+/// rows): the product can read the pieces instead.
+ConcatOp appendedCache(Value source, ArrayRef<int64_t> kvShape) {
+  auto reshape = source.getDefiningOp<ReshapeOp>();
+  auto cat = reshape ? reshape->getOperand(0).getDefiningOp<ConcatOp>() : ConcatOp();
+  if (!cat || !reshape->hasOneUse() || !cat->hasOneUse() ||
+      shapeOf(cat.getResult()) != kvShape ||
+      cat.getAxis() != static_cast<int64_t>(kvShape.size()) - 2)
+    return ConcatOp();
+  return cat;
+}
+
 void eraseIfDead(Operation *op) {
   while (op && op->use_empty() && !isa<func::ReturnOp>(op)) {
     Operation *next = op->getNumOperands() ? op->getOperand(0).getDefiningOp() : nullptr;
     op->erase();
-    op = next && (isa<ReshapeOp, BroadcastToOp, TransposeOp>(next)) ? next : nullptr;
+    op = next && (isa<ReshapeOp, BroadcastToOp, TransposeOp, ConcatOp>(next)) ? next : nullptr;
   }
 }
 
@@ -104,10 +117,22 @@ struct FoldRepeatedHeadsPass : impl::FusecFoldRepeatedHeadsBase<FoldRepeatedHead
       TypedBuilder tb(b, mm.getLoc());
       std::vector<int64_t> kvShape(shapeOf(rep->source).begin(), shapeOf(rep->source).end());
       kvShape.erase(kvShape.begin() + (n - 2));
-      Value kv = tb.reshape(rep->source, kvShape);
-      if (rep->transposed)
-        kv = tb.transposeLast2(kv);
-      Value product = tb.matmul(tb.reshape(mm.getLhs(), rowsShape), kv);
+      Value rows = tb.reshape(mm.getLhs(), rowsShape);
+      Value product;
+      if (ConcatOp cat = appendedCache(rep->source, kvShape); cat && rep->transposed) {
+        // Scores over a cache with new rows appended: one product per piece,
+        // joined along N, so the joined cache is never written (the join of
+        // the small score pieces folds into their reader).
+        SmallVector<Value> pieces;
+        for (Value piece : cat.getInputs())
+          pieces.push_back(tb.matmul(rows, tb.transposeLast2(piece)));
+        product = tb.concat(pieces, n - 1);
+      } else {
+        Value kv = tb.reshape(rep->source, kvShape);
+        if (rep->transposed)
+          kv = tb.transposeLast2(kv);
+        product = tb.matmul(rows, kv);
+      }
       Value back = tb.reshape(product, result);
       Operation *rhs = mm.getRhs().getDefiningOp();
       mm.getResult().replaceAllUsesWith(back);

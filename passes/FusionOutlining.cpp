@@ -184,14 +184,16 @@ LogicalResult outlineOne(func::FuncOp func, ArrayRef<Operation *> group,
   return success();
 }
 
-/// Erases views and generators nothing uses any more.
+/// Erases what nothing uses any more: views and generators cloned into the
+/// groups, and group members that a view outside the group still read when
+/// their group was outlined (a concat whose reshape feeds the next op).
 void eraseDeadFeeders(func::FuncOp func) {
   bool changed = true;
   while (changed) {
     changed = false;
     SmallVector<Operation *> dead;
     for (Operation &op : func.getBody().front())
-      if ((isView(&op) || isGenerator(&op)) && op.use_empty())
+      if (!isa<FusionOp>(op) && !op.hasTrait<mlir::OpTrait::IsTerminator>() && op.use_empty())
         dead.push_back(&op);
     for (Operation *op : dead)
       op->erase();

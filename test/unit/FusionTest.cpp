@@ -211,6 +211,43 @@ TEST(Fusion, RepeatedKvHeadsAreReadOnce) {
   }
 }
 
+// A decode step appends the new K row to the cache (concat) before the
+// scores: the scores are computed over the cache and the new row apart, so
+// the appended K is never written, with the same values.
+TEST(Fusion, ScoresOverAnAppendedCacheReadItsPieces) {
+  std::string text = R"({"fusec": 1, "name": "append", "inputs": [
+    {"name": "q", "dtype": "f32", "shape": [1, 4, 1, 16]},
+    {"name": "cache_k", "dtype": "f32", "shape": [1, 2, 5, 16]},
+    {"name": "k_new", "dtype": "f32", "shape": [1, 2, 1, 16]},
+    {"name": "v", "dtype": "f32", "shape": [1, 2, 6, 16]}],
+    "nodes": [
+    {"name": "k", "op": "concat", "inputs": ["cache_k", "k_new"], "attrs": {"axis": 2}},
+    {"name": "k1", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
+    {"name": "k2", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
+    {"name": "kr", "op": "reshape", "inputs": ["k2"], "attrs": {"shape": [1, 4, 6, 16]}},
+    {"name": "v1", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
+    {"name": "v2", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
+    {"name": "vr", "op": "reshape", "inputs": ["v2"], "attrs": {"shape": [1, 4, 6, 16]}},
+    {"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "kr", "vr"]}],
+    "outputs": ["o"]})";
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> fused;
+  expectSameResults(text, 5, true, &fused, &ctx);
+  ASSERT_TRUE(bool(fused));
+  int matmuls = 0, joinsWritten = 0;
+  graphFunction(*fused).walk([&](FusionOp f) {
+    bool matmul = false, concat = false;
+    f.getBodyBlock().walk([&](mlir::Operation *op) {
+      matmul |= mlir::isa<MatmulOp>(op);
+      concat |= mlir::isa<ConcatOp>(op);
+    });
+    matmuls += matmul;
+    joinsWritten += concat && f.getKind() == "pointwise";  // a kernel writing the cache out
+  });
+  EXPECT_EQ(matmuls, 3);  // scores over the cache, over the new row, then @ v
+  EXPECT_EQ(joinsWritten, 0);
+}
+
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
   for (const PlanStep &s : plan.steps) {
