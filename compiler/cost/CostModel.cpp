@@ -82,7 +82,13 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                             path == GemmPath::FusecBatchedRows || path == GemmPath::LibraryEpilogue
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
                         : 0.0;
-  return std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
+  double seconds = std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
+  // Measured on the H100: cuBLASLt's batched few-row calls take at least
+  // ~10 us however small (a decode step's new row: 4 x 128 @ 128 x 1, 8 and
+  // 256 batches, 10.1 us both).
+  if (path == GemmPath::LibraryBatchedRows)
+    seconds = std::max(seconds, 10e-6);
+  return seconds;
 }
 
 namespace {
