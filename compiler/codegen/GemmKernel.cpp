@@ -277,7 +277,6 @@ std::string GemmGen::stagedCopyOut() {
     int64_t bytes = dtypeBytes(dtypeOf(fusion.getResult(o)));
     // 16-byte pieces when every row starts aligned, else one element per thread.
     int64_t v = shape.n % (16 / bytes) == 0 ? 16 / bytes : 1;
-    std::string t = storageType(dtypeOf(fusion.getResult(o)));
     std::string per = str(cfg.bn / v);
     s += "  for (int fz_i = threadIdx.x; fz_i < " + str(cfg.bm) + " * " + per + "; fz_i += " +
          str(threads) + ") {\n";
