@@ -77,7 +77,7 @@ def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
            "GEMM kernels exist">,
     Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
            "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
-           "with the epilogue fused), cublaslt (cuBLASLt, epilogue as its own kernel)">
+           "with the epilogue fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue as its own kernel)">
   ];
   let dependentDialects = ["::fusec::FusecDialect"];
 }

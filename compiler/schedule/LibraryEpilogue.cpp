@@ -4,6 +4,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/StridedView.h"
+#include "compiler/support/Float16.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -50,10 +51,25 @@ bool rowVector(const StridedView &v) {
   return !v.shape.empty() && (v.strides.back() == 1 || v.shape.back() == 1);
 }
 
-std::optional<double> constantValue(Value v) {
-  if (auto c = dyn_cast_or_null<ConstantOp>(viewSource(v).getDefiningOp()))
-    return c.getValue().convertToDouble();
-  return std::nullopt;
+/// The constant's value in `dt`, rounded as a cast to that dtype would (the
+/// reference and fusec's kernels see the rounded value; so must alpha).
+std::optional<double> constantValue(Value v, DType dt) {
+  auto c = dyn_cast_or_null<ConstantOp>(viewSource(v).getDefiningOp());
+  if (!c)
+    return std::nullopt;
+  double value = c.getValue().convertToDouble();
+  if (dt == DType::BF16)
+    return bf16ToFloat(floatToBF16(static_cast<float>(value)));
+  if (dt == DType::F16)
+    return halfToFloat(doubleToHalf(value));
+  return static_cast<float>(value);
+}
+
+/// Memory the library can read: not a constant or iota that exists only as
+/// index math (those stay fusec's epilogue).
+bool stored(Value v) {
+  Operation *def = viewSource(v).getDefiningOp();
+  return !def || !isGenerator(def);
 }
 
 std::string name(Operation *op) {
@@ -107,7 +123,7 @@ std::optional<LibraryEpilogue> matchLibraryEpilogue(Operation *matmul, ArrayRef<
       if (v != cur)
         other = v;
     if (isa<MulOp>(op)) {
-      std::optional<double> c = other ? constantValue(other) : std::nullopt;
+      std::optional<double> c = other ? constantValue(other, dt) : std::nullopt;
       if (!c)
         return fail(name(op) + ": cuBLASLt scales by a constant only");
       if (stage != Scale)
@@ -117,7 +133,9 @@ std::optional<LibraryEpilogue> matchLibraryEpilogue(Operation *matmul, ArrayRef<
       if (stage == Done)
         return fail(name(op) + ": cuBLASLt applies gelu last");
       stage = Adds;
-      std::optional<StridedView> v = other ? readAs(other, shape) : std::nullopt;
+      if (!other || !stored(other))
+        return fail(name(op) + ": cuBLASLt adds a residual or bias read from memory");
+      std::optional<StridedView> v = readAs(other, shape);
       if (!v || !aligned(*v, dt))
         return fail(name(op) + ": its operand is not a 16-byte aligned view");
       if (!e.residual && sameLayoutAsResult(*v))

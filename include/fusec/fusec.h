@@ -48,7 +48,8 @@ struct Options {
   std::string device = "h100";  ///< cost-model profile: h100, h200, a100, l40s
   std::string arch;             ///< NVRTC target (default: the profile's, sm_90a for h100)
   /// How matmul groups run: "auto" (the cost model picks), "fusec" (fusec's
-  /// GEMM with the epilogue fused), "cublaslt" (epilogue as its own kernel).
+  /// GEMM with the epilogue fused), "cublaslt" (cuBLASLt, applying the epilogue itself
+  /// where it can, else the epilogue as its own kernel).
   std::string gemm = "auto";
   /// Testing and autotuning: every fusec GEMM kernel takes its i-th tile
   /// configuration candidate (-1: the tuning cache's, else the heuristic's).

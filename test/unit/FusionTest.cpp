@@ -355,6 +355,37 @@ TEST(Fusion, LibraryEpilogueInputsStayLiveUntilTheirCall) {
   EXPECT_EQ(temporaryResiduals, 1);  // r1, read as C by the last matmul
 }
 
+// A constant added to the product is index math, not memory cuBLASLt could
+// read as its bias or C (planning it so crashed); a constant scale becomes
+// alpha rounded to the dtype, as the reference rounds it.
+TEST(Fusion, LibraryEpilogueConstants) {
+  auto graph = [](const char *tail) {
+    return std::string(R"({"fusec": 1, "name": "c", "inputs": [
+      {"name": "x", "dtype": "bf16", "shape": [64, 32]},
+      {"name": "w", "dtype": "bf16", "shape": [32, 128]}],
+      "nodes": [{"name": "mm", "op": "matmul", "inputs": ["x", "w"]}, )") + tail + "]}";
+  };
+  for (const char *tail :
+       {R"({"name": "b", "op": "constant", "attrs": {"value": 0.5, "dtype": "bf16", "shape": [128]}},
+           {"name": "y", "op": "add", "inputs": ["mm", "b"]}], "outputs": ["y")",
+        R"({"name": "b", "op": "constant", "attrs": {"value": 0.5, "dtype": "bf16", "shape": [64, 128]}},
+           {"name": "y", "op": "add", "inputs": ["mm", "b"]}], "outputs": ["y")"}) {
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, graph(tail), "c.json", true, "sm_90a", "cublaslt");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << tail;
+    ASSERT_EQ(plan->steps.size(), 2u) << tail;
+    EXPECT_EQ(plan->steps[0].matmul.residual, -1);
+    EXPECT_FALSE(plan->steps[0].matmul.desc.biasEpilogue);
+  }
+  mlir::MLIRContext ctx;
+  auto plan = planFor(ctx, graph(R"({"name": "s", "op": "constant", "attrs": {"value": 0.1, "dtype": "bf16"}},
+      {"name": "y", "op": "mul", "inputs": ["mm", "s"]}], "outputs": ["y")"),
+                      "c.json", true, "sm_90a", "cublaslt");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->steps.size(), 1u);
+  EXPECT_EQ(plan->steps[0].matmul.desc.alpha, 0.10009765625f);  // 0.1 in bf16
+}
+
 // gelu's erf form, a per-row scale or an op after gelu: cuBLASLt cannot say
 // that, so the product and the epilogue run apart, and explain says why.
 TEST(Fusion, OtherEpiloguesStayApartFromCublasLt) {

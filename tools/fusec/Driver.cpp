@@ -70,7 +70,7 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
   cmd->add_option("--arch", flags.arch, "NVRTC target, e.g. sm_90a, sm_80 (default: the device's)");
   cmd->add_option("--gemm", flags.gemm,
                   "matmul groups: auto (the cost model picks), fusec (fusec's GEMM, epilogue "
-                  "fused), cublaslt (epilogue in its own kernel)")
+                  "fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue in its own kernel)")
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
 }
 
