@@ -55,12 +55,6 @@ using namespace mlir;
 namespace fusec {
 namespace {
 
-std::string label(Operation *op) {
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    return loc.getName().str() + " (" + op->getName().stripDialect().str() + ")";
-  return op->getName().stripDialect().str();
-}
-
 /// The compute op behind `v`, looking through views; null for inputs and generators.
 Operation *producerOf(Value v) {
   Operation *def = viewSource(v).getDefiningOp();
@@ -153,9 +147,9 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     for (size_t g : {producer, consumer})
       if (llvm::any_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op); }))
         return false;
-  std::string producerName = label(groups[producer].back());
+  std::string producerName = nodeLabel(groups[producer].back());
   auto reject = [&](std::string why) {
-    rejections.push_back({producerName, label(at), std::move(why)});
+    rejections.push_back({producerName, nodeLabel(at), std::move(why)});
     return false;
   };
   GroupSchedule schedule;
@@ -331,7 +325,7 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
                     "not recomputed: %.1f us with a copy vs %.1f us reading it from memory",
                     seen * 1e6, before * 1e6);
       // The fixed-point loop may ask again: say it once.
-      Decision d{label(p), label(consumer), buf};
+      Decision d{nodeLabel(p), nodeLabel(consumer), buf};
       if (llvm::none_of(rejections, [&](const Decision &r) {
             return r.producer == d.producer && r.consumer == d.consumer && r.reason == d.reason;
           }))
@@ -341,10 +335,10 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
   }
   std::string names;
   for (Operation *op : candidates[best])
-    names += (names.empty() ? "" : ", ") + label(op);
+    names += (names.empty() ? "" : ", ") + nodeLabel(op);
   std::snprintf(buf, sizeof buf, "%.1f us recomputing vs %.1f us reading it from memory",
                 bestAfter * 1e6, before * 1e6);
-  recomputations.push_back({names, label(consumer), buf});
+  recomputations.push_back({names, nodeLabel(consumer), buf});
   double after = 0;
   attempt(candidates[best], true, after);
   return true;
@@ -505,7 +499,7 @@ void Grouping::mergeSiblings() {
       if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
           own(merged) >= own(groups[g]) + own(groups[h])) {
         if (!why.empty())
-          rejections.push_back({label(mg), label(mh), why});
+          rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
         continue;
       }
       for (Operation *op : groups[h])

@@ -270,6 +270,12 @@ bool classifyMatmul(ArrayRef<Operation *> ops, Operation *mm, GroupSchedule &s,
 
 } // namespace
 
+std::string nodeLabel(Operation *op) {
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return loc.getName().str() + " (" + op->getName().stripDialect().str() + ")";
+  return op->getName().stripDialect().str();
+}
+
 bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why) {
   if (ops.empty()) {
     why = "empty group";

@@ -37,6 +37,10 @@ struct GroupSchedule {
   std::vector<int64_t> keptShape() const;
 };
 
+/// "q_proj (matmul)": the graph node an op came from and the op, as the
+/// planner's decisions name it (explain's rejections and GEMM choices).
+std::string nodeLabel(mlir::Operation *op);
+
 /// Classifies `ops` (compute ops only, in program order). On failure returns
 /// false and sets `why` to a one-line reason.
 bool classifyGroup(llvm::ArrayRef<mlir::Operation *> ops, GroupSchedule &schedule,

@@ -3,6 +3,7 @@
 
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/support/Float16.h"
 
@@ -72,12 +73,6 @@ bool stored(Value v) {
   return !def || !isGenerator(def);
 }
 
-std::string name(Operation *op) {
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    return loc.getName().str() + " (" + op->getName().stripDialect().str() + ")";
-  return op->getName().stripDialect().str();
-}
-
 } // namespace
 
 std::string LibraryEpilogue::describe() const {
@@ -113,11 +108,11 @@ std::optional<LibraryEpilogue> matchLibraryEpilogue(Operation *matmul, ArrayRef<
     if (isView(op) || isGenerator(op))
       continue;  // the bias's broadcast, the scale's constant
     if (!llvm::is_contained(op->getOperands(), cur))
-      return fail(name(op) + " does not continue one chain from the product");
+      return fail(nodeLabel(op) + " does not continue one chain from the product");
     if (!cur.hasOneUse())
       return fail("an intermediate of the epilogue is also used elsewhere");
     if (op->getNumResults() != 1 || dtypeOf(op->getResult(0)) != dt)
-      return fail(name(op) + " changes the dtype");
+      return fail(nodeLabel(op) + " changes the dtype");
     Value other;
     for (Value v : op->getOperands())
       if (v != cur)
@@ -125,34 +120,34 @@ std::optional<LibraryEpilogue> matchLibraryEpilogue(Operation *matmul, ArrayRef<
     if (isa<MulOp>(op)) {
       std::optional<double> c = other ? constantValue(other, dt) : std::nullopt;
       if (!c)
-        return fail(name(op) + ": cuBLASLt scales by a constant only");
+        return fail(nodeLabel(op) + ": cuBLASLt scales by a constant only");
       if (stage != Scale)
-        return fail(name(op) + ": cuBLASLt scales the product before any add");
+        return fail(nodeLabel(op) + ": cuBLASLt scales the product before any add");
       e.alpha *= *c;
     } else if (isa<AddOp>(op)) {
       if (stage == Done)
-        return fail(name(op) + ": cuBLASLt applies gelu last");
+        return fail(nodeLabel(op) + ": cuBLASLt applies gelu last");
       stage = Adds;
       if (!other || !stored(other))
-        return fail(name(op) + ": cuBLASLt adds a residual or bias read from memory");
+        return fail(nodeLabel(op) + ": cuBLASLt adds a residual or bias read from memory");
       std::optional<StridedView> v = readAs(other, shape);
       if (!v || !aligned(*v, dt))
-        return fail(name(op) + ": its operand is not a 16-byte aligned view");
+        return fail(nodeLabel(op) + ": its operand is not a 16-byte aligned view");
       if (!e.residual && sameLayoutAsResult(*v))
         e.residual = other;
       else if (!e.bias && rowVector(*v))
         e.bias = other;
       else
-        return fail(name(op) + ": cuBLASLt adds one residual and one bias vector");
+        return fail(nodeLabel(op) + ": cuBLASLt adds one residual and one bias vector");
     } else if (auto g = dyn_cast<GeluOp>(op)) {
       if (g.getApproximate() != "tanh")
-        return fail(name(op) + ": cuBLASLt's GELU is the tanh form");
+        return fail(nodeLabel(op) + ": cuBLASLt's GELU is the tanh form");
       if (stage == Done)
-        return fail(name(op) + ": one gelu only");
+        return fail(nodeLabel(op) + ": one gelu only");
       stage = Done;
       e.gelu = true;
     } else {
-      return fail(name(op) + " is not an epilogue cuBLASLt applies");
+      return fail(nodeLabel(op) + " is not an epilogue cuBLASLt applies");
     }
     cur = op->getResult(0);
   }
