@@ -35,6 +35,13 @@ std::vector<HostTensor> randomInputs(mlir::func::FuncOp f, uint64_t seed) {
   return in;
 }
 
+/// Whether the fused kernel's body holds an op of kind OpT.
+template <typename OpT> bool holds(FusionOp f) {
+  bool found = false;
+  f.getBodyBlock().walk([&](OpT) { found = true; });
+  return found;
+}
+
 /// Interprets a graph before and after fusion on the same random inputs;
 /// returns the fused module's function for further checks.
 void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
@@ -198,13 +205,8 @@ TEST(Fusion, RepeatedKvHeadsAreReadOnce) {
     ASSERT_TRUE(bool(fused)) << text;
     int matmuls = 0, repeats = 0;
     graphFunction(*fused).walk([&](FusionOp f) {
-      bool matmul = false, broadcast = false;
-      f.getBodyBlock().walk([&](mlir::Operation *op) {
-        matmul |= mlir::isa<MatmulOp>(op);
-        broadcast |= mlir::isa<BroadcastToOp>(op);
-      });
-      matmuls += matmul;
-      repeats += broadcast && !matmul;  // a kernel writing a repeat out
+      matmuls += holds<MatmulOp>(f);
+      repeats += holds<BroadcastToOp>(f) && !holds<MatmulOp>(f);  // a kernel writing a repeat out
     });
     EXPECT_EQ(matmuls, 2) << text;
     EXPECT_EQ(repeats, c.copies) << text;
@@ -236,13 +238,8 @@ TEST(Fusion, ScoresOverAnAppendedCacheReadItsPieces) {
   ASSERT_TRUE(bool(fused));
   int matmuls = 0, joinsWritten = 0;
   graphFunction(*fused).walk([&](FusionOp f) {
-    bool matmul = false, concat = false;
-    f.getBodyBlock().walk([&](mlir::Operation *op) {
-      matmul |= mlir::isa<MatmulOp>(op);
-      concat |= mlir::isa<ConcatOp>(op);
-    });
-    matmuls += matmul;
-    joinsWritten += concat && f.getKind() == "pointwise";  // a kernel writing the cache out
+    matmuls += holds<MatmulOp>(f);
+    joinsWritten += holds<ConcatOp>(f) && f.getKind() == "pointwise";  // the cache written out
   });
   EXPECT_EQ(matmuls, 3);  // scores over the cache, over the new row, then @ v
   EXPECT_EQ(joinsWritten, 0);
