@@ -55,6 +55,15 @@ using namespace mlir;
 namespace fusec {
 namespace {
 
+/// The ops of two groups as one, in program order.
+OpGroup united(const OpGroup &a, const OpGroup &b) {
+  OpGroup merged = a;
+  merged.insert(merged.end(), b.begin(), b.end());
+  std::sort(merged.begin(), merged.end(),
+            [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  return merged;
+}
+
 /// The compute op behind `v`, looking through views; null for inputs and generators.
 Operation *producerOf(Value v) {
   Operation *def = viewSource(v).getDefiningOp();
@@ -139,10 +148,7 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
 }
 
 bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
-  OpGroup merged = groups[producer];
-  merged.insert(merged.end(), groups[consumer].begin(), groups[consumer].end());
-  std::sort(merged.begin(), merged.end(),
-            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  OpGroup merged = united(groups[producer], groups[consumer]);
   if (matmulsClosed)
     for (size_t g : {producer, consumer})
       if (llvm::any_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op); }))
@@ -194,10 +200,7 @@ double Grouping::splitEpilogueSeconds(const OpGroup &epilogue, bool &joins) cons
   if (!consumer ||
       llvm::any_of(groups[*consumer], [](Operation *op) { return isa<MatmulOp>(op); }))
     return seconds(epilogue);
-  OpGroup merged = epilogue;
-  merged.insert(merged.end(), groups[*consumer].begin(), groups[*consumer].end());
-  std::sort(merged.begin(), merged.end(),
-            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  OpGroup merged = united(epilogue, groups[*consumer]);
   GroupSchedule schedule;
   std::string why;
   if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
@@ -487,10 +490,7 @@ void Grouping::mergeSiblings() {
       Operation *mh = gemvMatmul(h);
       if (!mh || viewSource(cast<MatmulOp>(mh).getLhs()) != a)
         continue;
-      OpGroup merged = groups[g];
-      merged.insert(merged.end(), groups[h].begin(), groups[h].end());
-      std::sort(merged.begin(), merged.end(),
-                [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+      OpGroup merged = united(groups[g], groups[h]);
       GroupSchedule schedule;
       std::string why;
       auto own = [&](const OpGroup &x) {
