@@ -48,6 +48,11 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
 llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                                                               const DeviceProfile &profile,
                                                               bool cluster);
+/// softmax over the reduced (leading) dims on sm_90+: max and sum in one
+/// online pass over a cluster's 128-byte column tile kept in registers, shared
+/// memory and L2 (OnlineColumnSoftmax.cpp). Fails when the group is not that
+/// pattern or its tile does not fit.
+llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion);
 /// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
 /// Several 1-8 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp).
 llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion);

@@ -29,7 +29,13 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
     // cooperative grid before); otherwise re-read per phase.
     bool hopper = llvm::StringRef(arch).starts_with("sm_9") ||
                   llvm::StringRef(arch).starts_with("sm_10");
-    spec = detail::generateCooperativeColumnReduction(fusion, profile, hopper);
+    spec = hopper ? detail::generateOnlineColumnSoftmax(fusion)
+                  : llvm::Expected<KernelSpec>(llvm::createStringError(
+                        llvm::inconvertibleErrorCode(), "no clusters"));
+    if (!spec) {
+      llvm::consumeError(spec.takeError());
+      spec = detail::generateCooperativeColumnReduction(fusion, profile, hopper);
+    }
     if (!spec) {
       llvm::consumeError(spec.takeError());
       spec = detail::generateColumnReduction(fusion, profile);

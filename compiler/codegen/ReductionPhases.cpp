@@ -56,7 +56,7 @@ ReductionDomain reductionDomain(FusionOp fusion) {
 ColumnOutputCode columnOutputs(FusionOp fusion,
                                const std::function<ElementEmitter()> &makeEmitter,
                                ArrayRef<int64_t> domain, ArrayRef<int64_t> reduced, int last,
-                               int64_t vec) {
+                               int64_t vec, const std::string &store) {
   auto str = [](int64_t v) { return std::to_string(v); };
   ElementEmitter e = makeEmitter();
   Index id = ElementEmitter::identity(domain.size());
@@ -70,7 +70,7 @@ ColumnOutputCode columnOutputs(FusionOp fusion,
       std::string val = e.emit(v, id);
       c.lanes += e.takeCode() + "          " + r + "[l] = " + val + ";\n";
       c.decls += "      " + type + " " + r + "[" + str(vec) + "];\n";
-      c.post += "      if (active) fz_store<" + storage + ", " + str(vec) + ">(out" + str(out) +
+      c.post += "      if (active) " + store + "<" + storage + ", " + str(vec) + ">(out" + str(out) +
                 ", " + e.offsetAt(domain, id, last, "kl") + ", " + r + ");\n";
       continue;
     }
@@ -87,7 +87,7 @@ ColumnOutputCode columnOutputs(FusionOp fusion,
     c.perColumn += "      " + type + " " + r + "[" + str(vec) + "];\n      #pragma unroll\n"
                    "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        const fz_idx k" +
                    str(last) + " = kl + l;\n" + pc.takeCode() + "        " + r + "[l] = " + val +
-                   ";\n      }\n      fz_store<" + storage + ", " + str(vec) + ">(out" +
+                   ";\n      }\n      " + store + "<" + storage + ", " + str(vec) + ">(out" +
                    str(out) + ", kbase, " + r + ");\n";
   }
   return c;

@@ -36,7 +36,7 @@ struct ColumnTile {
 };
 ColumnTile columnTile(FusionOp fusion, const ReductionDomain &rd);
 
-/// The output code of a column kernel, whose kept dims are "k<d>", the lane
+/// The output code of a column kernel (stored through `store`, fz_store's signature), whose kept dims are "k<d>", the lane
 /// base of the last (kept) dim "kl", the lane "l" and the column base "kbase".
 struct ColumnOutputCode {
   std::string decls;      ///< per-row result arrays, before the lane loop
@@ -47,6 +47,7 @@ struct ColumnOutputCode {
 ColumnOutputCode columnOutputs(FusionOp fusion,
                                const std::function<ElementEmitter()> &makeEmitter,
                                llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> reduced,
-                               int last, int64_t vec);
+                               int last, int64_t vec,
+                               const std::string &store = "fz_store");
 
 } // namespace fusec::codegen::detail

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fusec::test {
 
@@ -31,5 +32,10 @@ std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue = false);
 /// gelu(x @ w^T + b) with x [m, k], w [n, k] in `dtype`: large enough for the
 /// big tile configurations (every candidate is tested on it).
 std::string linearGeluGraph(int m, int n, int k, const std::string &dtype);
+
+/// softmax over the leading `reducedDims` dims of x (max, sub, exp, sum, div),
+/// with the max as a second output: the outer-reduction kernels' case.
+std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,
+                              const std::string &dtype);
 
 } // namespace fusec::test

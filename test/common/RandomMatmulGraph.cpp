@@ -159,4 +159,30 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype) {
          "\"outputs\": [\"y\"]}";
 }
 
+std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,
+                              const std::string &dtype) {
+  auto list = [](const std::vector<int64_t> &v) {
+    std::string s;
+    for (int64_t d : v)
+      s += (s.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + s + "]";
+  };
+  std::vector<int64_t> axes, kept = shape;
+  for (int d = 0; d < reducedDims; ++d) {
+    axes.push_back(d);
+    kept[d] = 1;
+  }
+  std::string reduce = "\"attrs\": {\"axes\": " + list(axes) + ", \"keepdims\": true}";
+  // Spelled out (max, sub, exp, sum, div), as the frontend lowers softmax,
+  // so that several leading dims can be reduced at once.
+  return "{\"fusec\": 1, \"name\": \"outer_softmax\", \"inputs\": [{\"name\": \"x\", "
+         "\"dtype\": \"" + dtype + "\", \"shape\": " + list(shape) + "}], \"nodes\": ["
+         "{\"name\": \"m\", \"op\": \"max\", \"inputs\": [\"x\"], " + reduce + "}, "
+         "{\"name\": \"d\", \"op\": \"sub\", \"inputs\": [\"x\", \"m\"]}, "
+         "{\"name\": \"e\", \"op\": \"exp\", \"inputs\": [\"d\"]}, "
+         "{\"name\": \"s\", \"op\": \"sum\", \"inputs\": [\"e\"], " + reduce + "}, "
+         "{\"name\": \"y\", \"op\": \"div\", \"inputs\": [\"e\", \"s\"]}], "
+         "\"outputs\": [\"y\", \"m\"]}";
+}
+
 } // namespace fusec::test

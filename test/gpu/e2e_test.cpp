@@ -33,7 +33,8 @@ struct Tally {
 
 void check(const std::string &label, const std::string &json, const std::string &name,
            bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto",
-           int gemmCandidate = -1, int *libraryEpilogues = nullptr) {
+           int gemmCandidate = -1, int *libraryEpilogues = nullptr,
+           const char *expectSchedule = nullptr) {
   Options o;
   o.fuse = fuse;
   o.gemm = gemm;
@@ -48,6 +49,13 @@ void check(const std::string &label, const std::string &json, const std::string 
           ++*libraryEpilogues;
           break;
         }
+  if (s && expectSchedule) {
+    bool found = false;
+    for (const KernelInfo &k : p->kernels())
+      found |= k.schedule.find(expectSchedule) != std::string::npos;
+    if (!found)
+      s = Status::error("no kernel with \"" + std::string(expectSchedule) + "\" in its schedule");
+  }
   if (s) {
     in = p->randomInputs(seed);
     s = p->runHost(in, out);
@@ -127,6 +135,31 @@ int main(int argc, char **argv) {
                 std::to_string(c.k) + " " + c.dtype + " candidate " + std::to_string(cand),
             test::linearGeluGraph(c.m, c.n, c.k, c.dtype), "gemm_tiles.json", true, 3, gemms,
             "fusec", cand);
+  // softmax over leading dims: shapes that take the online column kernel
+  // ("(online)" in its schedule) on Hopper with every storage tier in use (registers, shared memory, L2),
+  // narrow last tiles, two reduced dims, f16 and f32; and one that does not.
+  struct Outer {
+    std::vector<int64_t> shape;
+    int reduced;
+    const char *dtype;
+    bool online;  ///< takes the online kernel on sm_90+
+  };
+  int major = 0;
+  if (auto info = queryDevice(0))
+    major = info->ccMajor;
+  else
+    llvm::consumeError(info.takeError());
+  for (const Outer &o : {Outer{{8192, 200}, 1, "bf16", true}, Outer{{9216, 64}, 1, "bf16", true},
+                         Outer{{2048, 72}, 1, "f16", true}, Outer{{4096, 100}, 1, "f32", true},
+                         Outer{{16, 512, 136}, 2, "bf16", true},
+                         Outer{{1000, 96}, 1, "bf16", false}}) {
+    std::string name = "outer softmax";
+    for (int64_t d : o.shape)
+      name += " " + std::to_string(d);
+    check(name + " " + o.dtype, test::outerSoftmaxGraph(o.shape, o.reduced, o.dtype),
+          "outer_softmax.json", true, 5, examples, "auto", -1, nullptr,
+          o.online && major >= 9 ? "(online)" : nullptr);
+  }
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
           "random_matmul.json", true, seed, gemms, "fusec");

@@ -1,0 +1,296 @@
+// Microbenchmark for softmax over dim 0 (bench/NOTES.md): can a cluster keep
+// its column tile partly or wholly in L2 instead of shared memory, so tiles
+// can be 128-256 bytes wide (the widths HBM serves at 90%+) without giving up
+// residency? 8192 x 8192 bf16, y[:, c] = softmax(x[:, c]).
+//
+// A cluster of CL blocks owns TW columns; block m owns rows [m R/CL, ...).
+// Pass 1 reads its rows once from HBM (rows < SR are also kept in shared
+// memory; the others are read with an L2 evict_last hint), folding an online
+// (max, sum of exp) per column. The cluster combines its blocks' partials
+// through distributed shared memory. Pass 2 takes the rows from shared memory
+// or re-reads them (from L2, evict_first) and writes exp(x - max) / sum.
+// Build: nvcc -O3 -arch=sm_90a -o column_softmax column_softmax.cu
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace cg = cooperative_groups;
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ unsigned long long policy(bool last) {
+  unsigned long long p;
+  if (last)
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ uint4 ldHint(const uint4 *p, unsigned long long pol) {
+  uint4 v;
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+  return v;
+}
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ void stHint(uint4 *p, uint4 v, unsigned long long pol) {
+  asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
+               :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+}
+__device__ __forceinline__ void unpack(uint4 v, float (&f)[8]) {
+  const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 t = __bfloat1622float2(h[i]);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
+// HINT: 0 none, 1 evict_last on pass 1 and evict_first on pass 2; 2 as 1, and
+// the rows kept on chip and the outputs evict_first too.
+// A thread owns rows ty + k * TY of the block's chunk, k = 0 .. K-1: the first
+// NREG stay in registers, the next NSM in shared memory, the rest in L2.
+template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST>
+__global__ void __launch_bounds__(THREADS, MINB)
+    colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C) {
+  constexpr int TX = TW / 8, TY = THREADS / TX, WARPS = THREADS / 32;
+  extern __shared__ uint4 tile[];  // NSM x THREADS vectors
+  __shared__ float2 red[WARPS][TW];
+  __shared__ float2 part[TW];
+  __shared__ float2 stat[TW];  // (max * log2e, 1 / sum)
+  cg::cluster_group cluster = cg::this_cluster();
+  const int member = cluster.block_rank();
+  const int tileIdx = blockIdx.x / CL;
+  const int chunk = R / CL, r0 = member * chunk, K = chunk / TY;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const int ldv = C / 8;
+  const uint4 *src = x + (size_t)(r0 + ty) * ldv + tileIdx * TX + tx;
+  uint4 *dst = y + (size_t)(r0 + ty) * ldv + tileIdx * TX + tx;
+  const size_t step = (size_t)TY * ldv;
+  const unsigned long long keep = policy(true), drop = policy(false);
+
+  float m[8], s[8];
+#pragma unroll
+  for (int l = 0; l < 8; ++l) m[l] = -INFINITY, s[l] = 0.f;
+  auto absorb = [&](const uint4 (&v)[U]) {
+    float f[U][8];
+#pragma unroll
+    for (int u = 0; u < U; ++u) unpack(v[u], f[u]);
+#pragma unroll
+    for (int l = 0; l < 8; ++l) {
+      float bm = m[l];
+#pragma unroll
+      for (int u = 0; u < U; ++u) bm = fmaxf(bm, f[u][l]);
+      float acc = s[l];
+      if (FAST) {  // the running max rarely moves: rescale only when it does
+        if (bm > m[l]) acc *= ex2((m[l] - bm) * kLog2e);
+        const float bl = bm * kLog2e;
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += ex2(fmaf(f[u][l], kLog2e, -bl));
+      } else {
+        acc *= exp2f((m[l] - bm) * kLog2e);
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += exp2f((f[u][l] - bm) * kLog2e);
+      }
+      m[l] = bm;
+      s[l] = acc;
+    }
+  };
+  uint4 reg[NREG > 0 ? NREG : 1];
+#pragma unroll
+  for (int k = 0; k < NREG; k += U) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) reg[k + u] = v[u] = HINT == 2 ? ldHint(src + (k + u) * step, drop) : src[(k + u) * step];
+    absorb(v);
+  }
+  for (int k = NREG; k < NREG + NSM; k += U) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = HINT == 2 ? ldHint(src + (k + u) * step, drop) : src[(k + u) * step];
+#pragma unroll
+    for (int u = 0; u < U; ++u) tile[(k - NREG + u) * THREADS + threadIdx.x] = v[u];
+    absorb(v);
+  }
+  for (int k = NREG + NSM; k < K; k += U) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = HINT ? ldHint(src + (k + u) * step, keep) : src[(k + u) * step];
+    absorb(v);
+  }
+  // Fold the lanes of a warp that share tx, then the warps.
+#pragma unroll
+  for (int l = 0; l < 8; ++l) {
+    for (int o = TX; o < 32; o <<= 1) {
+      float om = __shfl_xor_sync(0xffffffffu, m[l], o), os = __shfl_xor_sync(0xffffffffu, s[l], o);
+      float nm = fmaxf(m[l], om);
+      s[l] = s[l] * exp2f((m[l] - nm) * kLog2e) + os * exp2f((om - nm) * kLog2e);
+      m[l] = nm;
+    }
+    if (threadIdx.x % 32 < TX) red[threadIdx.x / 32][tx * 8 + l] = make_float2(m[l], s[l]);
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < TW; c += THREADS) {
+    float2 a = red[0][c];
+    for (int w = 1; w < WARPS; ++w) {
+      float2 b = red[w][c];
+      float nm = fmaxf(a.x, b.x);
+      a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
+    }
+    part[c] = a;
+  }
+  cluster.sync();  // every member's partial is published
+  for (int c = threadIdx.x; c < TW; c += THREADS) {
+    float2 a = *cluster.map_shared_rank(&part[c], 0);
+    for (int q = 1; q < CL; ++q) {
+      float2 b = *cluster.map_shared_rank(&part[c], q);
+      float nm = fmaxf(a.x, b.x);
+      a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
+    }
+    stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");  // done reading peers
+  __syncthreads();
+  float ml[8], is[8];
+#pragma unroll
+  for (int l = 0; l < 8; ++l) ml[l] = stat[tx * 8 + l].x, is[l] = stat[tx * 8 + l].y;
+  auto emit = [&](uint4 v, int k) {
+    float f[8];
+    unpack(v, f);
+    uint4 o;
+    __nv_bfloat162 *h = reinterpret_cast<__nv_bfloat162 *>(&o);
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      h[i] = FAST ? __floats2bfloat162_rn(ex2(fmaf(f[2 * i], kLog2e, -ml[2 * i])) * is[2 * i],
+                                          ex2(fmaf(f[2 * i + 1], kLog2e, -ml[2 * i + 1])) * is[2 * i + 1])
+                  : __floats2bfloat162_rn(exp2f(fmaf(f[2 * i], kLog2e, -ml[2 * i])) * is[2 * i],
+                                          exp2f(fmaf(f[2 * i + 1], kLog2e, -ml[2 * i + 1])) * is[2 * i + 1]);
+    if (HINT == 2) stHint(dst + k * step, o, drop);
+    else __stcs(dst + k * step, o);
+  };
+  // The L2-held rows first (they may be evicted), the on-chip ones last.
+  for (int k = NREG + NSM; k < K; k += U) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = HINT ? ldHint(src + (k + u) * step, drop) : src[(k + u) * step];
+#pragma unroll
+    for (int u = 0; u < U; ++u) emit(v[u], k + u);
+  }
+  for (int k = NREG; k < NREG + NSM; ++k) emit(tile[(k - NREG) * THREADS + threadIdx.x], k);
+#pragma unroll
+  for (int k = 0; k < NREG; ++k) emit(reg[k], k);
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // peers done reading mine
+}
+
+// Reference: one thread per column, three passes.
+__global__ void refSoftmax(const __nv_bfloat16 *x, __nv_bfloat16 *y, int R, int C) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= C) return;
+  float m = -INFINITY, s = 0;
+  for (int r = 0; r < R; ++r) m = fmaxf(m, __bfloat162float(x[(size_t)r * C + c]));
+  for (int r = 0; r < R; ++r) s += expf(__bfloat162float(x[(size_t)r * C + c]) - m);
+  for (int r = 0; r < R; ++r) y[(size_t)r * C + c] = __float2bfloat16(expf(__bfloat162float(x[(size_t)r * C + c]) - m) / s);
+}
+
+__global__ void fillRandom(__nv_bfloat16 *x, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+    x[i] = __float2bfloat16((h & 0xffff) / 65536.f * 8.f - 4.f);
+  }
+}
+
+__global__ void maxDiff(const __nv_bfloat16 *a, const __nv_bfloat16 *b, size_t n, float *out) {
+  float d = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    float x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
+    float e = fabsf(x - y) / fmaxf(fabsf(y), 1e-6f);
+    d = (x == x) ? fmaxf(d, e) : 1e30f;
+  }
+  atomicMax(reinterpret_cast<int *>(out), __float_as_int(d));  // non-negative floats order as ints
+}
+
+const int R = 8192, C = 8192;
+
+template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U = 4, int FAST = 0>
+void variant(const char *name, const uint4 *x, uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
+  if (getenv("ONLY") && strcmp(name, getenv("ONLY"))) return;
+  auto k = colSoftmax<TW, THREADS, CL, NREG, NSM, HINT, MINB, U, FAST>;
+  size_t smem = (size_t)NSM * THREADS * 16;
+  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (CL > 8) cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((C / TW) * CL);
+  cfg.blockDim = dim3(THREADS);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = CL;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  cudaOccupancyMaxActiveClusters(&clusters, k, &cfg);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<float> t;
+  for (int i = 0; i < 40; ++i) {
+    cudaMemsetAsync(y, 0xff, (size_t)R * C * 2);  // poison
+    cudaEventRecord(a);
+    cudaLaunchKernelEx(&cfg, k, x, y, R, C);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    if (i >= 10) t.push_back(ms * 1000);
+  }
+  cudaError_t err = cudaGetLastError();
+  cudaMemset(dmax, 0, 4);
+  maxDiff<<<528, 256>>>(reinterpret_cast<const __nv_bfloat16 *>(y), ref, (size_t)R * C, dmax);
+  float d = -1;
+  cudaMemcpy(&d, dmax, 4, cudaMemcpyDeviceToHost);
+  std::sort(t.begin(), t.end());
+  double floorUs = 2.0 * R * C * 2 / 3.0e12 * 1e6;
+  printf("| %s | %d | %zu | %d | %.1f | %.1f%% | %.2g | %s |\n", name, clusters, smem / 1024,
+         TW * 2, t[t.size() / 2], 100 * floorUs / t[t.size() / 2], d,
+         err == cudaSuccess ? "ok" : cudaGetErrorString(err));
+}
+
+int main() {
+  __nv_bfloat16 *x, *y, *ref;
+  float *dmax;
+  cudaMalloc(&x, (size_t)R * C * 2);
+  cudaMalloc(&y, (size_t)R * C * 2);
+  cudaMalloc(&ref, (size_t)R * C * 2);
+  cudaMalloc(&dmax, 4);
+  fillRandom<<<1024, 256>>>(x, (size_t)R * C, 12345u);
+  refSoftmax<<<C / 128, 128>>>(x, ref, R, C);
+  cudaDeviceSynchronize();
+  const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+  uint4 *yv = reinterpret_cast<uint4 *>(y);
+  printf("| variant | active clusters | smem KB/block | tile bytes | us | %% of floor (89.5 us) | max rel err | status |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
+  // TW, threads, cluster, rows per thread in registers, in shared memory
+  // (of the R / CL / (THREADS / (TW / 8)) a thread owns; the rest in L2), hint, min blocks/SM, U
+  variant<32, 256, 8, 0, 16, 0, 3>("smem only, 64 B (today's layout)", xv, yv, ref, dmax);
+  variant<64, 256, 8, 4, 16, 2, 3>("regs 4 + smem 16 + L2 12, 128 B, EF", xv, yv, ref, dmax);
+  variant<64, 256, 8, 4, 16, 2, 3, 4, 1>("regs 4 + smem 16 + L2 12, 128 B, EF, fast", xv, yv, ref, dmax);
+  variant<64, 256, 8, 0, 16, 2, 3, 4, 1>("smem 16 + L2 16, 128 B, EF, fast", xv, yv, ref, dmax);
+  variant<64, 256, 8, 0, 16, 2, 3, 8, 1>("smem 16 + L2 16, 128 B, EF, fast, U8", xv, yv, ref, dmax);
+  variant<64, 256, 8, 4, 16, 2, 3, 8, 1>("regs 4 + smem 16 + L2 12, 128 B, EF, fast, U8", xv, yv, ref, dmax);
+  variant<64, 256, 16, 0, 8, 2, 4, 4, 1>("smem 8 + L2 8, 128 B, EF, fast, cluster 16", xv, yv, ref, dmax);
+  variant<64, 512, 8, 0, 8, 2, 3, 4, 1>("smem 8 + L2 8, 128 B, EF, fast, 512 thr", xv, yv, ref, dmax);
+  return 0;
+}

@@ -1,0 +1,404 @@
+//===- OnlineColumnSoftmax.cpp - softmax over outer dims, read once -------===//
+//
+// softmax over dim 0 (y = exp(v - max v) / sum exp(v - max v), reduced over
+// the leading dims) on Hopper. CooperativeColumnKernel.cpp keeps a cluster's
+// column tile in shared memory and runs max, then sum, then the outputs over
+// it; that caps the tile at 64 bytes of a row, which HBM serves at 77% of a
+// copy, and it measured 64.5% of the floor (bench/NOTES.md). Here:
+//
+//   * the max and the sum of exponentials are one pass: each thread keeps a
+//     running (max, sum) per column and rescales the sum when the max grows
+//     ("online" softmax), so the tile is read once before the cluster meets
+//     once;
+//   * the tile is 128 bytes of a row (8 threads x 16 bytes), held in three
+//     tiers: a thread's first row slots in registers, the next in shared
+//     memory, the rest in L2. Pass one reads the L2 rows with an evict_last
+//     hint and every other byte with evict_first (they stay on chip), so the
+//     L2 rows are still there when the output pass, which takes them first,
+//     reads them again; outputs are stored evict_first.
+//
+// Measured on an H100 (bench/micro/column_softmax.cu, 8192 x 8192 bf16):
+// 64-byte tiles in shared memory 143.8 us; this layout 112.7 us, HBM bytes
+// read 134.9 MB (the input once).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ReductionPhases.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/shape/ShapeRules.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+constexpr int64_t kThreads = 256, kMembers = 8, kTx = 8, kBatch = 4;
+/// Row slots per thread in registers and (at most) in shared memory; the
+/// measured best for 1024-row chunks (registers 4 + shared 16 + L2 12).
+constexpr int64_t kRegSlots = 4, kSmemSlots = 16, kMaxL2Slots = 16;
+
+llvm::Error unsupported(const char *why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
+}
+
+const char *kHelpers = R"(// ---- online softmax, L2 cache hints ----
+__device__ __forceinline__ float fz_ex2(float x) {
+  float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y;
+}
+// Folds a batch of rows x[] into a running (max m, sum s of exp(. - m)); the
+// sum is rescaled only when the max grows, which is rare after the first rows
+// (one exponential per element, not two).
+template <int B>
+__device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&x)[B]) {
+  float bm = m;
+#pragma unroll
+  for (int u = 0; u < B; ++u) bm = fz_max(bm, x[u]);
+  if (bm != m) { s *= fz_ex2((m - bm) * 1.4426950408889634f); m = bm; }
+  if (m == -__int_as_float(0x7f800000)) return;  // nothing but -inf so far
+  const float ml = m * 1.4426950408889634f;
+#pragma unroll
+  for (int u = 0; u < B; ++u) s += fz_ex2(fmaf(x[u], 1.4426950408889634f, -ml));
+}
+__device__ __forceinline__ void fz_online_merge(float &m, float &s, float om, float os) {
+  const float nm = fz_max(m, om);
+  if (nm == -__int_as_float(0x7f800000)) return;  // both empty
+  s = s * fz_ex2((m - nm) * 1.4426950408889634f) + os * fz_ex2((om - nm) * 1.4426950408889634f);
+  m = nm;
+}
+__device__ __forceinline__ unsigned long long fz_policy_keep() {
+  unsigned long long p; asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p)); return p;
+}
+__device__ __forceinline__ unsigned long long fz_policy_drop() {
+  unsigned long long p; asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p)); return p;
+}
+__device__ __forceinline__ uint4 fz_ld16(const void *p, unsigned long long pol) {
+  uint4 v;
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+  return v;
+}
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_unpack(uint4 raw, C (&out)[N]) {
+  fz_pack<S, N> u;
+  u.v = raw;
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = fz_in(u.s[i]);
+}
+// fz_store with an L2 evict_first hint: the outputs are not read again here.
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_store_ef(S *__restrict__ p, long long off, const C (&in)[N]) {
+  fz_pack<S, N> u;
+#pragma unroll
+  for (int i = 0; i < N; ++i) u.s[i] = fz_out<S>::of(in[i]);
+  const uint4 v = u.v;
+  asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
+               :: "l"(p + off), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(fz_policy_drop()) : "memory");
+}
+__device__ __forceinline__ float2 fz_dsmem_ld2(const float2 *p, unsigned rank) {
+  unsigned local = (unsigned)__cvta_generic_to_shared(p), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  float2 v;
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(remote) : "memory");
+  return v;
+}
+
+)";
+
+/// max(v) and sum(exp(v - max(v))) over the same rows, the only reductions.
+struct Softmax {
+  Operation *max = nullptr, *sum = nullptr;
+};
+std::optional<Softmax> matchSoftmax(FusionOp fusion) {
+  std::map<int, std::vector<Operation *>> phases = reductionPhases(fusion);
+  if (phases.size() != 2 || phases.begin()->second.size() != 1 ||
+      phases.rbegin()->second.size() != 1)
+    return std::nullopt;
+  Operation *mx = phases.begin()->second[0], *sm = phases.rbegin()->second[0];
+  if (!isa<MaxOp>(mx) || !isa<SumOp>(sm))
+    return std::nullopt;
+  auto ex = sm->getOperand(0).getDefiningOp<ExpOp>();
+  auto sub = ex ? ex->getOperand(0).getDefiningOp<SubOp>() : SubOp();
+  if (!sub || sub->getOperand(0) != mx->getOperand(0))
+    return std::nullopt;
+  Operation *m = sub->getOperand(1).getDefiningOp();
+  while (m && isa<BroadcastToOp>(m))
+    m = m->getOperand(0).getDefiningOp();
+  if (m != mx || std::string(computeType(dtypeOf(mx->getOperand(0)))) != "float" ||
+      std::string(computeType(dtypeOf(sm->getResult(0)))) != "float")
+    return std::nullopt;
+  return Softmax{mx, sm};
+}
+
+enum class Tier { Regs, Shared, L2 };
+
+struct Plan {
+  FusionOp fusion;
+  std::vector<int64_t> domain, reduced, kept;
+  int64_t rr = 1, kc = 1, vec = 1, ty = 1, width = 1, chunk = 1, slots = 1, regSlots = 0,
+          smemSlots = 0;
+  int last = 0;
+  struct Cached {
+    std::string ptr, offset, storage;
+    DType dtype;
+  };
+  std::vector<Cached> cache;
+  std::map<std::string, int> cacheByKey;
+  std::set<int> used;  ///< caches the code emitted since the last reset reads
+  std::map<Operation *, std::string> reductionVars;
+  Operation *sum = nullptr;
+
+  ElementEmitter emitter() {
+    std::vector<std::string> vars(domain.size());
+    for (int64_t d : reduced)
+      vars[d] = "r" + str(d);
+    for (int64_t d : kept)
+      vars[d] = "k" + str(d);
+    ElementEmitter e(fusion, vars, "            ");
+    e.load = [this](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+      ArrayRef<int64_t> shape = shapeOf(arg);
+      std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+      bool alongRows = false;
+      for (int64_t d : reduced) {
+        std::optional<int64_t> c = em.coefficient(shape, idx, d);
+        alongRows |= !c || *c != 0;
+      }
+      if (!alongRows || !em.vectorizable(shape, idx, last, vec))
+        return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+      std::string off = em.offsetAt(shape, idx, last, "kl");
+      auto [it, fresh] = cacheByKey.try_emplace(ptr + "@" + off, (int)cache.size());
+      if (fresh)
+        cache.push_back({ptr, off, storageType(dtypeOf(arg)), dtypeOf(arg)});
+      used.insert(it->second);
+      return "cv" + str(it->second) + "[l]";
+    };
+    e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
+    e.reciprocal = [this](Value d) -> std::optional<std::string> {
+      Operation *op = d.getDefiningOp();
+      while (op && isa<BroadcastToOp>(op))
+        op = op->getOperand(0).getDefiningOp();
+      if (op != sum)
+        return std::nullopt;
+      return std::string("fz_rcp[l]");
+    };
+    return e;
+  }
+
+  std::string rowIndices(const std::string &in) const {
+    std::string s, rest = "rrow";
+    for (int i = (int)reduced.size() - 1; i >= 0; --i) {
+      int64_t d = reduced[i];
+      s += in + "const fz_idx r" + str(d) + " = " +
+           (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
+      rest = "(" + rest + " / " + str(domain[d]) + ")";
+    }
+    return s;
+  }
+  std::string keptIndices(const std::string &in) const {
+    std::string s, rest = "kb";
+    for (int i = (int)kept.size() - 1; i >= 0; --i) {
+      int64_t d = kept[i];
+      s += in + "const fz_idx " + (d == last ? std::string("kl") : "k" + str(d)) + " = " +
+           (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
+      rest = "(" + rest + " / " + str(domain[d]) + ")";
+    }
+    return s;
+  }
+
+  /// Row slots [k0, k1) of one tier: a thread's slot k is row ty + k * ty of
+  /// the chunk. Loads kBatch rows' vectors first (bytes in flight), then runs
+  /// `lanes` per row. `fill`: pass one, which reads HBM and keeps the rows
+  /// in their tier; otherwise the rows come from the tier.
+  std::string loop(Tier t, bool fill, int64_t k0, int64_t k1, const std::set<int> &caches,
+                   const std::string &decls, const std::string &lanes, const std::string &post,
+                   const std::string &batchPre = "", const std::string &batchPost = "") const {
+    if (k0 >= k1)
+      return "";
+    std::string V = str(vec), B = str(kBatch);
+    std::string s = t == Tier::Regs ? "    #pragma unroll\n" : "    #pragma unroll 1\n";
+    s += "    for (int fz_k = " + str(k0) + "; fz_k < " + str(k1) + "; fz_k += " + B + ") {\n";
+    for (int c : caches)
+      s += "      uint4 fz_raw" + str(c) + "[" + B + "];\n";
+    s += batchPre;
+    s += "      #pragma unroll\n      for (int u = 0; u < " + B + "; ++u) {\n";
+    s += "        const int fz_q = min(fz_k + u, " + str(k1 - 1) + ");\n";
+    if (t == Tier::L2 || fill)
+      s += "        const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" + rowIndices("        ");
+    for (int c : caches) {
+      std::string raw = "        fz_raw" + str(c) + "[u] = ";
+      if (fill || t == Tier::L2)
+        s += raw + "fz_ld16(" + cache[c].ptr + " + (" + cache[c].offset + "), " +
+             (fill && t == Tier::L2 ? "fz_keep" : "fz_drop") + ");\n";
+      else if (t == Tier::Shared)
+        s += raw + "*reinterpret_cast<const uint4 *>(&cache" + str(c) + "[(fz_q - " +
+             str(regSlots) + ") * " + str(ty) + " + ty][tx * " + V + "]);\n";
+      else
+        s += raw + "fz_reg" + str(c) + "[fz_q];\n";
+    }
+    s += "      }\n      #pragma unroll\n      for (int u = 0; u < " + B + "; ++u) {\n";
+    s += "        const int fz_q = fz_k + u;\n        if (fz_q < " + str(k1) + ") {\n";
+    for (int c : caches) {
+      if (fill && t == Tier::Regs)
+        s += "          fz_reg" + str(c) + "[fz_q] = fz_raw" + str(c) + "[u];\n";
+      if (fill && t == Tier::Shared)
+        s += "          *reinterpret_cast<uint4 *>(&cache" + str(c) + "[(fz_q - " + str(regSlots) +
+             ") * " + str(ty) + " + ty][tx * " + V + "]) = fz_raw" + str(c) + "[u];\n";
+    }
+    s += "          const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" +
+         rowIndices("          ");
+    for (int c : caches)
+      s += "          float cv" + str(c) + "[" + V + "];\n          fz_unpack<" + cache[c].storage +
+           ", " + V + ">(fz_raw" + str(c) + "[u], cv" + str(c) + ");\n";
+    s += decls + "          #pragma unroll\n          for (int l = 0; l < " + V + "; ++l) {\n";
+    s += "            const fz_idx k" + str(last) + " = kl + l;\n" + lanes + "          }\n" + post;
+    return s + "        }\n      }\n" + batchPost + "    }\n";
+  }
+};
+
+} // namespace
+
+llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
+  std::optional<Softmax> sm = matchSoftmax(fusion);
+  if (!sm)
+    return unsupported("not a softmax over the reduced dims");
+  Plan p;
+  p.fusion = fusion;
+  p.sum = sm->sum;
+  ReductionDomain rd = reductionDomain(fusion);
+  p.domain = rd.domain;
+  p.reduced = rd.reduced;
+  p.kept = rd.kept;
+  p.rr = rd.reducedCount;
+  p.kc = rd.keptCount;
+  p.last = p.domain.size() - 1;
+  int64_t bytes = maxElementBytes(fusion);
+  p.vec = 16 / bytes;
+  if (16 % bytes != 0 || p.domain.back() % p.vec != 0 || p.kc < kTx * p.vec)
+    return unsupported("rows are not whole 128-byte tiles of 16-byte vectors");
+  p.width = kTx * p.vec;
+  p.ty = kThreads / kTx;
+  // Every member holds whole batches of rows: chunks of equal size.
+  if (p.rr % (kMembers * p.ty) != 0)
+    return unsupported("reduced rows do not split evenly over the cluster");
+  p.chunk = p.rr / kMembers;
+  p.slots = p.chunk / p.ty;
+  p.regSlots = p.slots >= 3 * kBatch ? kRegSlots : 0;
+  p.smemSlots = std::min(p.slots - p.regSlots, kSmemSlots);
+  if (p.slots - p.regSlots - p.smemSlots > kMaxL2Slots)
+    return unsupported("column tile too tall to keep on chip and in L2");
+
+  // Pass one: the running (max, sum) of the max's operand.
+  ElementEmitter e = p.emitter();
+  std::string x = e.emit(sm->max->getOperand(0), ElementEmitter::identity(p.domain.size()));
+  // Each row's values go to fz_x (rows past the tier stay -inf, which adds
+  // nothing); the batch is folded in after the last row.
+  std::string fillLanes = e.takeCode() + "            fz_x[l][u] = (float)" + x + ";\n";
+  std::string V0 = str(p.vec), B0 = str(kBatch);
+  std::string fillPre = "      float fz_x[" + V0 + "][" + B0 + "];\n      #pragma unroll\n      for (int l = 0; l < " + V0 +
+                        "; ++l)\n        #pragma unroll\n        for (int u = 0; u < " + B0 +
+                        "; ++u) fz_x[l][u] = -__int_as_float(0x7f800000);\n";
+  std::string fillPost = "      #pragma unroll\n      for (int l = 0; l < " + V0 +
+                         "; ++l) fz_online_add(fz_rm[l], fz_rs[l], fz_x[l]);\n";
+  std::set<int> fillCaches = p.used;
+  // The outputs, from the combined statistics.
+  p.reductionVars[sm->max] = "fz_M";
+  p.reductionVars[sm->sum] = "fz_S";
+  p.used.clear();
+  ColumnOutputCode out = columnOutputs(
+      fusion, [&p] { return p.emitter(); }, p.domain, p.reduced, p.last, p.vec, "fz_store_ef");
+  if (p.cache.size() != 1 || fillCaches.size() != 1)
+    return unsupported("not one input read along the rows");
+  if (!std::includes(fillCaches.begin(), fillCaches.end(), p.used.begin(), p.used.end()))
+    return unsupported("the outputs read rows pass one does not keep");
+  const Plan::Cached &c0 = p.cache.front();
+  if (dtypeBytes(c0.dtype) * p.vec != 16)
+    return unsupported("the kept input is not 16-byte vectors");
+
+  const int64_t tiles = (p.kc + p.width - 1) / p.width;
+  const int64_t l2Begin = p.regSlots + p.smemSlots;
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "column_reduction";
+  std::string V = str(p.vec), W = str(p.width);
+  std::string s = kHelpers;
+  s += "extern \"C\" __global__ void __cluster_dims__(" + str(kMembers) +
+       ", 1, 1) __launch_bounds__(" + str(kThreads) + ", 3)\n" + spec.name + "(" +
+       parameterList(fusion) + ") {\n";
+  s += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+  s += "  " + c0.storage + " (*cache0)[" + W + "] = reinterpret_cast<" + c0.storage + " (*)[" + W +
+       "]>(fz_dyn);\n";
+  s += "  __shared__ float2 fz_wred[" + str(kThreads / 32) + "][" + W + "];  // per warp (max, sum)\n";
+  s += "  __shared__ float2 fz_part[" + W + "];  // this block's, read by the cluster\n";
+  s += "  __shared__ float2 fz_stat[" + W + "];  // the column's (max, sum)\n";
+  s += "  const int tx = threadIdx.x % " + str(kTx) + ", ty = threadIdx.x / " + str(kTx) + ";\n";
+  s += "  const unsigned member = fz_cluster_rank();\n";
+  s += "  const fz_idx tile = blockIdx.x / " + str(kMembers) + ";\n";
+  s += "  const fz_idx rbase = (fz_idx)member * " + str(p.chunk) + ";\n";
+  s += "  const fz_idx kbase = (tile * " + str(kTx) + " + tx) * " + V + ";\n";
+  s += "  const bool active = kbase < " + str(p.kc) + ";\n";
+  s += "  const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
+  s += p.keptIndices("  ");
+  s += "  const unsigned long long fz_keep = fz_policy_keep(), fz_drop = fz_policy_drop();\n";
+  s += "  float fz_rm[" + V + "], fz_rs[" + V + "];  // running max, sum\n  #pragma unroll\n"
+       "  for (int l = 0; l < " + V + "; ++l) fz_rm[l] = -__int_as_float(0x7f800000), fz_rs[l] = 0.f;\n";
+  if (p.regSlots > 0)
+    s += "  uint4 fz_reg0[" + str(p.regSlots) + "];  // this thread's first rows\n";
+  s += "  // pass 1: HBM -> registers, shared memory, L2 (evict_last); running (max, sum)\n";
+  s += p.loop(Tier::Regs, true, 0, p.regSlots, fillCaches, "", fillLanes, "", fillPre, fillPost);
+  s += p.loop(Tier::Shared, true, p.regSlots, l2Begin, fillCaches, "", fillLanes, "", fillPre,
+              fillPost);
+  s += p.loop(Tier::L2, true, l2Begin, p.slots, fillCaches, "", fillLanes, "", fillPre, fillPost);
+  // The lanes of a warp that share tx hold other rows: shuffles, then warps.
+  s += "  #pragma unroll\n  for (int l = 0; l < " + V + "; ++l) {\n";
+  s += "    float m = fz_rm[l], sum = fz_rs[l];\n";
+  s += "    for (int o = " + str(kTx) + "; o < 32; o <<= 1)\n";
+  s += "      fz_online_merge(m, sum, __shfl_xor_sync(0xffffffffu, m, o), "
+       "__shfl_xor_sync(0xffffffffu, sum, o));\n";
+  s += "    if (threadIdx.x % 32 < " + str(kTx) + ") fz_wred[threadIdx.x / 32][tx * " + V +
+       " + l] = make_float2(m, sum);\n  }\n  __syncthreads();\n";
+  s += "  for (int c = threadIdx.x; c < " + W + "; c += " + str(kThreads) + ") {\n";
+  s += "    float2 a = fz_wred[0][c];\n    for (int w = 1; w < " + str(kThreads / 32) +
+       "; ++w) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);\n";
+  s += "    fz_part[c] = a;\n  }\n";
+  s += "  fz_cluster_sync();  // every member's partials are published\n";
+  s += "  for (int c = threadIdx.x; c < " + W + "; c += " + str(kThreads) + ") {\n";
+  s += "    float2 a = fz_dsmem_ld2(&fz_part[c], 0);\n";
+  s += "    for (int q = 1; q < " + str(kMembers) + "; ++q) {\n";
+  s += "      const float2 b = fz_dsmem_ld2(&fz_part[c], q);\n";
+  s += "      fz_online_merge(a.x, a.y, b.x, b.y);\n    }\n";
+  s += "    fz_stat[c] = a;\n  }\n";
+  s += "  asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");  // done reading peers\n";
+  s += "  __syncthreads();\n";
+  s += "  float fz_M[" + V + "], fz_S[" + V + "], fz_rcp[" + V + "];\n  #pragma unroll\n";
+  s += "  for (int l = 0; l < " + V + "; ++l) {\n    const float2 st = fz_stat[tx * " + V +
+       " + l];\n    fz_M[l] = st.x;\n    fz_S[l] = st.y;\n    fz_rcp[l] = 1.f / st.y;\n  }\n";
+  s += "  // outputs: the L2 rows first (the longest there), then shared memory, registers\n";
+  const std::string &decls = out.decls, &post = out.post;
+  s += p.loop(Tier::L2, false, l2Begin, p.slots, p.used, decls, out.lanes, post);
+  s += p.loop(Tier::Shared, false, p.regSlots, l2Begin, p.used, decls, out.lanes, post);
+  s += p.loop(Tier::Regs, false, 0, p.regSlots, p.used, decls, out.lanes, post);
+  if (!out.perColumn.empty())
+    s += "  if (active && member == 0 && ty == 0) {\n" + out.perColumn + "  }\n";
+  s += "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");  // peers are done with fz_part\n";
+  s += "}\n";
+
+  spec.source = s;
+  spec.grid = static_cast<unsigned>(tiles * kMembers);
+  spec.block = kThreads;
+  spec.sharedBytes = static_cast<unsigned>(p.smemSlots * p.ty * kTx * 16);  // 16-byte vectors
+  spec.schedule = str(p.rr) + " reduced x " + str(p.kc) + " kept; " + str(tiles) +
+                  " clusters of " + str(kMembers) + " blocks, each " + str(p.chunk) + " rows x " +
+                  W + " columns, read once: max and sum in one pass (online); rows per thread " +
+                  str(p.regSlots) + " in registers, " + str(p.smemSlots) + " in shared memory, " +
+                  str(p.slots - l2Begin) + " in L2";
+  return spec;
+}
+
+} // namespace fusec::codegen::detail
