@@ -54,17 +54,20 @@ __device__ __forceinline__ float fz_ex2(float x) {
 }
 // Folds a batch of rows x[] into a running (max m, sum s of exp(. - m)); the
 // sum is rescaled only when the max grows, which is rare after the first rows
-// (one exponential per element, not two).
-template <int B>
+// (one exponential per element, not two). A NaN in x is dropped by fmaxf but
+// makes s NaN, and the column's max becomes NaN at the end (fz_stat). FMA:
+// the exponent as one fma (16-bit data; its error grows with |m|, 2^-24 |m|).
+template <int B, bool FMA>
 __device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&x)[B]) {
   float bm = m;
 #pragma unroll
-  for (int u = 0; u < B; ++u) bm = fz_max(bm, x[u]);
-  if (bm != m) { s *= fz_ex2((m - bm) * 1.4426950408889634f); m = bm; }
+  for (int u = 0; u < B; ++u) bm = fmaxf(bm, x[u]);
+  if (bm > m) { s *= fz_ex2((m - bm) * 1.4426950408889634f); m = bm; }
   if (m == -__int_as_float(0x7f800000)) return;  // nothing but -inf so far
   const float ml = m * 1.4426950408889634f;
 #pragma unroll
-  for (int u = 0; u < B; ++u) s += fz_ex2(fmaf(x[u], 1.4426950408889634f, -ml));
+  for (int u = 0; u < B; ++u)
+    s += fz_ex2(FMA ? fmaf(x[u], 1.4426950408889634f, -ml) : (x[u] - m) * 1.4426950408889634f);
 }
 __device__ __forceinline__ void fz_online_merge(float &m, float &s, float om, float os) {
   const float nm = fz_max(m, om);
@@ -94,10 +97,7 @@ __device__ __forceinline__ void fz_unpack(uint4 raw, C (&out)[N]) {
 // fz_store with an L2 evict_first hint: the outputs are not read again here.
 template <typename S, int N, typename C>
 __device__ __forceinline__ void fz_store_ef(S *__restrict__ p, long long off, const C (&in)[N]) {
-  fz_pack<S, N> u;
-#pragma unroll
-  for (int i = 0; i < N; ++i) u.s[i] = fz_out<S>::of(in[i]);
-  const uint4 v = u.v;
+  const uint4 v = fz_pack_out<S, N>(in).v;
   asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;"
                :: "l"(p + off), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(fz_policy_drop()) : "memory");
 }
@@ -153,6 +153,9 @@ struct Plan {
   std::set<int> used;  ///< caches the code emitted since the last reset reads
   std::map<Operation *, std::string> reductionVars;
   Operation *sum = nullptr;
+  /// exp(x - max) in the outputs as one fma and ex2 from fz_ML (max * log2e)
+  /// when set: for 16-bit outputs (error 2^-24 |max|, far below their ulp).
+  Value expValue, maxOperand;
 
   ElementEmitter emitter() {
     std::vector<std::string> vars(domain.size());
@@ -179,6 +182,16 @@ struct Plan {
       return "cv" + str(it->second) + "[l]";
     };
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
+    e.known = [this](ElementEmitter &em, Value v, const Index &idx) -> std::optional<std::string> {
+      if (!expValue || v != expValue)
+        return std::nullopt;
+      for (size_t d = 0; d < idx.size(); ++d)
+        if (!idx[d].text.empty() || idx[d].dom != (int)d || idx[d].mul != 1 || idx[d].add != 0)
+          return std::nullopt;
+      std::string x = em.emit(maxOperand, idx), name = em.fresh("v");
+      em.line("const float " + name + " = fz_ex2(fmaf(" + x + ", 1.4426950408889634f, -fz_ML[l]));");
+      return name;
+    };
     e.reciprocal = [this](Value d) -> std::optional<std::string> {
       Operation *op = d.getDefiningOp();
       while (op && isa<BroadcastToOp>(op))
@@ -303,13 +316,19 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   std::string fillPre = "      float fz_x[" + V0 + "][" + B0 + "];\n      #pragma unroll\n      for (int l = 0; l < " + V0 +
                         "; ++l)\n        #pragma unroll\n        for (int u = 0; u < " + B0 +
                         "; ++u) fz_x[l][u] = -__int_as_float(0x7f800000);\n";
+  const bool narrow = dtypeBytes(p.cache.empty() ? DType::F32 : p.cache.front().dtype) == 2;
   std::string fillPost = "      #pragma unroll\n      for (int l = 0; l < " + V0 +
-                         "; ++l) fz_online_add(fz_rm[l], fz_rs[l], fz_x[l]);\n";
+                         "; ++l) fz_online_add<" + B0 + ", " + (narrow ? "true" : "false") +
+                         ">(fz_rm[l], fz_rs[l], fz_x[l]);\n";
   std::set<int> fillCaches = p.used;
   // The outputs, from the combined statistics.
   p.reductionVars[sm->max] = "fz_M";
   p.reductionVars[sm->sum] = "fz_S";
   p.used.clear();
+  if (narrow) {
+    p.expValue = sm->sum->getOperand(0);
+    p.maxOperand = sm->max->getOperand(0);
+  }
   ColumnOutputCode out = columnOutputs(
       fusion, [&p] { return p.emitter(); }, p.domain, p.reduced, p.last, p.vec, "fz_store_ef");
   if (p.cache.size() != 1 || fillCaches.size() != 1)
@@ -373,12 +392,13 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   s += "    for (int q = 1; q < " + str(kMembers) + "; ++q) {\n";
   s += "      const float2 b = fz_dsmem_ld2(&fz_part[c], q);\n";
   s += "      fz_online_merge(a.x, a.y, b.x, b.y);\n    }\n";
-  s += "    fz_stat[c] = a;\n  }\n";
+  s += "    if (a.y != a.y && a.x != __int_as_float(0x7f800000)) a.x = a.y;  // a NaN input: max NaN\n"
+       "    fz_stat[c] = a;\n  }\n";
   s += "  asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");  // done reading peers\n";
   s += "  __syncthreads();\n";
-  s += "  float fz_M[" + V + "], fz_S[" + V + "], fz_rcp[" + V + "];\n  #pragma unroll\n";
+  s += "  float fz_M[" + V + "], fz_S[" + V + "], fz_rcp[" + V + "], fz_ML[" + V + "];\n  #pragma unroll\n";
   s += "  for (int l = 0; l < " + V + "; ++l) {\n    const float2 st = fz_stat[tx * " + V +
-       " + l];\n    fz_M[l] = st.x;\n    fz_S[l] = st.y;\n    fz_rcp[l] = 1.f / st.y;\n  }\n";
+       " + l];\n    fz_M[l] = st.x;\n    fz_S[l] = st.y;\n    fz_rcp[l] = 1.f / st.y;\n    fz_ML[l] = st.x * 1.4426950408889634f;\n  }\n";
   s += "  // outputs: the L2 rows first (the longest there), then shared memory, registers\n";
   const std::string &decls = out.decls, &post = out.post;
   s += p.loop(Tier::L2, false, l2Begin, p.slots, p.used, decls, out.lanes, post);

@@ -89,12 +89,39 @@ __device__ __forceinline__ void fz_load(const S *__restrict__ p, long long off, 
 #pragma unroll
   for (int i = 0; i < N; ++i) out[i] = fz_in(u.s[i]);
 }
+// Two floats rounded to a 16-bit pair in one instruction (lo at the lower
+// address), instead of one conversion each and a byte permute.
+template <typename S> struct fz_out2 { static constexpr bool ok = false; };
+template <> struct fz_out2<fz_bf16> {
+  static constexpr bool ok = true;
+  static __device__ __forceinline__ unsigned of(float lo, float hi) {
+    unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+  }
+};
+template <> struct fz_out2<fz_f16> {
+  static constexpr bool ok = true;
+  static __device__ __forceinline__ unsigned of(float lo, float hi) {
+    unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+  }
+};
+// N compute values rounded into the storage vector.
+template <typename S, int N, typename C>
+__device__ __forceinline__ fz_pack<S, N> fz_pack_out(const C (&in)[N]) {
+  fz_pack<S, N> u;
+  if constexpr (fz_out2<S>::ok && N % 2 == 0) {
+    unsigned w[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) w[i] = fz_out2<S>::of(in[2 * i], in[2 * i + 1]);
+    memcpy(&u.v, w, sizeof(w));
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) u.s[i] = fz_out<S>::of(in[i]);
+  }
+  return u;
+}
 template <typename S, int N, typename C>
 __device__ __forceinline__ void fz_store(S *__restrict__ p, long long off, const C (&in)[N]) {
-  fz_pack<S, N> u;
-#pragma unroll
-  for (int i = 0; i < N; ++i) u.s[i] = fz_out<S>::of(in[i]);
-  *reinterpret_cast<typename fz_vec<sizeof(S) * N>::t *>(p + off) = u.v;
+  *reinterpret_cast<typename fz_vec<sizeof(S) * N>::t *>(p + off) = fz_pack_out<S, N>(in).v;
 }
 // The same VEC elements from shared memory (a row of a cached tile).
 template <typename S, int N, typename C>
