@@ -34,29 +34,15 @@ struct ColumnPlan {
   int counter = 0;
 
   ElementEmitter emitter() {
-    std::vector<std::string> vars(domain.size());
-    for (int64_t d : reduced)
-      vars[d] = "r" + str(d);
-    for (int64_t d : kept)
-      vars[d] = "k" + str(d);
-    ElementEmitter e(fusion, vars, "          ");
-    auto loads = std::make_shared<std::map<std::string, std::string>>();
+    ElementEmitter e(fusion, columnIndexNames(domain.size(), reduced, kept), "          ");
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     return e;
   }
 
   /// Indices of the reduced dims from "rr" and of the kept dims from "kb".
   std::string indices(bool reducedDims, const std::string &in) const {
-    const std::vector<int64_t> &dims = reducedDims ? reduced : kept;
-    std::string s, rest = reducedDims ? "rr" : "kb";
-    for (int i = (int)dims.size() - 1; i >= 0; --i) {
-      int64_t d = dims[i];
-      std::string name = (!reducedDims && d == last) ? "kl" : (reducedDims ? "r" : "k") + str(d);
-      s += in + "const fz_idx " + name + " = " + (i == 0 ? rest : rest + " % " + str(domain[d])) +
-           ";\n";
-      rest = "(" + rest + " / " + str(domain[d]) + ")";
-    }
-    return s;
+    return reducedDims ? reducedIndexDecls(domain, reduced, "rr", in)
+                       : keptIndexDecls(domain, kept, last, in);
   }
 
   std::string rowLoop(const std::string &lanes, const std::string &post) const {
@@ -121,13 +107,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
                                                    const DeviceProfile &profile) {
   ColumnPlan p;
   p.fusion = fusion;
-  ReductionDomain rd = reductionDomain(fusion);
-  p.domain = rd.domain;
-  p.reduced = rd.reduced;
-  p.kept = rd.kept;
-  p.rr = rd.reducedCount;
-  p.kc = rd.keptCount;
-  p.last = p.domain.size() - 1;
+  ReductionDomain rd = takeColumnDomain(p, fusion);
   // Tiles of 64 bytes per row and two blocks per SM measured best of
   // 32/64/128 bytes x 1/2/4 blocks (bench/NOTES.md). This is the fallback when
   // the cooperative kernel's chunk does not fit on chip: it re-reads per phase.

@@ -78,23 +78,13 @@ struct CoopPlan {
   }
 
   ElementEmitter emitter() {
-    std::vector<std::string> vars(domain.size());
-    for (int64_t d : reduced)
-      vars[d] = "r" + str(d);
-    for (int64_t d : kept)
-      vars[d] = "k" + str(d);
-    ElementEmitter e(fusion, vars, "          ");
+    ElementEmitter e(fusion, columnIndexNames(domain.size(), reduced, kept), "          ");
     e.load = [this](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      ArrayRef<int64_t> shape = shapeOf(arg);
       std::string ptr = ElementEmitter::argName(arg.getArgNumber());
-      bool alongRows = false;
-      for (int64_t d : reduced) {
-        std::optional<int64_t> c = em.coefficient(shape, idx, d);
-        alongRows |= !c || *c != 0;
-      }
-      if (!alongRows || !em.vectorizable(shape, idx, last, vec))
-        return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
-      std::string off = em.offsetAt(shape, idx, last, "kl");
+      std::optional<std::string> cached = cachedRowOffset(em, arg, idx, reduced, last, vec);
+      if (!cached)
+        return "fz_load1(" + ptr + ", " + em.offset(shapeOf(arg), idx) + ")";
+      const std::string &off = *cached;
       std::string &name = cacheByKey[ptr + "@" + off];
       if (name.empty()) {
         name = "cache" + str(cache.size());
@@ -154,26 +144,10 @@ struct CoopPlan {
   std::string takeReciprocals() { return std::move(pendingReciprocals); }
 
   std::string rowIndices(const std::string &in) const {
-    std::string s, rest = "rrow";
-    for (int i = (int)reduced.size() - 1; i >= 0; --i) {
-      int64_t d = reduced[i];
-      s += in + "const fz_idx r" + str(d) + " = " +
-           (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
-      rest = "(" + rest + " / " + str(domain[d]) + ")";
-    }
-    return s;
+    return reducedIndexDecls(domain, reduced, "rrow", in);
   }
-
   std::string keptIndices(const std::string &in) const {
-    std::string s, rest = "kb";
-    for (int i = (int)kept.size() - 1; i >= 0; --i) {
-      int64_t d = kept[i];
-      std::string name = d == last ? "kl" : "k" + str(d);
-      s += in + "const fz_idx " + name + " = " + (i == 0 ? rest : rest + " % " + str(domain[d])) +
-           ";\n";
-      rest = "(" + rest + " / " + str(domain[d]) + ")";
-    }
-    return s;
+    return keptIndexDecls(domain, kept, last, in);
   }
 
   /// A loop over this block's rows of the chunk, lanes inside.
@@ -334,13 +308,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                                                               bool cluster) {
   CoopPlan p;
   p.fusion = fusion;
-  ReductionDomain rd = reductionDomain(fusion);
-  p.domain = rd.domain;
-  p.reduced = rd.reduced;
-  p.kept = rd.kept;
-  p.rr = rd.reducedCount;
-  p.kc = rd.keptCount;
-  p.last = p.domain.size() - 1;
+  ReductionDomain rd = takeColumnDomain(p, fusion);
   ColumnTile tile = columnTile(fusion, rd);
   p.vec = tile.vec;
   p.tx = tile.tx;

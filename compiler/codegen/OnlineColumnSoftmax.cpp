@@ -158,23 +158,13 @@ struct Plan {
   Value expValue, maxOperand;
 
   ElementEmitter emitter() {
-    std::vector<std::string> vars(domain.size());
-    for (int64_t d : reduced)
-      vars[d] = "r" + str(d);
-    for (int64_t d : kept)
-      vars[d] = "k" + str(d);
-    ElementEmitter e(fusion, vars, "            ");
+    ElementEmitter e(fusion, columnIndexNames(domain.size(), reduced, kept), "            ");
     e.load = [this](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      ArrayRef<int64_t> shape = shapeOf(arg);
       std::string ptr = ElementEmitter::argName(arg.getArgNumber());
-      bool alongRows = false;
-      for (int64_t d : reduced) {
-        std::optional<int64_t> c = em.coefficient(shape, idx, d);
-        alongRows |= !c || *c != 0;
-      }
-      if (!alongRows || !em.vectorizable(shape, idx, last, vec))
-        return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
-      std::string off = em.offsetAt(shape, idx, last, "kl");
+      std::optional<std::string> cached = cachedRowOffset(em, arg, idx, reduced, last, vec);
+      if (!cached)
+        return "fz_load1(" + ptr + ", " + em.offset(shapeOf(arg), idx) + ")";
+      const std::string &off = *cached;
       auto [it, fresh] = cacheByKey.try_emplace(ptr + "@" + off, (int)cache.size());
       if (fresh)
         cache.push_back({ptr, off, storageType(dtypeOf(arg)), dtypeOf(arg)});
@@ -204,24 +194,7 @@ struct Plan {
   }
 
   std::string rowIndices(const std::string &in) const {
-    std::string s, rest = "rrow";
-    for (int i = (int)reduced.size() - 1; i >= 0; --i) {
-      int64_t d = reduced[i];
-      s += in + "const fz_idx r" + str(d) + " = " +
-           (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
-      rest = "(" + rest + " / " + str(domain[d]) + ")";
-    }
-    return s;
-  }
-  std::string keptIndices(const std::string &in) const {
-    std::string s, rest = "kb";
-    for (int i = (int)kept.size() - 1; i >= 0; --i) {
-      int64_t d = kept[i];
-      s += in + "const fz_idx " + (d == last ? std::string("kl") : "k" + str(d)) + " = " +
-           (i == 0 ? rest : rest + " % " + str(domain[d])) + ";\n";
-      rest = "(" + rest + " / " + str(domain[d]) + ")";
-    }
-    return s;
+    return reducedIndexDecls(domain, reduced, "rrow", in);
   }
 
   /// Row slots [k0, k1) of one tier: a thread's slot k is row ty + k * ty of
@@ -283,13 +256,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   Plan p;
   p.fusion = fusion;
   p.sum = sm->sum;
-  ReductionDomain rd = reductionDomain(fusion);
-  p.domain = rd.domain;
-  p.reduced = rd.reduced;
-  p.kept = rd.kept;
-  p.rr = rd.reducedCount;
-  p.kc = rd.keptCount;
-  p.last = p.domain.size() - 1;
+  ReductionDomain rd = takeColumnDomain(p, fusion);
   int64_t bytes = maxElementBytes(fusion);
   p.vec = 16 / bytes;
   if (16 % bytes != 0 || p.domain.back() % p.vec != 0 || p.kc < kTx * p.vec)
@@ -363,7 +330,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   s += "  const fz_idx kbase = (tile * " + str(kTx) + " + tx) * " + V + ";\n";
   s += "  const bool active = kbase < " + str(p.kc) + ";\n";
   s += "  const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
-  s += p.keptIndices("  ");
+  s += keptIndexDecls(p.domain, p.kept, p.last, "  ");
   s += "  const unsigned long long fz_keep = fz_policy_keep(), fz_drop = fz_policy_drop();\n";
   s += "  float fz_rm[" + V + "], fz_rs[" + V + "];  // running max, sum\n  #pragma unroll\n"
        "  for (int l = 0; l < " + V + "; ++l) fz_rm[l] = -__int_as_float(0x7f800000), fz_rs[l] = 0.f;\n";

@@ -53,6 +53,60 @@ ReductionDomain reductionDomain(FusionOp fusion) {
   return r;
 }
 
+std::vector<std::string> columnIndexNames(size_t rank, ArrayRef<int64_t> reduced,
+                                          ArrayRef<int64_t> kept) {
+  std::vector<std::string> vars(rank);
+  for (int64_t d : reduced)
+    vars[d] = "r" + std::to_string(d);
+  for (int64_t d : kept)
+    vars[d] = "k" + std::to_string(d);
+  return vars;
+}
+
+std::optional<std::string> cachedRowOffset(ElementEmitter &em, BlockArgument arg,
+                                           const Index &idx, ArrayRef<int64_t> reduced, int last,
+                                           int64_t vec) {
+  ArrayRef<int64_t> shape = shapeOf(arg);
+  bool alongRows = false;
+  for (int64_t d : reduced) {
+    std::optional<int64_t> c = em.coefficient(shape, idx, d);
+    alongRows |= !c || *c != 0;
+  }
+  if (!alongRows || !em.vectorizable(shape, idx, last, vec))
+    return std::nullopt;
+  return em.offsetAt(shape, idx, last, "kl");
+}
+
+namespace {
+/// Row-major decomposition of the flat index `flat` over `dims` of `domain`,
+/// one declaration per dim named by `name`.
+std::string flatIndexDecls(ArrayRef<int64_t> domain, ArrayRef<int64_t> dims,
+                           const std::string &flat, const std::string &indent,
+                           const std::function<std::string(int64_t)> &name) {
+  std::string s, rest = flat;
+  for (int i = (int)dims.size() - 1; i >= 0; --i) {
+    int64_t d = dims[i];
+    s += indent + "const fz_idx " + name(d) + " = " +
+         (i == 0 ? rest : rest + " % " + std::to_string(domain[d])) + ";\n";
+    rest = "(" + rest + " / " + std::to_string(domain[d]) + ")";
+  }
+  return s;
+}
+} // namespace
+
+std::string reducedIndexDecls(ArrayRef<int64_t> domain, ArrayRef<int64_t> reduced,
+                              const std::string &row, const std::string &indent) {
+  return flatIndexDecls(domain, reduced, row, indent,
+                        [](int64_t d) { return "r" + std::to_string(d); });
+}
+
+std::string keptIndexDecls(ArrayRef<int64_t> domain, ArrayRef<int64_t> kept, int64_t last,
+                           const std::string &indent) {
+  return flatIndexDecls(domain, kept, "kb", indent, [last](int64_t d) {
+    return d == last ? std::string("kl") : "k" + std::to_string(d);
+  });
+}
+
 ColumnOutputCode columnOutputs(FusionOp fusion,
                                const std::function<ElementEmitter()> &makeEmitter,
                                ArrayRef<int64_t> domain, ArrayRef<int64_t> reduced, int last,

@@ -5,6 +5,7 @@
 #include "compiler/dialect/FusecDialect.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <map>
@@ -35,6 +36,38 @@ struct ColumnTile {
   int64_t vec = 1, tx = 1;
 };
 ColumnTile columnTile(FusionOp fusion, const ReductionDomain &rd);
+
+/// Fills a column kernel's plan fields (domain, reduced, kept, rr = rows,
+/// kc = columns, last = the last dim) from the group's domain; returns it.
+template <typename Plan> ReductionDomain takeColumnDomain(Plan &p, FusionOp fusion) {
+  ReductionDomain rd = reductionDomain(fusion);
+  p.domain = rd.domain;
+  p.reduced = rd.reduced;
+  p.kept = rd.kept;
+  p.rr = rd.reducedCount;
+  p.kc = rd.keptCount;
+  p.last = static_cast<int>(p.domain.size()) - 1;
+  return rd;
+}
+
+/// The offset (lane base "kl") of a load worth caching per row: a 16-byte
+/// vector of `vec` elements along the last dim that moves along the reduced
+/// dims; nullopt for anything else (loaded where used).
+std::optional<std::string> cachedRowOffset(ElementEmitter &em, mlir::BlockArgument arg,
+                                           const Index &idx, llvm::ArrayRef<int64_t> reduced,
+                                           int last, int64_t vec);
+
+/// A column kernel's names for the domain indices: "r<d>" for the reduced
+/// dims, "k<d>" for the kept ones (ElementEmitter's domVars).
+std::vector<std::string> columnIndexNames(size_t rank, llvm::ArrayRef<int64_t> reduced,
+                                          llvm::ArrayRef<int64_t> kept);
+/// Declarations of the reduced dims' indices "r<d>" from the flat row `row`.
+std::string reducedIndexDecls(llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> reduced,
+                              const std::string &row, const std::string &indent);
+/// Declarations of the kept dims' indices from the flat column "kb": "kl" for
+/// the last dim (a lane adds l to it), "k<d>" for the others.
+std::string keptIndexDecls(llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> kept,
+                           int64_t last, const std::string &indent);
 
 /// The output code of a column kernel (stored through `store`, fz_store's signature), whose kept dims are "k<d>", the lane
 /// base of the last (kept) dim "kl", the lane "l" and the column base "kbase".
