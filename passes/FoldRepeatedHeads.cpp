@@ -7,7 +7,9 @@
 // dim), so it is materialized: the cache is read once, written R times, and
 // read R times by the matmul. The R query heads of a group are rows of the
 // same product with the same K/V, so the matmul takes them as rows instead,
-// and the cache is read once. See Passes.td.
+// and the cache is read once. A cache that arrives with this step's rows
+// appended (a concat) is read in its pieces: the scores are joined, the
+// products with V summed. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/FusecDialect.h"
@@ -127,6 +129,27 @@ struct FoldRepeatedHeadsPass : impl::FusecFoldRepeatedHeadsBase<FoldRepeatedHead
         for (Value piece : cat.getInputs())
           pieces.push_back(tb.matmul(rows, tb.transposeLast2(piece)));
         product = tb.concat(pieces, n - 1);
+      } else if (ConcatOp cat = appendedCache(rep->source, kvShape)) {
+        // Probabilities @ V over a cache with new rows appended: the sum over
+        // S splits where the pieces join, each part reading its piece in
+        // place (the joined V is never written). A one-row piece is an outer
+        // product, a broadcast multiply the big product's epilogue absorbs.
+        Value sum;
+        int64_t at = 0;
+        for (Value piece : cat.getInputs()) {
+          int64_t len = shapeOf(piece)[n - 2];
+          shape::SliceSpec spec;
+          spec.starts.assign(n, 0);
+          spec.limits.assign(rowsShape.begin(), rowsShape.end());
+          spec.steps.assign(n, 1);
+          spec.starts[n - 1] = at;
+          spec.limits[n - 1] = at + len;
+          Value p = tb.slice(rows, spec);
+          Value term = len == 1 ? tb.binary<MulOp>(p, piece) : tb.matmul(p, piece);
+          sum = sum ? tb.binary<AddOp>(sum, term) : term;
+          at += len;
+        }
+        product = sum;
       } else {
         Value kv = tb.reshape(rep->source, kvShape);
         if (rep->transposed)

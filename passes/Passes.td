@@ -40,6 +40,11 @@ def FusecFoldRepeatedHeads : Pass<"fusec-fold-repeated-heads", "mlir::func::Func
       => reshape(matmul(reshape(A)[.., G, R*M, K], kv[.., G, K, N]), [.., G*R, M, N])
     ```
     (kv possibly transposed). Only where A's reshape is a view of its data.
+    When kv is a concat along K's rows of a cache and this step's new rows
+    (decode), the products read the pieces: for the scores (kv transposed)
+    one product per piece joined by a concat along N; for probabilities @ V
+    the sum over K split at the join, `matmul(A[.., :S0], cache) +
+    matmul(A[.., S0:], new)`, a one-row piece as a broadcast multiply.
   }];
   let dependentDialects = ["::fusec::FusecDialect"];
 }

@@ -245,6 +245,38 @@ TEST(Fusion, ScoresOverAnAppendedCacheReadItsPieces) {
   EXPECT_EQ(joinsWritten, 0);
 }
 
+TEST(Fusion, ValuesOverAnAppendedCacheSumTheirPieces) {
+  // The decode step's V arrives as cache + new row; probabilities @ V is the
+  // product over the cache plus the new row's outer product, so the joined V
+  // is never written. Same values as the graph as written.
+  std::string text = R"({"fusec": 1, "name": "append_v", "inputs": [
+    {"name": "q", "dtype": "f32", "shape": [1, 4, 1, 16]},
+    {"name": "k", "dtype": "f32", "shape": [1, 2, 6, 16]},
+    {"name": "cache_v", "dtype": "f32", "shape": [1, 2, 5, 16]},
+    {"name": "v_new", "dtype": "f32", "shape": [1, 2, 1, 16]}],
+    "nodes": [
+    {"name": "v", "op": "concat", "inputs": ["cache_v", "v_new"], "attrs": {"axis": 2}},
+    {"name": "k1", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
+    {"name": "k2", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
+    {"name": "kr", "op": "reshape", "inputs": ["k2"], "attrs": {"shape": [1, 4, 6, 16]}},
+    {"name": "v1", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
+    {"name": "v2", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
+    {"name": "vr", "op": "reshape", "inputs": ["v2"], "attrs": {"shape": [1, 4, 6, 16]}},
+    {"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "kr", "vr"]}],
+    "outputs": ["o"]})";
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> fused;
+  expectSameResults(text, 7, true, &fused, &ctx);
+  ASSERT_TRUE(bool(fused));
+  int matmuls = 0, concats = 0;
+  graphFunction(*fused).walk([&](FusionOp f) {
+    matmuls += holds<MatmulOp>(f);
+    concats += holds<ConcatOp>(f);
+  });
+  EXPECT_EQ(matmuls, 2);  // the scores, then @ the cached V (the new row is a multiply)
+  EXPECT_EQ(concats, 0);  // V is read in its pieces
+}
+
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
   for (const PlanStep &s : plan.steps) {

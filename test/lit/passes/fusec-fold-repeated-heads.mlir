@@ -56,3 +56,24 @@ func.func @appended_cache(%q: tensor<1x4x1x16xf32>, %cache: tensor<1x2x5x16xf32>
   %4 = fusec.matmul %q, %3 : (tensor<1x4x1x16xf32>, tensor<1x4x16x6xf32>) -> tensor<1x4x1x6xf32>
   return %4 : tensor<1x4x1x6xf32>
 }
+
+// -----
+
+// Probabilities @ V over a cache with rows appended: the sum over the rows
+// splits at the join; a two-row piece is its own product, a one-row piece an
+// outer product (a broadcast multiply); the parts are added.
+// CHECK-LABEL: func.func @appended_values(
+// CHECK-NOT:     fusec.concat
+// CHECK:         %[[A:.*]] = fusec.matmul %{{.*}}, %{{.*}} : (tensor<1x2x2x5xf32>, tensor<1x2x5x16xf32>) -> tensor<1x2x2x16xf32>
+// CHECK:         %[[B:.*]] = fusec.matmul %{{.*}}, %{{.*}} : (tensor<1x2x2x2xf32>, tensor<1x2x2x16xf32>) -> tensor<1x2x2x16xf32>
+// CHECK:         %[[S:.*]] = fusec.add %[[A]], %[[B]]
+// CHECK:         %[[C:.*]] = fusec.mul %{{.*}}, %{{.*}} : (tensor<1x2x2x1xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x2x16xf32>
+// CHECK:         fusec.add %[[S]], %[[C]]
+func.func @appended_values(%p: tensor<1x4x1x8xf32>, %cache: tensor<1x2x5x16xf32>, %two: tensor<1x2x2x16xf32>, %one: tensor<1x2x1x16xf32>) -> tensor<1x4x1x16xf32> {
+  %v = fusec.concat %cache, %two, %one {axis = 2 : i64} : (tensor<1x2x5x16xf32>, tensor<1x2x2x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32>
+  %0 = fusec.reshape %v : (tensor<1x2x8x16xf32>) -> tensor<1x2x1x8x16xf32>
+  %1 = fusec.broadcast_to %0 : (tensor<1x2x1x8x16xf32>) -> tensor<1x2x2x8x16xf32>
+  %2 = fusec.reshape %1 : (tensor<1x2x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %3 = fusec.matmul %p, %2 : (tensor<1x4x1x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x1x16xf32>
+  return %3 : tensor<1x4x1x16xf32>
+}
