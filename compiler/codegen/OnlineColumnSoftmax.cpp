@@ -203,9 +203,14 @@ struct Plan {
   /// in their tier; otherwise the rows come from the tier.
   std::string loop(Tier t, bool fill, int64_t k0, int64_t k1, const std::set<int> &caches,
                    const std::string &decls, const std::string &lanes, const std::string &post,
-                   const std::string &batchPre = "", const std::string &batchPost = "") const {
+                   const std::string &batchPre = "", const std::string &batchPost = "",
+                   const std::string &skipped = "") const {
     if (k0 >= k1)
       return "";
+    // Whole batches need no clamp or guard (and the compiler sees every row
+    // of a batch written); a ragged last batch runs `skipped` for its rows
+    // past the tier.
+    const bool whole = (k1 - k0) % kBatch == 0;
     std::string V = str(vec), B = str(kBatch);
     std::string s = t == Tier::Regs ? "    #pragma unroll\n" : "    #pragma unroll 1\n";
     s += "    for (int fz_k = " + str(k0) + "; fz_k < " + str(k1) + "; fz_k += " + B + ") {\n";
@@ -213,7 +218,8 @@ struct Plan {
       s += "      uint4 fz_raw" + str(c) + "[" + B + "];\n";
     s += batchPre;
     s += "      #pragma unroll\n      for (int u = 0; u < " + B + "; ++u) {\n";
-    s += "        const int fz_q = min(fz_k + u, " + str(k1 - 1) + ");\n";
+    s += whole ? "        const int fz_q = fz_k + u;\n"
+               : "        const int fz_q = min(fz_k + u, " + str(k1 - 1) + ");\n";
     if (t == Tier::L2 || fill)
       s += "        const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" + rowIndices("        ");
     for (int c : caches) {
@@ -228,7 +234,8 @@ struct Plan {
         s += raw + "fz_reg" + str(c) + "[fz_q];\n";
     }
     s += "      }\n      #pragma unroll\n      for (int u = 0; u < " + B + "; ++u) {\n";
-    s += "        const int fz_q = fz_k + u;\n        if (fz_q < " + str(k1) + ") {\n";
+    s += "        const int fz_q = fz_k + u;\n";
+    s += whole ? "        {\n" : "        if (fz_q < " + str(k1) + ") {\n";
     for (int c : caches) {
       if (fill && t == Tier::Regs)
         s += "          fz_reg" + str(c) + "[fz_q] = fz_raw" + str(c) + "[u];\n";
@@ -243,7 +250,10 @@ struct Plan {
            ", " + V + ">(fz_raw" + str(c) + "[u], cv" + str(c) + ");\n";
     s += decls + "          #pragma unroll\n          for (int l = 0; l < " + V + "; ++l) {\n";
     s += "            const fz_idx k" + str(last) + " = kl + l;\n" + lanes + "          }\n" + post;
-    return s + "        }\n      }\n" + batchPost + "    }\n";
+    s += "        }";
+    if (!whole && !skipped.empty())
+      s += " else {\n" + skipped + "        }";
+    return s + "\n      }\n" + batchPost + "    }\n";
   }
 };
 
@@ -276,13 +286,13 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   // Pass one: the running (max, sum) of the max's operand.
   ElementEmitter e = p.emitter();
   std::string x = e.emit(sm->max->getOperand(0), ElementEmitter::identity(p.domain.size()));
-  // Each row's values go to fz_x (rows past the tier stay -inf, which adds
+  // Each row's values go to fz_x (rows past the tier are -inf, which adds
   // nothing); the batch is folded in after the last row.
   std::string fillLanes = e.takeCode() + "            fz_x[l][u] = (float)" + x + ";\n";
   std::string V0 = str(p.vec), B0 = str(kBatch);
-  std::string fillPre = "      float fz_x[" + V0 + "][" + B0 + "];\n      #pragma unroll\n      for (int l = 0; l < " + V0 +
-                        "; ++l)\n        #pragma unroll\n        for (int u = 0; u < " + B0 +
-                        "; ++u) fz_x[l][u] = -__int_as_float(0x7f800000);\n";
+  std::string fillPre = "      float fz_x[" + V0 + "][" + B0 + "];\n";
+  std::string fillSkipped = "          #pragma unroll\n          for (int l = 0; l < " + V0 +
+                            "; ++l) fz_x[l][u] = -__int_as_float(0x7f800000);\n";
   const bool narrow = dtypeBytes(p.cache.empty() ? DType::F32 : p.cache.front().dtype) == 2;
   std::string fillPost = "      #pragma unroll\n      for (int l = 0; l < " + V0 +
                          "; ++l) fz_online_add<" + B0 + ", " + (narrow ? "true" : "false") +
@@ -337,10 +347,12 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   if (p.regSlots > 0)
     s += "  uint4 fz_reg0[" + str(p.regSlots) + "];  // this thread's first rows\n";
   s += "  // pass 1: HBM -> registers, shared memory, L2 (evict_last); running (max, sum)\n";
-  s += p.loop(Tier::Regs, true, 0, p.regSlots, fillCaches, "", fillLanes, "", fillPre, fillPost);
+  s += p.loop(Tier::Regs, true, 0, p.regSlots, fillCaches, "", fillLanes, "", fillPre, fillPost,
+              fillSkipped);
   s += p.loop(Tier::Shared, true, p.regSlots, l2Begin, fillCaches, "", fillLanes, "", fillPre,
-              fillPost);
-  s += p.loop(Tier::L2, true, l2Begin, p.slots, fillCaches, "", fillLanes, "", fillPre, fillPost);
+              fillPost, fillSkipped);
+  s += p.loop(Tier::L2, true, l2Begin, p.slots, fillCaches, "", fillLanes, "", fillPre, fillPost,
+              fillSkipped);
   // The lanes of a warp that share tx hold other rows: shuffles, then warps.
   s += "  #pragma unroll\n  for (int l = 0; l < " + V + "; ++l) {\n";
   s += "    float m = fz_rm[l], sum = fz_rs[l];\n";

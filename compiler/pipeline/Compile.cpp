@@ -5,6 +5,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/pipeline/Arena.h"
+#include "compiler/pipeline/InPlaceOutputs.h"
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "passes/Passes.h"
@@ -222,12 +223,21 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     if (!outputOf.count(v))
       outputOf[v] = i;
   }
+  // An output that only reshapes another kernel's result: that kernel writes
+  // the output buffer, and the copy group does not run (InPlaceOutputs.h).
+  llvm::DenseMap<Operation *, Value> inPlace = outputsWrittenInPlace(func);
+  for (auto [copy, source] : inPlace)
+    outputOf[source] = outputOf.lookup(copy->getResult(0));
   for (Operation &op : func.getBody().front().without_terminator()) {
     auto f = dyn_cast<FusionOp>(op);
     if (!f)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "internal error: op outside a fused group: %s",
                                      op.getName().getStringRef().str().c_str());
+    if (auto it = inPlace.find(f); it != inPlace.end()) {
+      bufferOf[f->getResult(0)] = bufferOf.lookup(it->second);
+      continue;
+    }
     std::vector<int> ins, outs;
     for (Value v : f.getInputs())
       ins.push_back(bufferOf.lookup(v));

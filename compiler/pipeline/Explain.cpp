@@ -1,5 +1,6 @@
 //===- Explain.cpp - what fusion decided, and what it predicts ------------===//
 #include "compiler/pipeline/Explain.h"
+#include "compiler/pipeline/InPlaceOutputs.h"
 
 #include "compiler/pipeline/Compile.h"
 
@@ -68,8 +69,14 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
   llvm::DenseMap<Value, std::string> producer;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     producer[func.getArgument(i)] = "input:" + nameAttrOf(func.getArgAttrDict(i), i, "arg");
+  llvm::DenseMap<Operation *, Value> inPlace = outputsWrittenInPlace(func);
   for (Operation &op : func.getBody().front()) {
-    if (auto f = dyn_cast<FusionOp>(op)) {
+    if (auto f = dyn_cast<FusionOp>(op); f && inPlace.count(f)) {
+      std::string by = producer.lookup(inPlace.lookup(f));
+      e.inPlace.push_back(f->getAttrOfType<StringAttr>("name").str() + ": not run; " + by +
+                          " writes the output in place (a reshape of its result)");
+      producer[f->getResult(0)] = by;
+    } else if (auto f = dyn_cast<FusionOp>(op)) {
       ExplainedKernel k;
       k.name = f->getAttrOfType<StringAttr>("name").str();
       k.kind = f.getKind().str();
@@ -172,6 +179,11 @@ std::string explainText(const Explanation &e) {
                 mb(e.bytesFused()).c_str(), e.unfusedUs(), e.predictedUs(),
                 e.predictedUs() > 0 ? e.unfusedUs() / e.predictedUs() : 0.0);
   s += buf;
+  if (!e.inPlace.empty()) {
+    s += "\noutputs written in place:\n";
+    for (const std::string &x : e.inPlace)
+      s += "  " + x + "\n";
+  }
   s += "\nmerges considered and rejected:";
   if (e.rejected.empty())
     s += " none\n";
@@ -218,6 +230,7 @@ std::string explainJson(const Explanation &e) {
   j["edges"] = nlohmann::json::array();
   for (const ExplainedEdge &ed : e.edges)
     j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});
+  j["in_place"] = e.inPlace;
   j["rejected"] = nlohmann::json::array();
   for (const Decision &r : e.rejected)
     j["rejected"].push_back(

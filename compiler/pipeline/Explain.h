@@ -47,6 +47,8 @@ struct Explanation {
   std::vector<ExplainedKernel> kernels;
   std::vector<ExplainedEdge> edges;
   std::vector<Decision> rejected, recomputed;
+  /// Copy groups not run because their output is written in place.
+  std::vector<std::string> inPlace;
   int64_t bytesUnfused() const;
   int64_t bytesFused() const;
   double unfusedUs() const;

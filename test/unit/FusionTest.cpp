@@ -384,6 +384,33 @@ TEST(Fusion, LibraryEpilogueInputsStayLiveUntilTheirCall) {
   EXPECT_EQ(temporaryResiduals, 1);  // r1, read as C by the last matmul
 }
 
+// The GQA decode example's output is the P @ V product reshaped: the product's
+// kernel writes the output buffer itself and no copy step runs. The decode
+// block's new K/V rows are outputs (the K/V projections reshaped) that the
+// attention also reads, from the output buffers then.
+TEST(Fusion, OutputReshapesAreWrittenInPlace) {
+  for (const char *example :
+       {"examples/gqa_decode_attention.json", "bench/graphs/llama_block_decode_b1.json"}) {
+    auto buffer = llvm::MemoryBuffer::getFile(std::string(FUSEC_SOURCE_DIR "/") + example);
+    ASSERT_TRUE(bool(buffer));
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, (*buffer)->getBuffer(), example, true, "sm_90a");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    std::set<int> written;
+    for (const PlanStep &st : plan->steps) {
+      EXPECT_EQ(st.name.find("_copy"), std::string::npos) << example << ": " << st.name;
+      std::vector<int> touched = st.kind == PlanStep::Kind::Kernel   ? st.kernel.args
+                                 : st.kind == PlanStep::Kind::Matmul ? std::vector<int>{st.matmul.c}
+                                                                     : std::vector<int>{st.copy.dst};
+      for (int b : touched)
+        if (plan->buffers[b].kind == PlanBuffer::Kind::Output)
+          written.insert(plan->buffers[b].index);
+    }
+    for (size_t o = 0; o < plan->outputs.size(); ++o)
+      EXPECT_TRUE(written.count((int)o)) << example << ": output " << o << " written by no step";
+  }
+}
+
 // A constant added to the product is index math, not memory cuBLASLt could
 // read as its bias or C (planning it so crashed); a constant scale becomes
 // alpha rounded to the dtype, as the reference rounds it.
