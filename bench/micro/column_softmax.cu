@@ -296,6 +296,9 @@ int main(int argc, char **argv) {
   // (of the R / CL / (THREADS / (TW / 8)) a thread owns; the rest in L2), hint, min blocks/SM, U
   variant<32, 256, 8, 0, 16, 0, 3>("smem only, 64 B (today's layout)", xv, yv, ref, dmax);
   variant<64, 256, 8, 4, 16, 2, 3, 4, 1>("regs 4 + smem 16 + L2 12, 128 B, EF, fast", xv, yv, ref, dmax);
+  variant<64, 512, 8, 0, 8, 2, 2, 4, 1>("smem 8 + L2 8, 512 thr, 2/SM", xv, yv, ref, dmax);
+  variant<64, 512, 8, 4, 8, 2, 2, 4, 1>("regs 4 + smem 8 + L2 4, 512 thr, 2/SM", xv, yv, ref, dmax);
+  variant<64, 512, 8, 0, 12, 2, 2, 4, 1>("smem 12 + L2 4, 512 thr, 2/SM (96 KB)", xv, yv, ref, dmax);
   variant<64, 256, 8, 0, 16, 2, 3, 4, 1>("smem 16 + L2 16, 128 B, EF, fast", xv, yv, ref, dmax);
   return 0;
 }

@@ -7,6 +7,8 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace fusec::codegen {
@@ -228,17 +230,75 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
       sub.push_back(d == 1 ? IndexExpr::constant(0) : idx[j++]);
     }
   } else {
-    // General reshape: linearize in the result shape, delinearize in the input's.
-    std::string lin = fresh("t");
-    line("const long long " + lin + " = " + offset(from, idx) + ";");
-    std::vector<int64_t> strides = stridesOf(to);
-    for (size_t d = 0; d < to.size(); ++d) {
-      IndexExpr e;
-      e.text = "((" + lin + " / " + std::to_string(strides[d]) + ") % " + std::to_string(to[d]) + ")";
-      sub.push_back(e);
+    // General reshape. Row-major, so the dims of both shapes fall into groups
+    // of equal element counts ([32, 32, 4097] -> [32, 8, 4, 4097]: {32}, {32 ->
+    // 8, 4}, {4097}). A dim alone on both sides keeps its index (and its
+    // affine form, which vector access needs); otherwise the group's indices
+    // are linearized and split again, in 32 bits when the tensor allows (a
+    // 64-bit division by a constant is several times the instructions, and
+    // these run per element).
+    sub.resize(to.size());
+    const char *type = narrowIndex(from) ? "const int " : "const long long ";
+    size_t i = 0, j = 0;
+    while (i < from.size() || j < to.size()) {
+      size_t i0 = i, j0 = j;
+      int64_t pf = i < from.size() ? from[i++] : 1, pt = j < to.size() ? to[j++] : 1;
+      while (pf != pt) {
+        if (pf < pt)
+          pf *= from[i++];
+        else
+          pt *= to[j++];
+      }
+      // Unit dims join the group before them, so groups stay as small as can be.
+      while (i < from.size() && from[i] == 1 && (j >= to.size() || to[j] != 1))
+        ++i;
+      while (j < to.size() && to[j] == 1 && (i >= from.size() || from[i] != 1))
+        ++j;
+      std::vector<size_t> fd, td;
+      for (size_t d = i0; d < i; ++d)
+        if (from[d] != 1)
+          fd.push_back(d);
+      for (size_t d = j0; d < j; ++d)
+        td.push_back(d);
+      if (fd.size() == 1 && std::count_if(td.begin(), td.end(), [&](size_t d) { return to[d] != 1; }) == 1) {
+        for (size_t d : td)
+          sub[d] = to[d] == 1 ? IndexExpr::constant(0) : idx[fd[0]];
+        continue;
+      }
+      std::string lin;
+      if (fd.size() == 1 && idx[fd[0]].text.empty() && idx[fd[0]].dom >= 0 &&
+          idx[fd[0]].mul == 1 && idx[fd[0]].add == 0) {
+        lin = render(idx[fd[0]]);
+      } else if (!fd.empty()) {
+        std::vector<int64_t> shape;
+        Index part;
+        for (size_t d : fd) {
+          shape.push_back(from[d]);
+          part.push_back(idx[d]);
+        }
+        lin = fresh("t");
+        line(type + lin + " = " + offset(shape, part) + ";");
+      }
+      int64_t stride = pt;
+      for (size_t d : td) {
+        stride /= to[d];
+        if (to[d] == 1 || lin.empty()) {
+          sub[d] = IndexExpr::constant(0);
+          continue;
+        }
+        IndexExpr e;
+        std::string q = stride == 1 ? lin : "(" + lin + " / " + std::to_string(stride) + ")";
+        e.text = stride * to[d] == pt ? q : "(" + q + " % " + std::to_string(to[d]) + ")";
+        sub[d] = e;
+      }
     }
   }
   return emit(in, sub);
+}
+
+bool ElementEmitter::narrowIndex(llvm::ArrayRef<int64_t> shape) {
+  // Headroom as the kernels' fz_idx (indexType): offsets a little past the end.
+  return shape::numElements(shape) < (int64_t(1) << 30);
 }
 
 std::string ElementEmitter::emitConcat(ConcatOp op, const Index &idx) {
@@ -250,8 +310,12 @@ std::string ElementEmitter::emitConcat(ConcatOp op, const Index &idx) {
   for (Value in : op.getInputs()) {
     int64_t n = shapeOf(in)[axis];
     Index sub = idx;
-    sub[axis].text = "min(max((long long)(" + c + ") - " + std::to_string(start) + ", 0LL), " +
-                     std::to_string(n - 1) + "LL)";
+    if (narrowIndex(shapeOf(op.getResult())))
+      sub[axis].text = "min(max((int)(" + c + ") - " + std::to_string(start) + ", 0), " +
+                       std::to_string(n - 1) + ")";
+    else
+      sub[axis].text = "min(max((long long)(" + c + ") - " + std::to_string(start) + ", 0LL), " +
+                       std::to_string(n - 1) + "LL)";
     parts.push_back({start + n, emit(in, sub)});
     start += n;
   }

@@ -65,6 +65,8 @@ public:
   std::string fresh(const char *prefix) { return prefix + std::to_string(counter++); }
 
   std::string render(const IndexExpr &e) const;
+  /// Whether flat indices of a tensor of `shape` fit 32-bit arithmetic.
+  static bool narrowIndex(llvm::ArrayRef<int64_t> shape);
   /// The element offset of `idx` in a contiguous row-major tensor of `shape`.
   std::string offset(llvm::ArrayRef<int64_t> shape, const Index &idx) const;
   /// The coefficient of domain dim `d` in that offset, when every part is affine.
