@@ -213,68 +213,63 @@ TEST(Fusion, RepeatedKvHeadsAreReadOnce) {
   }
 }
 
-// A decode step appends the new K row to the cache (concat) before the
-// scores: the scores are computed over the cache and the new row apart, so
-// the appended K is never written, with the same values.
-TEST(Fusion, ScoresOverAnAppendedCacheReadItsPieces) {
-  std::string text = R"({"fusec": 1, "name": "append", "inputs": [
-    {"name": "q", "dtype": "f32", "shape": [1, 4, 1, 16]},
-    {"name": "cache_k", "dtype": "f32", "shape": [1, 2, 5, 16]},
-    {"name": "k_new", "dtype": "f32", "shape": [1, 2, 1, 16]},
-    {"name": "v", "dtype": "f32", "shape": [1, 2, 6, 16]}],
-    "nodes": [
-    {"name": "k", "op": "concat", "inputs": ["cache_k", "k_new"], "attrs": {"axis": 2}},
-    {"name": "k1", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
-    {"name": "k2", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
-    {"name": "kr", "op": "reshape", "inputs": ["k2"], "attrs": {"shape": [1, 4, 6, 16]}},
-    {"name": "v1", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
-    {"name": "v2", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
-    {"name": "vr", "op": "reshape", "inputs": ["v2"], "attrs": {"shape": [1, 4, 6, 16]}},
-    {"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "kr", "vr"]}],
-    "outputs": ["o"]})";
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> fused;
-  expectSameResults(text, 5, true, &fused, &ctx);
-  ASSERT_TRUE(bool(fused));
-  int matmuls = 0, joinsWritten = 0;
-  graphFunction(*fused).walk([&](FusionOp f) {
-    matmuls += holds<MatmulOp>(f);
-    joinsWritten += holds<ConcatOp>(f) && f.getKind() == "pointwise";  // the cache written out
-  });
-  EXPECT_EQ(matmuls, 3);  // scores over the cache, over the new row, then @ v
-  EXPECT_EQ(joinsWritten, 0);
+/// Decode attention over a grouped-query cache of 6 rows (2 K/V heads, 4
+/// query heads), where K and/or V arrive as a 5-row cache with this step's
+/// row appended (a concat), as a decode step builds them.
+std::string appendedCacheGraph(bool appendK, bool appendV) {
+  auto inputs = [](const char *name, bool appended) {
+    return appended ? std::string(R"({"name": "cache_)") + name +
+                          R"(", "dtype": "f32", "shape": [1, 2, 5, 16]},
+      {"name": ")" + name + R"(_new", "dtype": "f32", "shape": [1, 2, 1, 16]})"
+                    : std::string(R"({"name": ")") + name +
+                          R"(", "dtype": "f32", "shape": [1, 2, 6, 16]})";
+  };
+  auto joined = [](const char *name, bool appended) {
+    return appended ? std::string(R"({"name": ")") + name + R"(", "op": "concat", "inputs": ["cache_)" +
+                          name + R"(", ")" + name + R"(_new"], "attrs": {"axis": 2}},)"
+                    : std::string();
+  };
+  auto repeated = [](const char *name) {
+    std::string n = name;
+    return R"({"name": ")" + n + R"(1", "op": "reshape", "inputs": [")" + n +
+           R"("], "attrs": {"shape": [1, 2, 1, 6, 16]}},
+      {"name": ")" + n + R"(2", "op": "broadcast_to", "inputs": [")" + n +
+           R"(1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
+      {"name": ")" + n + R"(r", "op": "reshape", "inputs": [")" + n +
+           R"(2"], "attrs": {"shape": [1, 4, 6, 16]}},)";
+  };
+  return R"({"fusec": 1, "name": "append", "inputs": [
+      {"name": "q", "dtype": "f32", "shape": [1, 4, 1, 16]}, )" +
+         inputs("k", appendK) + ", " + inputs("v", appendV) + R"(], "nodes": [)" +
+         joined("k", appendK) + joined("v", appendV) + repeated("k") + repeated("v") +
+         R"({"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "kr", "vr"]}],
+      "outputs": ["o"]})";
 }
 
-TEST(Fusion, ValuesOverAnAppendedCacheSumTheirPieces) {
-  // The decode step's V arrives as cache + new row; probabilities @ V is the
-  // product over the cache plus the new row's outer product, so the joined V
-  // is never written. Same values as the graph as written.
-  std::string text = R"({"fusec": 1, "name": "append_v", "inputs": [
-    {"name": "q", "dtype": "f32", "shape": [1, 4, 1, 16]},
-    {"name": "k", "dtype": "f32", "shape": [1, 2, 6, 16]},
-    {"name": "cache_v", "dtype": "f32", "shape": [1, 2, 5, 16]},
-    {"name": "v_new", "dtype": "f32", "shape": [1, 2, 1, 16]}],
-    "nodes": [
-    {"name": "v", "op": "concat", "inputs": ["cache_v", "v_new"], "attrs": {"axis": 2}},
-    {"name": "k1", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
-    {"name": "k2", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
-    {"name": "kr", "op": "reshape", "inputs": ["k2"], "attrs": {"shape": [1, 4, 6, 16]}},
-    {"name": "v1", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 2, 1, 6, 16]}},
-    {"name": "v2", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 2, 2, 6, 16]}},
-    {"name": "vr", "op": "reshape", "inputs": ["v2"], "attrs": {"shape": [1, 4, 6, 16]}},
-    {"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "kr", "vr"]}],
-    "outputs": ["o"]})";
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> fused;
-  expectSameResults(text, 7, true, &fused, &ctx);
-  ASSERT_TRUE(bool(fused));
-  int matmuls = 0, concats = 0;
-  graphFunction(*fused).walk([&](FusionOp f) {
-    matmuls += holds<MatmulOp>(f);
-    concats += holds<ConcatOp>(f);
-  });
-  EXPECT_EQ(matmuls, 2);  // the scores, then @ the cached V (the new row is a multiply)
-  EXPECT_EQ(concats, 0);  // V is read in its pieces
+// The scores over an appended K are computed over the cache and the new row
+// apart (joined in the softmax), and probabilities @ an appended V is the
+// product over the cache plus the new row's outer product: neither joined
+// cache is written, and the values are the graph's.
+TEST(Fusion, AppendedCachesAreReadInTheirPieces) {
+  struct Case {
+    bool k, v;
+    int matmuls;
+  };
+  // Scores (one product, or one per piece), then @ V (the new row a multiply).
+  for (Case c : {Case{true, false, 3}, Case{false, true, 2}, Case{true, true, 3}}) {
+    std::string text = appendedCacheGraph(c.k, c.v);
+    mlir::MLIRContext ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> fused;
+    expectSameResults(text, 5, true, &fused, &ctx);
+    ASSERT_TRUE(bool(fused)) << text;
+    int matmuls = 0, cachesWritten = 0;
+    graphFunction(*fused).walk([&](FusionOp f) {
+      matmuls += holds<MatmulOp>(f);
+      cachesWritten += holds<ConcatOp>(f) && f.getKind() == "pointwise";
+    });
+    EXPECT_EQ(matmuls, c.matmuls) << text;
+    EXPECT_EQ(cachesWritten, 0) << text;
+  }
 }
 
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
