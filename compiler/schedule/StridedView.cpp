@@ -188,7 +188,12 @@ std::optional<MatrixLayoutView> matmulOperandLayout(Value v,
   l.batch = m->batch;
   l.batchStride = m->batchStride;
   l.offset = m->offset;
-  if (m->cols == 1 || m->colStride == 1) {
+  if (vectorAs == 'c' && m->cols == 1 && m->rows > 1 && m->rowStride == 1) {
+    // One column, contiguous: B of a matrix-vector product (N = 1), read
+    // along K as the dot-product kernel and cuBLASLt's column-major B want.
+    l.rowMajor = false;
+    l.ld = m->rows;
+  } else if (m->cols == 1 || m->colStride == 1) {
     l.rowMajor = true;
     l.ld = std::max(m->rows == 1 ? m->cols : m->rowStride, m->cols);
   } else if (m->rows == 1 || m->rowStride == 1) {
@@ -233,8 +238,10 @@ std::optional<int64_t> kContiguousRows(mlir::Operation *matmul, bool batched) {
 
 bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
   // M <= 64 (decode) streams weights: the skinny and dot-product kernels.
+  // Fewer than 16 columns of B (a matrix-vector product) is no tile for it.
   std::optional<int64_t> rows = kContiguousRows(matmul, false);
-  return arch == "sm_90a" && rows && *rows > 64;
+  return arch == "sm_90a" && rows && *rows > 64 &&
+         shapeOf(llvm::cast<MatmulOp>(matmul).getRhs()).back() >= 16;
 }
 
 bool gemvApplies(mlir::Operation *matmul) {

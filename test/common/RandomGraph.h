@@ -34,8 +34,9 @@ std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue = false);
 std::string linearGeluGraph(int m, int n, int k, const std::string &dtype);
 
 /// softmax over the leading `reducedDims` dims of x (max, sub, exp, sum, div),
-/// with the max as a second output: the outer-reduction kernels' case.
+/// with the max as a second output: the outer-reduction kernels' case. With
+/// `maskNegatives`, of where(x > 0, x, -inf) (a masked softmax).
 std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,
-                              const std::string &dtype);
+                              const std::string &dtype, bool maskNegatives = false);
 
 } // namespace fusec::test

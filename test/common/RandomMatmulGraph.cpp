@@ -160,7 +160,7 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype) {
 }
 
 std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,
-                              const std::string &dtype) {
+                              const std::string &dtype, bool maskNegatives) {
   auto list = [](const std::vector<int64_t> &v) {
     std::string s;
     for (int64_t d : v)
@@ -175,10 +175,20 @@ std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims
   std::string reduce = "\"attrs\": {\"axes\": " + list(axes) + ", \"keepdims\": true}";
   // Spelled out (max, sub, exp, sum, div), as the frontend lowers softmax,
   // so that several leading dims can be reduced at once.
+  // Masked: the negative entries become -inf (about half of every column).
+  std::string mask =
+      maskNegatives
+          ? "{\"name\": \"zero\", \"op\": \"constant\", \"attrs\": {\"value\": 0, \"dtype\": \"" +
+                dtype + "\"}}, {\"name\": \"ninf\", \"op\": \"constant\", \"attrs\": {\"value\": "
+                "\"-inf\", \"dtype\": \"" + dtype + "\"}}, {\"name\": \"pos\", \"op\": \"gt\", "
+                "\"inputs\": [\"x\", \"zero\"]}, {\"name\": \"xm\", \"op\": \"where\", "
+                "\"inputs\": [\"pos\", \"x\", \"ninf\"]}, "
+          : "";
+  std::string v = maskNegatives ? "xm" : "x";
   return "{\"fusec\": 1, \"name\": \"outer_softmax\", \"inputs\": [{\"name\": \"x\", "
-         "\"dtype\": \"" + dtype + "\", \"shape\": " + list(shape) + "}], \"nodes\": ["
-         "{\"name\": \"m\", \"op\": \"max\", \"inputs\": [\"x\"], " + reduce + "}, "
-         "{\"name\": \"d\", \"op\": \"sub\", \"inputs\": [\"x\", \"m\"]}, "
+         "\"dtype\": \"" + dtype + "\", \"shape\": " + list(shape) + "}], \"nodes\": [" + mask +
+         "{\"name\": \"m\", \"op\": \"max\", \"inputs\": [\"" + v + "\"], " + reduce + "}, "
+         "{\"name\": \"d\", \"op\": \"sub\", \"inputs\": [\"" + v + "\", \"m\"]}, "
          "{\"name\": \"e\", \"op\": \"exp\", \"inputs\": [\"d\"]}, "
          "{\"name\": \"s\", \"op\": \"sum\", \"inputs\": [\"e\"], " + reduce + "}, "
          "{\"name\": \"y\", \"op\": \"div\", \"inputs\": [\"e\", \"s\"]}], "

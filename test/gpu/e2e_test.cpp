@@ -143,6 +143,7 @@ int main(int argc, char **argv) {
     int reduced;
     const char *dtype;
     bool online;  ///< takes the online kernel on sm_90+
+    bool masked = false;  ///< negative entries -inf (whole -inf rows per batch)
   };
   int major = 0;
   if (auto info = queryDevice(0))
@@ -152,11 +153,13 @@ int main(int argc, char **argv) {
   for (const Outer &o : {Outer{{8192, 200}, 1, "bf16", true}, Outer{{9216, 64}, 1, "bf16", true},
                          Outer{{2048, 72}, 1, "f16", true}, Outer{{4096, 100}, 1, "f32", true},
                          Outer{{16, 512, 136}, 2, "bf16", true},
+                         Outer{{8192, 200}, 1, "bf16", true, true},
                          Outer{{1000, 96}, 1, "bf16", false}}) {
     std::string name = "outer softmax";
     for (int64_t d : o.shape)
       name += " " + std::to_string(d);
-    check(name + " " + o.dtype, test::outerSoftmaxGraph(o.shape, o.reduced, o.dtype),
+    check(name + " " + o.dtype + (o.masked ? " masked" : ""),
+          test::outerSoftmaxGraph(o.shape, o.reduced, o.dtype, o.masked),
           "outer_softmax.json", true, 5, examples, "auto", -1, nullptr,
           o.online && major >= 9 ? "(online)" : nullptr);
   }
