@@ -237,9 +237,12 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
     // are linearized and split again, in 32 bits when the tensor allows (a
     // 64-bit division by a constant is several times the instructions, and
     // these run per element).
-    sub.resize(to.size());
+    sub.resize(to.size(), IndexExpr::constant(0));
     const char *type = narrowIndex(from) ? "const int " : "const long long ";
     size_t i = 0, j = 0;
+    // No element (a zero-size dim): no index is ever evaluated.
+    if (shape::numElements(from) == 0)
+      i = from.size(), j = to.size();
     while (i < from.size() || j < to.size()) {
       size_t i0 = i, j0 = j;
       int64_t pf = i < from.size() ? from[i++] : 1, pt = j < to.size() ? to[j++] : 1;

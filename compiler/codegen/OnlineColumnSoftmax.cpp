@@ -63,7 +63,12 @@ __device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&
 #pragma unroll
   for (int u = 0; u < B; ++u) bm = fmaxf(bm, x[u]);
   if (bm > m) { s *= fz_ex2((m - bm) * 1.4426950408889634f); m = bm; }
-  if (m == -__int_as_float(0x7f800000)) return;  // nothing but -inf so far
+  if (m == -__int_as_float(0x7f800000)) {  // nothing but -inf (or NaN) so far
+#pragma unroll
+    for (int u = 0; u < B; ++u)
+      if (x[u] != x[u]) s = x[u];  // a NaN still reaches the sum
+    return;
+  }
   const float ml = m * 1.4426950408889634f;
 #pragma unroll
   for (int u = 0; u < B; ++u)
@@ -71,7 +76,10 @@ __device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&
 }
 __device__ __forceinline__ void fz_online_merge(float &m, float &s, float om, float os) {
   const float nm = fz_max(m, om);
-  if (nm == -__int_as_float(0x7f800000)) return;  // both empty
+  if (nm == -__int_as_float(0x7f800000)) {  // both -inf: keep a NaN either sum holds
+    s += os;
+    return;
+  }
   s = s * fz_ex2((m - nm) * 1.4426950408889634f) + os * fz_ex2((om - nm) * 1.4426950408889634f);
   m = nm;
 }
@@ -315,6 +323,10 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   const Plan::Cached &c0 = p.cache.front();
   if (dtypeBytes(c0.dtype) * p.vec != 16)
     return unsupported("the kept input is not 16-byte vectors");
+  // Outputs are stored as 16-byte vectors too (fz_store_ef).
+  for (Value r : fusion.getResults())
+    if (dtypeBytes(dtypeOf(r)) * p.vec != 16)
+      return unsupported("an output is not 16-byte vectors of the tile");
 
   const int64_t tiles = (p.kc + p.width - 1) / p.width;
   const int64_t l2Begin = p.regSlots + p.smemSlots;

@@ -240,8 +240,8 @@ bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
   // M <= 64 (decode) streams weights: the skinny and dot-product kernels.
   // Fewer than 16 columns of B (a matrix-vector product) is no tile for it.
   std::optional<int64_t> rows = kContiguousRows(matmul, false);
-  return arch == "sm_90a" && rows && *rows > 64 &&
-         shapeOf(llvm::cast<MatmulOp>(matmul).getRhs()).back() >= 16;
+  ArrayRef<int64_t> b = shapeOf(llvm::cast<MatmulOp>(matmul).getRhs());
+  return arch == "sm_90a" && rows && *rows > 64 && b.size() >= 2 && b.back() >= 16;
 }
 
 bool gemvApplies(mlir::Operation *matmul) {

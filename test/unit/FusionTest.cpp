@@ -302,6 +302,37 @@ llvm::Expected<PlanDesc> planFor(mlir::MLIRContext &ctx, llvm::StringRef text,
   return buildPlan(**module, o);
 }
 
+// Cases a review found: a 16-bit output of an f32 softmax over dim 0 (the
+// online kernel stores 16-byte vectors of its tile, so it must not take it),
+// a matrix-vector product with a 1-D B (no wgmma for one column), and a
+// reshape between zero-size shapes (the index groups never close). Each plans
+// and its kernels compile.
+TEST(Fusion, OuterSoftmaxCastsMatVecAndEmptyReshapesCompile) {
+  const char *graphs[] = {
+      R"({"fusec": 1, "name": "cast", "inputs": [{"name": "x", "dtype": "f32", "shape": [256, 128]}],
+          "nodes": [{"name": "s", "op": "softmax", "inputs": ["x"], "attrs": {"axis": 0}},
+                    {"name": "y", "op": "cast", "inputs": ["s"], "attrs": {"dtype": "bf16"}}],
+          "outputs": ["y"]})",
+      R"({"fusec": 1, "name": "matvec", "inputs": [{"name": "a", "dtype": "bf16", "shape": [256, 4096]},
+          {"name": "b", "dtype": "bf16", "shape": [4096]}],
+          "nodes": [{"name": "y", "op": "matmul", "inputs": ["a", "b"]}], "outputs": ["y"]})",
+      R"({"fusec": 1, "name": "empty", "inputs": [{"name": "x", "dtype": "f32", "shape": [0, 6]}],
+          "nodes": [{"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [6, 0]}},
+                    {"name": "y", "op": "exp", "inputs": ["r"]}], "outputs": ["y"]})"};
+  for (const char *text : graphs)
+    for (const char *gemm : {"auto", "fusec"}) {
+      mlir::MLIRContext ctx;
+      auto plan = planFor(ctx, text, "review.json", true, "sm_90a", gemm);
+      ASSERT_TRUE(bool(plan)) << text << ": " << llvm::toString(plan.takeError());
+      expectKernelsCompile(text, *plan);
+      for (const PlanStep &s : plan->steps)
+        if (s.kind == PlanStep::Kind::Kernel) {
+          EXPECT_EQ(s.kernel.source.find("wgmma"), std::string::npos) << text;  // none is a tile's worth
+          EXPECT_EQ(s.kernel.schedule.find("(online)"), std::string::npos) << text;
+        }
+    }
+}
+
 // Matmul + epilogue groups keep their values (the epilogue is applied to the
 // product in the interpreter's fusion evaluation), and every GEMM kernel
 // compiles for Ampere and Hopper.
