@@ -104,7 +104,7 @@ struct CoopPlan {
     };
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     e.known = [this](ElementEmitter &, Value v, const Index &idx) -> std::optional<std::string> {
-      if (!stash.written || v != stash.value || !isIdentity(idx))
+      if (!stash.written || v != stash.value || !ElementEmitter::isIdentity(idx))
         return std::nullopt;
       stash.used = true;
       std::string &row = rowLoads["stash"];
@@ -116,9 +116,7 @@ struct CoopPlan {
       return row + "[l]";
     };
     e.reciprocal = [this](Value d) -> std::optional<std::string> {
-      Operation *op = d.getDefiningOp();
-      while (op && isa<BroadcastToOp>(op))
-        op = op->getOperand(0).getDefiningOp();
+      Operation *op = throughBroadcasts(d);
       auto it = op ? reductionVars.find(op) : reductionVars.end();
       if (it == reductionVars.end() || computeType(dtypeOf(op->getResult(0))) != std::string("float"))
         return std::nullopt;
@@ -131,12 +129,6 @@ struct CoopPlan {
     return e;
   }
 
-  static bool isIdentity(const Index &idx) {
-    for (size_t d = 0; d < idx.size(); ++d)
-      if (!idx[d].text.empty() || idx[d].dom != (int)d || idx[d].mul != 1 || idx[d].add != 0)
-        return false;
-    return true;
-  }
   std::string stashSlot() const {
     return "reinterpret_cast<" + stash.storage + " *>(&cache" + str(stash.cache) + "[buf][rr][tx * " +
            str(vec) + "])";
@@ -281,15 +273,7 @@ CoopPlan::Stash stashCandidate(const std::vector<Operation *> &reds,
     if (std::string(computeType(t)) != "float")
       continue;
     int64_t slotBytes = 16 / vec;
-    bool unitRange = false;
-    if (auto ex = dyn_cast<ExpOp>(def))
-      if (auto sub = ex->getOperand(0).getDefiningOp<SubOp>()) {
-        Operation *m = sub->getOperand(1).getDefiningOp();
-        while (m && isa<BroadcastToOp>(m))
-          m = m->getOperand(0).getDefiningOp();
-        unitRange = m && isa<MaxOp>(m) && m->getOperand(0) == sub->getOperand(0);
-      }
-    if (unitRange && slotBytes == 2)
+    if (shiftedExpMax(v) && slotBytes == 2)  // in (0, 1]
       st.storage = storageType(DType::F16);
     else if (dtypeBytes(t) == slotBytes)
       st.storage = storageType(t);

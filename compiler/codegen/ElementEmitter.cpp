@@ -265,7 +265,8 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
         td.push_back(d);
       if (fd.size() == 1 && std::count_if(td.begin(), td.end(), [&](size_t d) { return to[d] != 1; }) == 1) {
         for (size_t d : td)
-          sub[d] = to[d] == 1 ? IndexExpr::constant(0) : idx[fd[0]];
+          if (to[d] != 1)  // unit dims keep index 0
+            sub[d] = idx[fd[0]];
         continue;
       }
       std::string lin;
@@ -285,10 +286,8 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
       int64_t stride = pt;
       for (size_t d : td) {
         stride /= to[d];
-        if (to[d] == 1 || lin.empty()) {
-          sub[d] = IndexExpr::constant(0);
-          continue;
-        }
+        if (to[d] == 1 || lin.empty())
+          continue;  // index 0
         IndexExpr e;
         std::string q = stride == 1 ? lin : "(" + lin + " / " + std::to_string(stride) + ")";
         e.text = stride * to[d] == pt ? q : "(" + q + " % " + std::to_string(to[d]) + ")";
@@ -297,6 +296,13 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
     }
   }
   return emit(in, sub);
+}
+
+bool ElementEmitter::isIdentity(const Index &idx) {
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!idx[d].text.empty() || idx[d].dom != (int)d || idx[d].mul != 1 || idx[d].add != 0)
+      return false;
+  return true;
 }
 
 bool ElementEmitter::narrowIndex(llvm::ArrayRef<int64_t> shape) {

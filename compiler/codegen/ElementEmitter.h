@@ -65,6 +65,8 @@ public:
   std::string fresh(const char *prefix) { return prefix + std::to_string(counter++); }
 
   std::string render(const IndexExpr &e) const;
+  /// Whether `idx` is the domain's own index (what identity() builds).
+  static bool isIdentity(const Index &idx);
   /// Whether flat indices of a tensor of `shape` fit 32-bit arithmetic.
   static bool narrowIndex(llvm::ArrayRef<int64_t> shape);
   /// The element offset of `idx` in a contiguous row-major tensor of `shape`.

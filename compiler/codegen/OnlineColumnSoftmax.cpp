@@ -131,14 +131,8 @@ std::optional<Softmax> matchSoftmax(FusionOp fusion) {
   Operation *mx = phases.begin()->second[0], *sm = phases.rbegin()->second[0];
   if (!isa<MaxOp>(mx) || !isa<SumOp>(sm))
     return std::nullopt;
-  auto ex = sm->getOperand(0).getDefiningOp<ExpOp>();
-  auto sub = ex ? ex->getOperand(0).getDefiningOp<SubOp>() : SubOp();
-  if (!sub || sub->getOperand(0) != mx->getOperand(0))
-    return std::nullopt;
-  Operation *m = sub->getOperand(1).getDefiningOp();
-  while (m && isa<BroadcastToOp>(m))
-    m = m->getOperand(0).getDefiningOp();
-  if (m != mx || std::string(computeType(dtypeOf(mx->getOperand(0)))) != "float" ||
+  if (shiftedExpMax(sm->getOperand(0)) != mx ||
+      std::string(computeType(dtypeOf(mx->getOperand(0)))) != "float" ||
       std::string(computeType(dtypeOf(sm->getResult(0)))) != "float")
     return std::nullopt;
   return Softmax{mx, sm};
@@ -181,20 +175,14 @@ struct Plan {
     };
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     e.known = [this](ElementEmitter &em, Value v, const Index &idx) -> std::optional<std::string> {
-      if (!expValue || v != expValue)
+      if (!expValue || v != expValue || !ElementEmitter::isIdentity(idx))
         return std::nullopt;
-      for (size_t d = 0; d < idx.size(); ++d)
-        if (!idx[d].text.empty() || idx[d].dom != (int)d || idx[d].mul != 1 || idx[d].add != 0)
-          return std::nullopt;
       std::string x = em.emit(maxOperand, idx), name = em.fresh("v");
       em.line("const float " + name + " = fz_ex2(fmaf(" + x + ", 1.4426950408889634f, -fz_ML[l]));");
       return name;
     };
     e.reciprocal = [this](Value d) -> std::optional<std::string> {
-      Operation *op = d.getDefiningOp();
-      while (op && isa<BroadcastToOp>(op))
-        op = op->getOperand(0).getDefiningOp();
-      if (op != sum)
+      if (throughBroadcasts(d) != sum)
         return std::nullopt;
       return std::string("fz_rcp[l]");
     };
@@ -274,7 +262,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   Plan p;
   p.fusion = fusion;
   p.sum = sm->sum;
-  ReductionDomain rd = takeColumnDomain(p, fusion);
+  takeColumnDomain(p, fusion);
   int64_t bytes = maxElementBytes(fusion);
   p.vec = 16 / bytes;
   if (16 % bytes != 0 || p.domain.back() % p.vec != 0 || p.kc < kTx * p.vec)

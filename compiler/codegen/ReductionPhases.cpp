@@ -63,6 +63,22 @@ std::vector<std::string> columnIndexNames(size_t rank, ArrayRef<int64_t> reduced
   return vars;
 }
 
+Operation *throughBroadcasts(Value v) {
+  Operation *op = v.getDefiningOp();
+  while (op && isa<BroadcastToOp>(op))
+    op = op->getOperand(0).getDefiningOp();
+  return op;
+}
+
+Operation *shiftedExpMax(Value v) {
+  auto ex = v.getDefiningOp<ExpOp>();
+  auto sub = ex ? ex->getOperand(0).getDefiningOp<SubOp>() : SubOp();
+  if (!sub)
+    return nullptr;
+  Operation *m = throughBroadcasts(sub->getOperand(1));
+  return m && isa<MaxOp>(m) && m->getOperand(0) == sub->getOperand(0) ? m : nullptr;
+}
+
 std::optional<std::string> cachedRowOffset(ElementEmitter &em, BlockArgument arg,
                                            const Index &idx, ArrayRef<int64_t> reduced, int last,
                                            int64_t vec) {

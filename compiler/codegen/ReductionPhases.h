@@ -37,6 +37,13 @@ struct ColumnTile {
 };
 ColumnTile columnTile(FusionOp fusion, const ReductionDomain &rd);
 
+/// The op defining `v`, looked through broadcast_to (a reduction's result as
+/// its consumers read it); null for a block argument.
+mlir::Operation *throughBroadcasts(mlir::Value v);
+/// The max op when `v` is exp(x - max(x)) over the same x (softmax's
+/// numerator, which lies in (0, 1]); null otherwise.
+mlir::Operation *shiftedExpMax(mlir::Value v);
+
 /// Fills a column kernel's plan fields (domain, reduced, kept, rr = rows,
 /// kc = columns, last = the last dim) from the group's domain; returns it.
 template <typename Plan> ReductionDomain takeColumnDomain(Plan &p, FusionOp fusion) {
