@@ -79,12 +79,8 @@ struct CoopPlan {
 
   ElementEmitter emitter() {
     ElementEmitter e(fusion, columnIndexNames(domain.size(), reduced, kept), "          ");
-    e.load = [this](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      std::string ptr = ElementEmitter::argName(arg.getArgNumber());
-      std::optional<std::string> cached = cachedRowOffset(em, arg, idx, reduced, last, vec);
-      if (!cached)
-        return "fz_load1(" + ptr + ", " + em.offset(shapeOf(arg), idx) + ")";
-      const std::string &off = *cached;
+    e.load = columnLoads(reduced, last, vec, [this](BlockArgument arg, const std::string &ptr,
+                                                   const std::string &off) {
       std::string &name = cacheByKey[ptr + "@" + off];
       if (name.empty()) {
         name = "cache" + str(cache.size());
@@ -101,7 +97,7 @@ struct CoopPlan {
                   ">(&" + name + "[buf][rr][tx * " + str(vec) + "], " + row + ");\n";
       }
       return row + "[l]";
-    };
+    });
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     e.known = [this](ElementEmitter &, Value v, const Index &idx) -> std::optional<std::string> {
       if (!stash.written || v != stash.value || !ElementEmitter::isIdentity(idx))

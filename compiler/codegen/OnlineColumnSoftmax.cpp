@@ -161,18 +161,14 @@ struct Plan {
 
   ElementEmitter emitter() {
     ElementEmitter e(fusion, columnIndexNames(domain.size(), reduced, kept), "            ");
-    e.load = [this](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      std::string ptr = ElementEmitter::argName(arg.getArgNumber());
-      std::optional<std::string> cached = cachedRowOffset(em, arg, idx, reduced, last, vec);
-      if (!cached)
-        return "fz_load1(" + ptr + ", " + em.offset(shapeOf(arg), idx) + ")";
-      const std::string &off = *cached;
+    e.load = columnLoads(reduced, last, vec, [this](BlockArgument arg, const std::string &ptr,
+                                                   const std::string &off) {
       auto [it, fresh] = cacheByKey.try_emplace(ptr + "@" + off, (int)cache.size());
       if (fresh)
         cache.push_back({ptr, off, storageType(dtypeOf(arg)), dtypeOf(arg)});
       used.insert(it->second);
       return "cv" + str(it->second) + "[l]";
-    };
+    });
     e.reduced = [this](Operation *op) { return reductionVars.at(op) + "[l]"; };
     e.known = [this](ElementEmitter &em, Value v, const Index &idx) -> std::optional<std::string> {
       if (!expValue || v != expValue || !ElementEmitter::isIdentity(idx))

@@ -79,18 +79,21 @@ Operation *shiftedExpMax(Value v) {
   return m && isa<MaxOp>(m) && m->getOperand(0) == sub->getOperand(0) ? m : nullptr;
 }
 
-std::optional<std::string> cachedRowOffset(ElementEmitter &em, BlockArgument arg,
-                                           const Index &idx, ArrayRef<int64_t> reduced, int last,
-                                           int64_t vec) {
-  ArrayRef<int64_t> shape = shapeOf(arg);
-  bool alongRows = false;
-  for (int64_t d : reduced) {
-    std::optional<int64_t> c = em.coefficient(shape, idx, d);
-    alongRows |= !c || *c != 0;
-  }
-  if (!alongRows || !em.vectorizable(shape, idx, last, vec))
-    return std::nullopt;
-  return em.offsetAt(shape, idx, last, "kl");
+ElementEmitter::LoadHook columnLoads(std::vector<int64_t> reduced, int last, int64_t vec,
+                                     CachedLoad cached) {
+  return [reduced = std::move(reduced), last, vec, cached = std::move(cached)](
+             ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+    ArrayRef<int64_t> shape = shapeOf(arg);
+    std::string ptr = ElementEmitter::argName(arg.getArgNumber());
+    bool alongRows = false;
+    for (int64_t d : reduced) {
+      std::optional<int64_t> c = em.coefficient(shape, idx, d);
+      alongRows |= !c || *c != 0;
+    }
+    if (!alongRows || !em.vectorizable(shape, idx, last, vec))
+      return "fz_load1(" + ptr + ", " + em.offset(shape, idx) + ")";
+    return cached(arg, ptr, em.offsetAt(shape, idx, last, "kl"));
+  };
 }
 
 namespace {

@@ -57,12 +57,14 @@ template <typename Plan> ReductionDomain takeColumnDomain(Plan &p, FusionOp fusi
   return rd;
 }
 
-/// The offset (lane base "kl") of a load worth caching per row: a 16-byte
-/// vector of `vec` elements along the last dim that moves along the reduced
-/// dims; nullopt for anything else (loaded where used).
-std::optional<std::string> cachedRowOffset(ElementEmitter &em, mlir::BlockArgument arg,
-                                           const Index &idx, llvm::ArrayRef<int64_t> reduced,
-                                           int last, int64_t vec);
+/// A column kernel's load hook. A load that moves along the reduced dims as
+/// a 16-byte vector of `vec` elements along the last dim goes to `cached`
+/// (the argument, its pointer's name, its offset at the lane base "kl"),
+/// which keeps it per row; any other is a scalar load where it is used.
+using CachedLoad = std::function<std::string(mlir::BlockArgument, const std::string &ptr,
+                                             const std::string &offset)>;
+ElementEmitter::LoadHook columnLoads(std::vector<int64_t> reduced, int last, int64_t vec,
+                                     CachedLoad cached);
 
 /// A column kernel's names for the domain indices: "r<d>" for the reduced
 /// dims, "k<d>" for the kept ones (ElementEmitter's domVars).
