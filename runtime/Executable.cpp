@@ -5,6 +5,30 @@
 #include <thread>
 
 namespace fusec {
+namespace {
+
+/// A launch of `grid` blocks of `k` in clusters of k.clusterX along x; `attr`
+/// holds the cluster shape the configuration points at.
+CUlaunchConfig clusterLaunch(const PlanKernel &k, unsigned grid, CUstream stream,
+                             CUlaunchAttribute &attr) {
+  attr = CUlaunchAttribute{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = k.clusterX;
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = grid;
+  cfg.gridDimY = k.gridY;
+  cfg.gridDimZ = k.gridZ;
+  cfg.blockDimX = k.block;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = k.sharedBytes;
+  cfg.hStream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+} // namespace
 
 llvm::Expected<std::unique_ptr<Executable>> Executable::create(const PlanDesc &plan,
                                                                KernelCache &cache,
@@ -50,6 +74,7 @@ llvm::Error Executable::load(KernelCache &cache) {
   hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
 
   functions.assign(desc.steps.size(), nullptr);
+  grids.assign(desc.steps.size(), 0);
   matmuls.resize(desc.steps.size());
   scratch.assign(desc.steps.size(), 0);
   maps.resize(desc.steps.size());
@@ -77,6 +102,18 @@ llvm::Error Executable::load(KernelCache &cache) {
               "cuFuncSetAttribute"))
         return err;
     functions[kernelSteps[k]] = fn;
+    grids[kernelSteps[k]] = step.kernel.grid;
+    if (step.kernel.clusterX > 1) {
+      CUlaunchAttribute attr;
+      CUlaunchConfig cfg = clusterLaunch(step.kernel, step.kernel.grid, nullptr, attr);
+      int fit = 0;
+      if (llvm::Error err = drv.check(drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg),
+                                      "cuOccupancyMaxActiveClusters"))
+        return err;
+      if (fit > 0)
+        grids[kernelSteps[k]] =
+            std::min<unsigned>(step.kernel.grid, unsigned(fit) * step.kernel.clusterX);
+    }
     if (step.kernel.scratchBytes > 0) {
       if (llvm::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],
                                                      step.kernel.scratchBytes),
@@ -188,6 +225,12 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
       if (llvm::Error err = tensorMap(i, t, ptrs[tm.arg] + tm.offsetBytes, tmaps[t]))
         return err;
       params[n] = &tmaps[t];
+    }
+    if (k.clusterX > 1) {
+      CUlaunchAttribute attr;
+      CUlaunchConfig cfg = clusterLaunch(k, grids[i], stream, attr);
+      return drv.check(drv.cuLaunchKernelEx(&cfg, functions[i], params, nullptr),
+                       step.name.c_str());
     }
     if (!k.cooperative)
       return drv.check(drv.cuLaunchKernel(functions[i], k.grid, k.gridY, k.gridZ, k.block, 1, 1,

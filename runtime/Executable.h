@@ -58,6 +58,10 @@ private:
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
   std::vector<CUdeviceptr> scratch;   ///< per step: cooperative kernels' scratch
+  /// Per step: the grid launched. Persistent kernels in clusters get no more
+  /// clusters than fit on the GPU at once (fewer than SMs / cluster size when
+  /// the SMs of a GPC do not divide evenly); the rest would wait a whole turn.
+  std::vector<unsigned> grids;
   struct EncodedMap {
     CUdeviceptr base = 0;
     CUtensorMap map;

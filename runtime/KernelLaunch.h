@@ -21,6 +21,9 @@ struct KernelLaunch {
   unsigned grid = 1, block = 1;
   unsigned gridY = 1, gridZ = 1;
   unsigned sharedBytes = 0;  ///< dynamic shared memory
+  /// Blocks per thread-block cluster along x (Hopper; 1: no cluster). The
+  /// grid's x is a multiple of it.
+  unsigned clusterX = 1;
   /// Cooperative kernels (all blocks resident, teams synchronizing through
   /// global memory) take one more parameter: a scratch buffer of scratchBytes
   /// whose first scratchZeroBytes are zeroed before every launch.

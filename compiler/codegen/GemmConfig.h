@@ -38,13 +38,17 @@ struct GemmConfig {
   /// applying its epilogue while the other multiplies; else both share each
   /// tile, 64 rows each ("cooperative").
   bool pingpong = false;
+  /// With wgmma (cooperative): blocks per cluster along M. The blocks of a
+  /// cluster share one column of B tiles, each loading 1 / cluster of it and
+  /// the TMA multicasting it to all, so L2 serves B once per cluster.
+  int cluster = 1;
   int threads() const {
     return gemv    ? gemvWarps * 32
            : wgmma ? ((pingpong ? 2 : bm / 64) + 1) * 128
                    : (bm / wm) * (bn / wn) * 32;
   }
-  /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4", "wg 128x128x64 s6 pp" or
-  /// "gemv c2 w8", also a tuning-cache value.
+  /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4", "wg 128x256x64 s4 c2",
+  /// "wg 128x128x64 s6 pp" or "gemv c2 w8", also a tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };

@@ -52,6 +52,16 @@ struct GemmGen {
   /// output tiles there after the main loop when they fit (stagedStore).
   int64_t stageBytes = 0;
   bool stagedStore = false;
+  /// Hopper: the output goes to shared memory in 64 x 64 boxes, 128-byte
+  /// swizzled as the TMA stores them (element fz_sr, fz_sc of the box at
+  /// fz_out0_tile), and the TMA writes it to global memory (tmaStoreApplies).
+  bool tmaStore = false;
+  /// With tmaStore: boxes per consumer (2, or one per 64 columns of the tile
+  /// when they fit), and the block argument of an [M, N] epilogue input the
+  /// TMA loads into the output's boxes ahead of the epilogue (a residual),
+  /// -1 for none: the epilogue reads it there and writes the result over it.
+  int tmaSlots = 2;
+  int tmaResidual = -1;
 
   /// The copy of k-step `kt` into stage `st`, for one operand (mma.sync path).
   std::string loader(const Operand &o, bool isA) const;
@@ -71,6 +81,10 @@ struct GemmGen {
   /// Row stride (elements) of output `o`'s tile in shared memory, and its offset.
   int64_t stagedStride(unsigned o);
   int64_t stagedOffset(unsigned o);
+  /// Whether the wgmma kernel's output can leave through TMA stores: one
+  /// 16-bit [M, N] result with 16-byte rows, and room for two 8 KB boxes per
+  /// consumer beside the stages. Sets tmaSlots and tmaResidual.
+  bool tmaStoreApplies(int64_t smemPerBlock);
   /// Whether every output tile fits in the stages' shared memory.
   bool stagingFits();
   /// The block's output tiles, from shared memory to global in 16-byte rows.
@@ -81,6 +95,12 @@ struct GemmGen {
   std::string batchIndices(const std::string &indent) const;
   /// The portable kernel: mma.sync m16n8k16, cp.async pipeline (sm_80+).
   std::string source(const std::string &name);
+  /// With tmaStore: the shared-memory address of the box of 64-column
+  /// `chunk` (boxes start `boxesAt` bytes past fz_base), the TMA load of the
+  /// residual's box for it, and the epilogue that ends the kernel.
+  std::string tmaBox(const std::string &chunk, int64_t boxesAt) const;
+  std::string residualLoad(const std::string &chunk, int64_t boxesAt) const;
+  std::string tmaEpilogue(int64_t boxesAt);
   /// The Hopper kernel: TMA loads, wgmma, a producer warpgroup (WgmmaGemm.cpp).
   std::string hopperSource(const std::string &name);
 };

@@ -209,7 +209,19 @@ std::string GemmGen::epilogue() {
   ElementEmitter e(fusion, vars, "            ");
   // Per pair: a bias along N loaded once, a residual row as one 2-vector.
   HoistedLoads hoist{rank - 1, 2, "fz_en", "          "};
+  const std::string boxed = "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
+    // The residual the TMA loaded into the output's box (tmaStore).
+    if (tmaStore && (int)arg.getArgNumber() == tmaResidual && ElementEmitter::isIdentity(idx)) {
+      if (!hoist.names.count("boxed")) {
+        hoist.names["boxed"] = "fz_res";
+        // A shared-memory pointer: fz_load's read-only global path would fault.
+        hoist.pre += "          float fz_res[2];\n          fz_load_shared<" +
+                     std::string(storageType(dtypeOf(arg))) + ", 2>(fz_out0_tile + " + boxed +
+                     ", fz_res);\n";
+      }
+      return std::string("fz_res[l]");
+    }
     return hoist.load(em, arg, idx);
   };
   e.reduced = [](Operation *) { return std::string("fz_acc2[l]"); };
@@ -232,6 +244,14 @@ std::string GemmGen::epilogue() {
   std::string off = "((long long)fz_b * " + str(shape.m) + " + fz_em) * " + str(shape.n) + " + fz_en";
   for (unsigned o = 0; o < results.size(); ++o) {
     std::string t = storageType(dtypeOf(fusion.getResult(o)));
+    if (tmaStore) {
+      // Column chunks of 16 bytes swap places by the row's position in its
+      // 8-row group: the TMA's 128-byte swizzle, and no bank conflicts for
+      // the 8 rows a warp's store covers.
+      s += "          fz_store<" + t + ", 2>(fz_out" + str(o) + "_tile, " + boxed + ", r" + str(o) +
+           ");\n";
+      continue;
+    }
     if (stagedStore) {
       // One 4- or 8-byte store: columns fz_en - fz_n0 are even, so is the stride.
       s += "          fz_store<" + t + ", 2>(fz_out" + str(o) + "_tile, (fz_em - fz_m0) * " +
@@ -530,13 +550,22 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return spec;
   }
   if (g.cfg.wgmma) {
+    int64_t tilesM = (g.shape.m + g.cfg.bm - 1) / g.cfg.bm;
+    // A cluster pairs tiles of neighbouring rows in one column (tileOrder's
+    // groups are even when the tile rows are).
+    if (tilesM % g.cfg.cluster != 0)
+      g.cfg.cluster = 1;
+    g.tmaStore = g.tmaStoreApplies(profile.smemPerBlock);
     spec.source = g.hopperSource(spec.name);
-    int64_t tiles =
-        ((g.shape.m + g.cfg.bm - 1) / g.cfg.bm) * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
-    // Persistent blocks, one per SM (the buffers take most of its shared memory).
-    spec.grid = static_cast<unsigned>(std::min<int64_t>(tiles, profile.smCount));
+    int64_t tiles = tilesM * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
+    // Persistent blocks, one per SM (the buffers take most of its shared
+    // memory), a whole number of clusters.
+    spec.grid = static_cast<unsigned>(std::min<int64_t>(tiles, profile.smCount) /
+                                      g.cfg.cluster * g.cfg.cluster);
+    spec.clusterX = static_cast<unsigned>(g.cfg.cluster);
     spec.block = static_cast<unsigned>(g.threads);
-    spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024);
+    spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024 +
+                                             (g.tmaStore ? g.cfg.bm / 64 * g.tmaSlots * 8192 : 0));
     auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
       TensorMapParam t;
       t.arg = static_cast<int>(arg);
@@ -549,12 +578,31 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
       t.boxCols = 64;
       return t;
     };
-    spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm), map(g.b, *ib, g.shape.n, g.cfg.bn)};
+    spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm),
+                       map(g.b, *ib, g.shape.n, g.cfg.bn / g.cfg.cluster)};
+    // The output (then a residual), [M, N] row-major, in boxes of 64 x 64.
+    auto tile = [&](int arg, Value v) {
+      TensorMapParam t;
+      t.arg = arg;
+      t.bf16 = dtypeOf(v) == DType::BF16;
+      t.rows = static_cast<uint64_t>(g.shape.m);
+      t.cols = static_cast<uint64_t>(g.shape.n);
+      t.rowStrideBytes = static_cast<uint64_t>(g.shape.n) * 2;
+      t.boxRows = t.boxCols = 64;
+      spec.tensorMaps.push_back(t);
+    };
+    if (g.tmaStore)
+      tile(static_cast<int>(fusion.getInputs().size()), fusion.getResult(0));
+    if (g.tmaStore && g.tmaResidual >= 0)
+      tile(g.tmaResidual, fusion.getBodyBlock().getArgument(g.tmaResidual));
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
     spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     ", " + g.cfg.str() + ": TMA producer warpgroup, " + str(g.cfg.bm / 64) +
-                    " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles";
+                    " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles" +
+                    (g.cfg.cluster > 1 ? ", clusters of " + str(g.cfg.cluster) + " sharing B tiles" : "") +
+                    (g.tmaStore ? ", TMA stores" : "") +
+                    (g.tmaStore && g.tmaResidual >= 0 ? ", TMA-loaded residual" : "");
     return spec;
   }
   spec.source = g.source(spec.name);

@@ -30,6 +30,7 @@
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ScalarOps.h"
 #include "compiler/cost/CostModel.h"
 #include "compiler/shape/ShapeRules.h"
 
@@ -74,6 +75,27 @@ __device__ __forceinline__ void fz_tma_2d(unsigned dst, const fz_tmap *map, unsi
                :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
                : "memory");
 }
+// The same box into the same shared-memory offset of every block of the
+// cluster in `mask`, each block's barrier at `bar` counting the bytes.
+__device__ __forceinline__ void fz_tma_2d_mc(unsigned dst, const fz_tmap *map, unsigned bar, int c0, int c1,
+                                             unsigned short mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar),
+                  "h"(mask)
+               : "memory");
+}
+// Arrives on the barrier at the same offset in block `cta` of the cluster.
+__device__ __forceinline__ void fz_mbar_arrive_in(unsigned bar, unsigned cta) {
+  asm volatile("{\n  .reg .b32 r;\n  mapa.shared::cluster.u32 r, %0, %1;\n"
+               "  mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n}"
+               :: "r"(bar), "r"(cta) : "memory");
+}
+// Every thread of every block of the cluster; unlike the prelude's
+// fz_cluster_sync, the threads of a warp need not be converged.
+__device__ __forceinline__ void fz_cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
 // A K-major operand tile of 128-byte rows, 128-byte swizzled (as the TMA
 // writes it): 8-row groups 1024 bytes apart.
 __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr) {
@@ -82,6 +104,29 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr) {
 // Pulls `bytes` (a multiple of 16) at p into L2, asynchronously.
 __device__ __forceinline__ void fz_prefetch_l2(const void *p, unsigned bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(__cvta_generic_to_global(p)), "r"(bytes) : "memory");
+}
+// A box of shared memory at src to the tensor map's (c0 = column, c1 = row),
+// in the thread's current bulk group.
+__device__ __forceinline__ void fz_tma_store_2d(const fz_tmap *map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+               :: "l"(reinterpret_cast<unsigned long long>(map)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void fz_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Until at most N of this thread's bulk groups still read shared memory
+// (.read) or are unfinished.
+template <int N> __device__ __forceinline__ void fz_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void fz_bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;" :: "n"(N) : "memory");
+}
+// Shared-memory writes of this thread, visible to the TMA (the async proxy).
+__device__ __forceinline__ void fz_fence_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// A barrier of `n` threads (one consumer warpgroup) on hardware barrier `id`.
+__device__ __forceinline__ void fz_bar_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(n) : "memory");
 }
 __device__ __forceinline__ void fz_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void fz_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -115,9 +160,123 @@ std::string wgmmaWrapper(int n, const std::string &elem) {
 
 } // namespace
 
+/// Whether `v` is M x N (leading dims of 1 aside): one element per output.
+static bool tileShaped(Value v, const GemmShape &shape) {
+  SmallVector<int64_t> sh;
+  for (int64_t d : shapeOf(v))
+    if (d != 1 || !sh.empty())
+      sh.push_back(d);
+  return sh.size() == 2 && sh[0] == shape.m && sh[1] == shape.n;
+}
+
+static bool sixteenBit(Value v) {
+  return dtypeOf(v) == DType::BF16 || dtypeOf(v) == DType::F16;
+}
+
+bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
+  tmaResidual = -1;
+  if (!cfg.wgmma || cfg.pingpong || cfg.bn % 64 != 0 || fusion.getNumResults() != 1 ||
+      shape.batch != 1 || shape.n % 8 != 0 || !sixteenBit(fusion.getResult(0)) ||
+      !tileShaped(fusion.getResult(0), shape))
+    return false;
+  auto fits = [&](int slots) {
+    return stageBytes * cfg.stages + (cfg.bm / 64) * slots * 8192 + 1024 <= smemPerBlock;
+  };
+  tmaSlots = 2;
+  if (!fits(tmaSlots))
+    return false;
+  // A 16-bit M x N input (2-D, so the epilogue's index is its own) rides in
+  // the boxes: every box of the tile when they fit, else two in turn.
+  if (batchShape.empty())
+    for (BlockArgument arg : fusion.getBodyBlock().getArguments())
+      if (arg != viewSource(mm.getLhs()) && arg != viewSource(mm.getRhs()) &&
+          sixteenBit(arg) && shapeOf(arg).size() == 2 && tileShaped(arg, shape)) {
+        tmaResidual = static_cast<int>(arg.getArgNumber());
+        if (fits(cfg.bn / 64))
+          tmaSlots = cfg.bn / 64;
+        break;
+      }
+  return true;
+}
+
+std::string GemmGen::tmaBox(const std::string &chunk, int64_t boxesAt) const {
+  return "fz_base + " + str(boxesAt) + " + fz_cw * " + str(tmaSlots * 8192) + " + ((" + chunk +
+         ") % " + str(tmaSlots) + ") * 8192";
+}
+
+std::string GemmGen::residualLoad(const std::string &chunk, int64_t boxesAt) const {
+  // Inside M and N: the TMA fills the box and counts its bytes; past them
+  // (no box to load) a plain arrival completes the barrier's phase all the same.
+  std::string bar = "fz_smem_u32(&fz_rbar[fz_cw * " + str(tmaSlots) + " + (" + chunk + ") % " +
+                    str(tmaSlots) + "])";
+  return "if (fz_n0 + (" + chunk + ") * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
+         str(shape.m) + ") { fz_mbar_expect_tx(" + bar + ", 8192); fz_tma_2d(" +
+         tmaBox(chunk, boxesAt) + ", &fz_tmR, " + bar + ", fz_n0 + (" + chunk +
+         ") * 64, fz_m0 + fz_cw * 64); } else fz_mbar_arrive(" + bar + ");\n";
+}
+
+std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
+  // Per consumer, tmaSlots boxes of 64 x 64 after the stages, one per 64
+  // columns of the tile in turn: the results go to one while the TMA still
+  // writes others to global memory, and the next tile's products start
+  // without waiting for the stores. A residual loaded by the TMA is in the
+  // box already; the result overwrites it there.
+  const int chunks = cfg.bn / 64, slots = tmaSlots;
+  const bool res = tmaResidual >= 0;
+  std::string t = storageType(dtypeOf(fusion.getResult(0)));
+  std::string s = "    // epilogue, in registers, out through shared memory and the TMA\n";
+  // Unrolled: the accumulators stay registers only under constant indices.
+  s += "    #pragma unroll\n    for (int fz_c = 0; fz_c < " + str(chunks) + "; ++fz_c) {\n";
+  s += "      const unsigned fz_box = " + tmaBox("fz_c", boxesAt) + ";\n";
+  s += "      " + t + " *const fz_out0_tile = reinterpret_cast<" + t +
+       " *>(fz_dyn + (fz_box - fz_smem_u32(fz_dyn)));\n";
+  if (res) {
+    s += "      fz_mbar_wait(fz_smem_u32(&fz_rbar[fz_cw * " + str(slots) + " + fz_c % " + str(slots) +
+         "]), (fz_ti * " + str(chunks / slots) + " + fz_c / " + str(slots) +
+         ") & 1);  // the residual's box\n";
+  } else {
+    s += "      if (threadIdx.x % 128 == 0) fz_bulk_wait_read<" + str(slots - 1) +
+         ">();  // this box's last store has read it\n";
+    s += "      fz_bar_sync(1 + fz_cw, 128);\n";
+  }
+  s += "      #pragma unroll\n      for (int jj = 0; jj < 8; ++jj)\n";
+  s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
+  s += "        const int j = fz_c * 8 + jj, mb = 0;\n";
+  s += "        const int fz_sr = fz_w * 16 + lane / 4 + h * 8, fz_sc = jj * 8 + (lane % 4) * 2;\n";
+  s += "        const int fz_em = fz_m0 + fz_cw * 64 + fz_sr;\n";
+  s += "        const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
+  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  s += "          const float fz_acc2[2] = {acc[mb][4 * j + 2 * h], acc[mb][4 * j + 2 * h + 1]};\n";
+  s += batchIndices("          ") + epilogue() + "        }\n      }\n";
+  s += "      fz_fence_async_smem();\n";
+  s += "      fz_bar_sync(1 + fz_cw, 128);\n";
+  s += "      if (threadIdx.x % 128 == 0) {\n";
+  s += "        if (fz_n0 + fz_c * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
+       str(shape.m) + ")\n";
+  s += "          fz_tma_store_2d(&fz_tmO, fz_box, fz_n0 + fz_c * 64, fz_m0 + fz_cw * 64);\n";
+  s += "        fz_bulk_commit();\n";
+  if (res && slots < chunks) {
+    // The box's next residual, once its store has read it.
+    s += "        if (fz_c + " + str(slots) + " < " + str(chunks) + ") {\n";
+    s += "          fz_bulk_wait_read<0>();\n";
+    s += "          " + residualLoad("fz_c + " + str(slots), boxesAt);
+    s += "        }\n";
+  }
+  s += "      }\n    }\n";
+  if (res)
+    s += "    ++fz_ti;\n";
+  s += "  }\n";
+  s += "  if (threadIdx.x % 128 == 0) fz_bulk_wait<0>();  // the stores are done with the boxes\n";
+  if (cfg.cluster > 1)
+    s += "  fz_cluster_barrier();\n";
+  s += "}\n";
+  return s;
+}
+
 std::string GemmGen::hopperSource(const std::string &name) {
   const bool pingpong = cfg.pingpong;
   const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = pingpong ? 2 : BM / 64;
+  const int C = cfg.cluster;
   const int64_t aBytes = (int64_t)BM * 128, bBytes = (int64_t)BN * 128;
   const int64_t kSteps = (shape.k + 63) / 64;
   const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * ((shape.n + BN - 1) / BN);
@@ -126,7 +285,9 @@ std::string GemmGen::hopperSource(const std::string &name) {
   std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
   s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
        parameterList(fusion) +
-       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB) {\n";
+       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
+       (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") +
+       (tmaStore && tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  // 128-byte swizzled tiles need 1024-byte aligned buffers\n";
   s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023u) & ~1023u;\n";
@@ -135,15 +296,25 @@ std::string GemmGen::hopperSource(const std::string &name) {
        "];\n";
   if (pingpong)
     s += "  __shared__ __align__(8) unsigned long long fz_turn[2];  // whose mainloop is next\n";
+  if (tmaStore && tmaResidual >= 0)
+    s += "  __shared__ __align__(8) unsigned long long fz_rbar[" + str(consumers * tmaSlots) +
+         "];  // a residual box arrived\n";
   s += "  const int fz_wg = threadIdx.x / 128;\n";
+  if (C > 1)
+    s += "  const unsigned fz_rank = fz_cluster_rank();  // which part of each B tile this block loads\n";
   s += "  if (threadIdx.x == 0) {\n";
   s += "    for (int st = 0; st < " + str(S) + "; ++st) {\n";
   s += "      fz_mbar_init(fz_smem_u32(&fz_full[st]), 1);\n";
-  s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(pingpong ? 1 : consumers) + ");\n    }\n";
+  s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(pingpong ? 1 : consumers * C) + ");\n    }\n";
   if (pingpong)
     s += "    fz_mbar_init(fz_smem_u32(&fz_turn[0]), 1);\n    fz_mbar_init(fz_smem_u32(&fz_turn[1]), 1);\n";
+  if (tmaStore && tmaResidual >= 0)
+    s += "    for (int b = 0; b < " + str(consumers * tmaSlots) +
+         "; ++b) fz_mbar_init(fz_smem_u32(&fz_rbar[b]), 1);\n";
   s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
-  s += "  __syncthreads();\n";
+  // A cluster's blocks multicast into each other's buffers and arrive on
+  // each other's barriers: all are initialized before any block starts.
+  s += C > 1 ? "  fz_cluster_barrier();\n" : "  __syncthreads();\n";
   // Persistent: each block walks tiles blockIdx.x, + gridDim.x, ...; buffer
   // use `it` counts K steps across tiles, so the producer runs ahead into the
   // next tile while the consumers apply the epilogue.
@@ -162,7 +333,12 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "          const unsigned full = fz_smem_u32(&fz_full[st]);\n";
   s += "          fz_mbar_expect_tx(full, " + str(aBytes + bBytes) + ");\n";
   s += "          fz_tma_2d(fz_A + st * " + str(aBytes) + ", &fz_tmA, full, kt * 64, fz_m0);\n";
-  s += "          fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+  if (C > 1)
+    s += "          fz_tma_2d_mc(fz_B + st * " + str(bBytes) + " + fz_rank * " + str(bBytes / C) +
+         ", &fz_tmB, full, kt * 64, fz_n0 + fz_rank * " + str(BN / C) + ", " + str((1 << C) - 1) +
+         ");\n";
+  else
+    s += "          fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
   // The epilogue reads its [M, N] inputs (a residual, the other half of a
   // SwiGLU) one element pair per thread, latency-bound: with the tile's last
   // K step, ask for its rows of them in L2, a few K steps before the epilogue.
@@ -175,11 +351,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
         continue;
       if (arg == viewSource(mm.getLhs()) || arg == viewSource(mm.getRhs()))
         continue;
-      SmallVector<int64_t> sh;
-      for (int64_t d : shapeOf(arg))
-        if (d != 1 || !sh.empty())
-          sh.push_back(d);
-      if (sh.size() != 2 || sh[0] != shape.m || sh[1] != shape.n)
+      if (!tileShaped(arg, shape))
+        continue;
+      // The TMA loads all of it at the start of the tile.
+      if ((int)arg.getArgNumber() == tmaResidual && tmaSlots == BN / 64)
         continue;
       rows += "              fz_prefetch_l2(" + ElementEmitter::argName(arg.getArgNumber()) +
               " + (long long)(fz_m0 + r) * " + str(shape.n) + " + fz_n0, cols * " + str(eb) +
@@ -192,7 +367,9 @@ std::string GemmGen::hopperSource(const std::string &name) {
       s += rows + "            }\n          }\n";
     }
   }
-  s += "        }\n      }\n    }\n    return;\n  }\n";
+  // A block leaves only after the cluster's last arrivals on its barriers.
+  s += "        }\n      }\n    }\n" + std::string(C > 1 ? "    fz_cluster_barrier();\n" : "") +
+       "    return;\n  }\n";
   // Consumers. Cooperative: every consumer takes 64 rows of every tile.
   // Ping-pong: consumer c takes whole tiles c, c + 2, ... of this block's
   // sequence, so one applies its epilogue while the other multiplies (the
@@ -209,8 +386,16 @@ std::string GemmGen::hopperSource(const std::string &name) {
     s += "    int it = fz_i * " + str(kSteps) + ";  // this tile's first buffer use\n";
     s += tileOrder("fz_t", "    ");
   } else {
-    s += "  int it = 0;\n";
+    s += "  int it = 0, fz_ti = 0;  // K steps and tiles so far\n";
     s += "  " + tiles + tileOrder("fz_t", "    ");
+    if (tmaStore && tmaResidual >= 0) {
+      // The residual's first boxes load during the products (the boxes'
+      // stores from the last tile have read them by now).
+      s += "    if (threadIdx.x % 128 == 0) {\n      fz_bulk_wait_read<0>();\n";
+      for (int c = 0; c < std::min(tmaSlots, BN / 64); ++c)
+        s += "      " + residualLoad(std::to_string(c), S * (aBytes + bBytes));
+      s += "    }\n";
+    }
   }
   s += "    float acc[" + str(mBlocks) + "][" + str(BN / 2) + "];\n";
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) +
@@ -232,15 +417,25 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "          fz_wgmma(acc[mb], fz_wg_desc(a + mb * 8192 + kk * 32), fz_wg_desc(b + kk * 32), 1);\n";
   s += "      fz_wg_commit();\n";
   s += "      fz_wg_wait<1>();  // the step before has finished reading its buffer\n";
+  // A buffer is free once every consumer of every block of the cluster (the
+  // multicast writes them all) is done with it.
+  auto release = [&](const std::string &stage) {
+    std::string bar = "fz_smem_u32(&fz_empty[" + stage + "])";
+    if (C == 1)
+      return "fz_mbar_arrive(" + bar + ");\n";
+    return "for (unsigned c = 0; c < " + str(C) + "; ++c) fz_mbar_arrive_in(" + bar + ", c);\n";
+  };
   s += "      if (kt > 0 && threadIdx.x % 128 == 0)\n";
-  s += "        fz_mbar_arrive(fz_smem_u32(&fz_empty[(it - 1) % " + str(S) + "]));\n";
+  s += "        " + release("(it - 1) % " + str(S));
   s += "    }\n";
   if (pingpong)
     s += "    if (threadIdx.x % 128 == 0) fz_mbar_arrive(fz_smem_u32(&fz_turn[fz_cw ^ 1]));\n";
   s += "    fz_wg_wait<0>();\n";
   s += "    if (threadIdx.x % 128 == 0)  // the tile's last buffer\n";
-  s += "      fz_mbar_arrive(fz_smem_u32(&fz_empty[(it - 1) % " + str(S) + "]));\n";
+  s += "      " + release("(it - 1) % " + str(S));
   // Epilogue from the accumulators.
+  if (tmaStore)
+    return s + tmaEpilogue(S * (aBytes + bBytes));
   s += "    // epilogue, in registers\n";
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
@@ -250,7 +445,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "        const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
   s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
   s += "          const float fz_acc2[2] = {acc[mb][4 * j + 2 * h], acc[mb][4 * j + 2 * h + 1]};\n";
-  s += batchIndices("          ") + epilogue() + "        }\n      }\n  }\n}\n";
+  s += batchIndices("          ") + epilogue() + "        }\n      }\n  }\n";
+  if (C > 1)
+    s += "  fz_cluster_barrier();\n";
+  s += "}\n";
   return s;
 }
 

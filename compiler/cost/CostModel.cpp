@@ -70,16 +70,25 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                          ? p.tensorFlopsPerSec
                      : path == GemmPath::FusecWgmma && p.wgmmaFlopsPerSec > 0 ? p.wgmmaFlopsPerSec
                                                     : p.gemmFlopsPerSec);
-  // fusec's GEMMs read the epilogue's inputs after the products, one element
-  // pair per thread with no registers left to batch the loads: at about half
-  // the copy rate and not overlapped (H100: gelu(x @ w^T + b) + residual at
-  // 8192 x 4096 -> 8192 took 898 us against 820 for the product alone, with
-  // 128 MB of residual; bench/NOTES.md). The dot-product kernel reads them
+  // fusec's portable GEMM reads the epilogue's inputs after the products, one
+  // element pair per thread with no registers left to batch the loads: at
+  // about half the copy rate and not overlapped (H100: the wgmma kernel did
+  // so too before its TMA epilogue: gelu(x @ w^T + b) + residual at 8192 x
+  // 4096 -> 8192 took 898 us against 820 for the product alone, with 128 MB
+  // of residual; bench/NOTES.md). The dot-product kernel reads them
   // once per output element, a small part of its weight stream.
   // cuBLASLt's own epilogue reads its C (a residual) the same way, as far as
   // the model knows: charged alike until measured.
-  double epilogue = path == GemmPath::Fusec || path == GemmPath::FusecWgmma ||
-                            path == GemmPath::FusecBatchedRows || path == GemmPath::LibraryEpilogue
+  // The wgmma kernel's TMA loads a residual while the products run, and its
+  // stores overlap the next tile; what remains is the epilogue's arithmetic,
+  // which the tensor cores wait for (H100, 8192 x 4096 -> 8192, over the
+  // product alone: + bias 31 us, + bias + residual 63 us, + bias + erf gelu
+  // 125 us, all three 145 us; bench/NOTES.md): about 40 times slower than
+  // the SMs' fp32 rate, per elementwise op of the group.
+  double epilogue = path == GemmPath::FusecWgmma
+                        ? static_cast<double>(c.flops) / (p.fp32FlopsPerSec / 40)
+                    : path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
+                            path == GemmPath::LibraryEpilogue
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
                         : 0.0;
   double seconds = std::max(memory, math) + epilogue + c.launches * p.launchSeconds;

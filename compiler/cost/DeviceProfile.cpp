@@ -12,16 +12,17 @@ const std::vector<DeviceProfile> &deviceProfiles() {
   // each small kernel costs in a stream of back-to-back launches: 4.2 us on an
   // H100 (7 decode-sized kernels took 29.8 us, one took 5.8 us; bench/NOTES.md).
   // fusec's GEMMs are rated separately from cuBLAS: the planner picks between
-  // them with these numbers. On the H100 the TMA + wgmma kernel measured 688
-  // TFLOP/s at 8192^3 and 660 at 4096 x 11008 x 4096 (cuBLAS 740 / 772), the
+  // them with these numbers. On the H100 the TMA + wgmma kernel measured 774
+  // TFLOP/s at 8192^3, 783-800 at 4096 x 11008 x 4096 and 786 at 4096 x 4096
+  // x 11008 (cuBLAS 740 / 756-792 / 740 in the same runs), the
   // portable mma.sync kernel 290 TFLOP/s at 8192^3, and it streamed
   // decode weights at 40-77% of the copy bandwidth; its dot-product kernel for
   // 1-8 rows at 86-92%, cuBLAS at ~85% (decode linears; bench/NOTES.md).
   static const std::vector<DeviceProfile> profiles = {
-      {"h100", "sm_90a", 3.0e12, 790e12, 290e12, 670e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 50 << 20, 227 << 10, 65536,
+      {"h100", "sm_90a", 3.0e12, 790e12, 290e12, 780e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 50 << 20, 227 << 10, 65536,
        "H100 SXM 80GB: copy 3.0 TB/s and bf16 matmul ~790 TFLOP/s measured in this "
        "workplace (2026-11)"},
-      {"h200", "sm_90a", 4.3e12, 790e12, 290e12, 670e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 60 << 20, 227 << 10, 65536,
+      {"h200", "sm_90a", 4.3e12, 790e12, 290e12, 780e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 132, 60 << 20, 227 << 10, 65536,
        "H200: copy 4.3 TB/s and bf16 matmul ~790 TFLOP/s measured in this workplace "
        "(2026-10)"},
       {"a100", "sm_80", 1.7e12, 280e12, 200e12, 0, 0.6, 0.9, 0.85, 19.5e12, 3.0e-6, 108, 40 << 20, 163 << 10, 65536,

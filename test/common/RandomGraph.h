@@ -30,8 +30,10 @@ std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
 std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue = false);
 
 /// gelu(x @ w^T + b) with x [m, k], w [n, k] in `dtype`: large enough for the
-/// big tile configurations (every candidate is tested on it).
-std::string linearGeluGraph(int m, int n, int k, const std::string &dtype);
+/// big tile configurations (every candidate is tested on it). With
+/// `residual`, plus r [m, n].
+std::string linearGeluGraph(int m, int n, int k, const std::string &dtype,
+                            bool residual = false);
 
 /// softmax over the leading `reducedDims` dims of x (max, sub, exp, sum, div),
 /// with the max as a second output: the outer-reduction kernels' case. With

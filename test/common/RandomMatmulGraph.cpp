@@ -145,7 +145,7 @@ std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue) {
   return g.dump(2);
 }
 
-std::string linearGeluGraph(int m, int n, int k, const std::string &dtype) {
+std::string linearGeluGraph(int m, int n, int k, const std::string &dtype, bool residual) {
   auto tensor = [&](const char *name, const std::string &shape) {
     return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
            "\", \"shape\": [" + shape + "]}";
@@ -153,10 +153,12 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype) {
   std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
   return "{\"fusec\": 1, \"name\": \"gemm_tiles\", \"inputs\": [" + tensor("x", M + ", " + K) +
          ", " + tensor("w", N + ", " + K) + ", " + tensor("b", N) +
+         (residual ? ", " + tensor("r", M + ", " + N) : "") +
          "], \"nodes\": ["
          "{\"name\": \"h\", \"op\": \"linear\", \"inputs\": [\"x\", \"w\", \"b\"]}, "
-         "{\"name\": \"y\", \"op\": \"gelu\", \"inputs\": [\"h\"]}], "
-         "\"outputs\": [\"y\"]}";
+         "{\"name\": \"y\", \"op\": \"gelu\", \"inputs\": [\"h\"]}" +
+         (residual ? ", {\"name\": \"z\", \"op\": \"add\", \"inputs\": [\"y\", \"r\"]}" : "") +
+         "], \"outputs\": [\"" + (residual ? "z" : "y") + "\"]}";
 }
 
 std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,

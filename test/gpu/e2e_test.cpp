@@ -119,22 +119,31 @@ int main(int argc, char **argv) {
   Tally gemms;
   // Shapes with enough tiles for the large configurations, every candidate
   // (on Hopper the first ones are the wgmma kernel: 128 x 128 and 64 x 128
-  // tiles for the first two shapes; 128 x 256, 128 x 128 ping-pong and
-  // 128 x 128 for the last three; the very last has 4-5 tiles per block of
-  // 2 K steps each, so buffers go round many times per tile):
-  // gelu(x @ w^T + b), M, N and K not multiples of the tiles; f16 too.
+  // tiles for the first two shapes; 128 x 256 with 4 and 3 stages, 128 x 128
+  // ping-pong, 128 x 128 and 128 x 256 in clusters of two blocks multicasting
+  // B tiles for the others; 1900 rows make an odd number of tile rows, where
+  // the cluster candidate runs without clusters; 4000 x 2200 x 72 has 2 to 5
+  // tiles per block of 2 K steps each, so buffers go round many times per
+  // tile): gelu(x @ w^T + b), M, N and K not multiples of the tiles; f16 too.
+  // Output rows of 16 bytes (N % 8 == 0) leave through TMA stores (not from
+  // ping-pong); with a residual, the TMA loads it into the same boxes: 1800 x
+  // 776 has boxes wholly past M and past N in its last tiles.
   struct Case {
     int m, n, k;
     const char *dtype;
+    bool residual = false;
   };
   for (Case c : {Case{2000, 1500, 200, "bf16"}, Case{1024, 2304, 136, "bf16"},
                  Case{2000, 2200, 200, "bf16"}, Case{2000, 2200, 200, "f16"},
-                 Case{4000, 2200, 72, "bf16"}})
-    for (int cand = 0; cand < 8; ++cand)
+                 Case{1900, 2200, 200, "bf16"}, Case{4000, 2200, 72, "bf16"},
+                 Case{2000, 2200, 200, "bf16", true}, Case{1800, 776, 200, "bf16", true},
+                 Case{4000, 2200, 72, "f16", true}})
+    for (int cand = 0; cand < 10; ++cand)
       check("gemm " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-                std::to_string(c.k) + " " + c.dtype + " candidate " + std::to_string(cand),
-            test::linearGeluGraph(c.m, c.n, c.k, c.dtype), "gemm_tiles.json", true, 3, gemms,
-            "fusec", cand);
+                std::to_string(c.k) + " " + c.dtype + (c.residual ? " + residual" : "") +
+                " candidate " + std::to_string(cand),
+            test::linearGeluGraph(c.m, c.n, c.k, c.dtype, c.residual), "gemm_tiles.json", true, 3,
+            gemms, "fusec", cand);
   // softmax over leading dims: shapes that take the online column kernel
   // ("(online)" in its schedule) on Hopper with every storage tier in use (registers, shared memory, L2),
   // narrow last tiles, two reduced dims, f16 and f32; and one that does not.

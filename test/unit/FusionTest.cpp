@@ -496,17 +496,50 @@ TEST(Fusion, OtherEpiloguesStayApartFromCublasLt) {
   }
 }
 
+// A residual [M, N] beside a TMA-stored output: the TMA loads it into the
+// output's boxes (a fourth tensor map) for every wgmma candidate but the
+// ping-pong one, with a box per 64 columns where they fit (3 stages) and two
+// in turn otherwise; every kernel compiles.
+TEST(Fusion, ResidualRidesInTheOutputBoxes) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  for (int cand = 0; cand < 5; ++cand) {
+    mlir::MLIRContext ctx;
+    std::string label = "candidate " + std::to_string(cand);
+    auto plan = planFor(ctx, fusec::test::linearGeluGraph(2000, 2200, 200, "bf16", true),
+                        "gemm_tiles.json", true, "sm_90a", "fusec", cand);
+    ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u) << label;
+    const PlanKernel &k = plan->steps[0].kernel;
+    bool boxed = cand != 2;
+    ASSERT_EQ(k.tensorMaps.size(), boxed ? 4u : 2u) << label << ": " << k.gemmConfig;
+    EXPECT_EQ(k.schedule.find("TMA-loaded residual") != std::string::npos, boxed) << label;
+    if (boxed) {
+      EXPECT_EQ(k.tensorMaps[3].arg, 3);  // x, w, b, r
+      EXPECT_EQ(k.tensorMaps[3].rows, 2000u);
+      EXPECT_EQ(k.tensorMaps[3].cols, 2200u);
+      // Boxes of 8 KB per consumer after the stages: 2, or 4 with 3 stages.
+      int stages = cand == 1 ? 3 : cand == 3 ? 6 : 4, bn = cand == 3 ? 128 : 256;
+      int slots = cand == 1 ? 4 : 2;
+      EXPECT_EQ(k.sharedBytes, unsigned((128 + bn) * 128 * stages + 1024 + 2 * slots * 8192))
+          << label;
+    }
+    expectKernelsCompile(label, *plan);
+  }
+}
+
 // Every tile configuration of a large GEMM compiles; on sm_90a the first ones
-// are the TMA + wgmma kernel (two tensor maps: 128 x 256, 128 x 128 ping-pong
-// and 128 x 128 tiles here, 128 x 128 and 64 x 128 on a shape of fewer
-// tiles), elsewhere never.
+// are the TMA + wgmma kernel (tensor maps of both operands: 128 x 256 with 4
+// and 3 stages, 128 x 128 ping-pong, 128 x 128 and 128 x 256 in clusters of
+// two sharing B tiles here, 128 x 128 and 64 x 128 on a shape of fewer tiles), elsewhere
+// never.
 TEST(Fusion, LargeGemmCandidatesCompileWithNvrtc) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
   for (const char *dtype : {"bf16", "f16"})
     for (const char *arch : {"sm_80", "sm_90a"})
       for (int n : {1500, 2200})
-      for (int cand = 0; cand < (n == 1500 ? 2 : 8); ++cand) {
+      for (int cand = 0; cand < (n == 1500 ? 2 : 10); ++cand) {
         mlir::MLIRContext ctx;
         std::string label = std::string(dtype) + " " + arch + " n " + std::to_string(n) +
                             " candidate " + std::to_string(cand);
@@ -515,13 +548,32 @@ TEST(Fusion, LargeGemmCandidatesCompileWithNvrtc) {
         ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
         ASSERT_EQ(plan->steps.size(), 1u) << label;
         const PlanKernel &k = plan->steps[0].kernel;
-        bool hopper = std::string(arch) == "sm_90a" && cand < (n == 1500 ? 2 : 3);
-        EXPECT_EQ(k.tensorMaps.size(), hopper ? 2u : 0u) << label << ": " << k.gemmConfig;
+        bool hopper = std::string(arch) == "sm_90a" && cand < (n == 1500 ? 2 : 5);
+        bool clustered = hopper && n == 2200 && cand == 4;
+        EXPECT_EQ(k.clusterX, clustered ? 2u : 1u) << label << ": " << k.gemmConfig;
+        EXPECT_EQ(k.grid % k.clusterX, 0u) << label;
+        // N = 2200 makes 16-byte output rows: the result leaves through TMA
+        // stores (not from ping-pong kernels), a third tensor map.
+        bool tmaStore = hopper && n == 2200 && cand != 2;
+        EXPECT_EQ(k.tensorMaps.size(), hopper ? (tmaStore ? 3u : 2u) : 0u)
+            << label << ": " << k.gemmConfig;
+        EXPECT_EQ(k.schedule.find("TMA stores") != std::string::npos, tmaStore) << label;
+        if (tmaStore) {
+          EXPECT_EQ(k.tensorMaps[2].arg, 3);  // x, w, b, then the output
+          EXPECT_EQ(k.tensorMaps[2].rows, 2000u);
+          EXPECT_EQ(k.tensorMaps[2].cols, (uint64_t)n);
+          EXPECT_EQ(k.tensorMaps[2].rowStrideBytes, 2u * n);
+          EXPECT_EQ(k.tensorMaps[2].boxRows, 64u);
+          EXPECT_EQ(k.tensorMaps[2].boxCols, 64u);
+        }
         EXPECT_EQ(k.gemmConfig.rfind("wg ", 0) == 0, hopper) << label << ": " << k.gemmConfig;
         if (hopper) {
           EXPECT_EQ(k.tensorMaps[0].rows, 2000u);  // x: M rows of K
           EXPECT_EQ(k.tensorMaps[1].rows, (uint64_t)n);  // w: N rows of K
           EXPECT_EQ(k.tensorMaps[1].rowStrideBytes, 400u);
+          // Each block of a cluster loads half of the B tile and multicasts it.
+          EXPECT_EQ(k.tensorMaps[1].boxRows, clustered ? 128u : (n == 2200 && cand < 2 ? 256u : 128u))
+              << label;
           EXPECT_EQ(k.tensorMaps[0].bf16, std::string(dtype) == "bf16");
         }
         expectKernelsCompile(label, *plan);
