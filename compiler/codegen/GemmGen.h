@@ -78,6 +78,10 @@ struct GemmGen {
   /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices. With
   /// stagedStore the results go to the block's output tiles in shared memory.
   std::string epilogue();
+  /// The epilogue of the accumulator pair (acc0, acc1) at row `em`, columns
+  /// `en`, en + 1, guarded to the output (indented for a loop body).
+  std::string pairEpilogue(const std::string &em, const std::string &en, const std::string &acc0,
+                           const std::string &acc1);
   /// Row stride (elements) of output `o`'s tile in shared memory, and its offset.
   int64_t stagedStride(unsigned o);
   int64_t stagedOffset(unsigned o);

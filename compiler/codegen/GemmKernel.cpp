@@ -199,6 +199,15 @@ std::string GemmGen::scalarEpilogue() {
 }
 
 /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em.
+std::string GemmGen::pairEpilogue(const std::string &em, const std::string &en,
+                                  const std::string &acc0, const std::string &acc1) {
+  std::string s = "        const int fz_em = " + em + ";\n";
+  s += "        const int fz_en = " + en + ";\n";
+  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  s += "          const float fz_acc2[2] = {" + acc0 + ", " + acc1 + "};\n";
+  return s + batchIndices("          ") + epilogue() + "        }\n";
+}
+
 std::string GemmGen::epilogue() {
   int rank = static_cast<int>(batchShape.size()) + 2;
   std::vector<std::string> vars;
@@ -399,11 +408,10 @@ std::string GemmGen::source(const std::string &name) {
   s += "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(ni) + "; ++j)\n";
   s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
-  s += "        const int fz_em = fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8;\n";
-  s += "        const int fz_en = fz_n0 + fz_wn + j * 8 + (lane % 4) * 2;\n";
-  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
-  s += "          const float fz_acc2[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};\n";
-  s += batchIndices("          ") + epilogue() + "        }\n      }\n";
+  s += pairEpilogue("fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8",
+                    "fz_n0 + fz_wn + j * 8 + (lane % 4) * 2", "acc[i][j][2 * h]",
+                    "acc[i][j][2 * h + 1]") +
+       "      }\n";
   if (stagedStore)
     s += stagedCopyOut();
   s += "#undef fz_As\n#undef fz_Bs\n}\n";

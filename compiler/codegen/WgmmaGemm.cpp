@@ -243,11 +243,9 @@ std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
   s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
   s += "        const int j = fz_c * 8 + jj, mb = 0;\n";
   s += "        const int fz_sr = fz_w * 16 + lane / 4 + h * 8, fz_sc = jj * 8 + (lane % 4) * 2;\n";
-  s += "        const int fz_em = fz_m0 + fz_cw * 64 + fz_sr;\n";
-  s += "        const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
-  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
-  s += "          const float fz_acc2[2] = {acc[mb][4 * j + 2 * h], acc[mb][4 * j + 2 * h + 1]};\n";
-  s += batchIndices("          ") + epilogue() + "        }\n      }\n";
+  s += pairEpilogue("fz_m0 + fz_cw * 64 + fz_sr", "fz_n0 + j * 8 + (lane % 4) * 2",
+                    "acc[mb][4 * j + 2 * h]", "acc[mb][4 * j + 2 * h + 1]") +
+       "      }\n";
   s += "      fz_fence_async_smem();\n";
   s += "      fz_bar_sync(1 + fz_cw, 128);\n";
   s += "      if (threadIdx.x % 128 == 0) {\n";
@@ -440,12 +438,11 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
   s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
-  s += "        const int fz_em = fz_m0 + " + std::string(pingpong ? "mb" : "fz_cw") +
-       " * 64 + fz_w * 16 + lane / 4 + h * 8;\n";
-  s += "        const int fz_en = fz_n0 + j * 8 + (lane % 4) * 2;\n";
-  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
-  s += "          const float fz_acc2[2] = {acc[mb][4 * j + 2 * h], acc[mb][4 * j + 2 * h + 1]};\n";
-  s += batchIndices("          ") + epilogue() + "        }\n      }\n  }\n";
+  s += pairEpilogue("fz_m0 + " + std::string(pingpong ? "mb" : "fz_cw") +
+                        " * 64 + fz_w * 16 + lane / 4 + h * 8",
+                    "fz_n0 + j * 8 + (lane % 4) * 2", "acc[mb][4 * j + 2 * h]",
+                    "acc[mb][4 * j + 2 * h + 1]") +
+       "      }\n  }\n";
   if (C > 1)
     s += "  fz_cluster_barrier();\n";
   s += "}\n";
