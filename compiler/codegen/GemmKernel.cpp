@@ -225,8 +225,10 @@ std::string GemmGen::epilogue() {
       if (!hoist.names.count("boxed")) {
         hoist.names["boxed"] = "fz_res";
         // A shared-memory pointer: fz_load's read-only global path would fault.
-        hoist.pre += "          float fz_res[2];\n          fz_load_shared<" +
-                     std::string(storageType(dtypeOf(arg))) + ", 2>(fz_out0_tile + " + boxed +
+        // The box holds the residual's type (f16 or bf16, as the output's size).
+        std::string t = storageType(dtypeOf(arg));
+        hoist.pre += "          float fz_res[2];\n          fz_load_shared<" + t +
+                     ", 2>(reinterpret_cast<const " + t + " *>(fz_out0_tile) + " + boxed +
                      ", fz_res);\n";
       }
       return std::string("fz_res[l]");

@@ -182,11 +182,15 @@ bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
   auto fits = [&](int slots) {
     return stageBytes * cfg.stages + (cfg.bm / 64) * slots * 8192 + 1024 <= smemPerBlock;
   };
-  tmaSlots = 2;
+  // Boxes in turn: a number that divides the tile's, so that a box's chunks
+  // of one tile and the next are whole turns apart (the stores' and the
+  // residual barriers' bookkeeping count on it).
+  const int chunks = cfg.bn / 64;
+  tmaSlots = chunks % 2 == 0 ? 2 : 1;
   if (!fits(tmaSlots))
     return false;
   // A 16-bit M x N input (2-D, so the epilogue's index is its own) rides in
-  // the boxes: every box of the tile when they fit, else two in turn.
+  // the boxes: every box of the tile when they fit, else the same in turn.
   if (batchShape.empty())
     for (BlockArgument arg : fusion.getBodyBlock().getArguments())
       if (arg != viewSource(mm.getLhs()) && arg != viewSource(mm.getRhs()) &&

@@ -85,8 +85,11 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // product alone: + bias 31 us, + bias + residual 63 us, + bias + erf gelu
   // 125 us, all three 145 us; bench/NOTES.md): about 40 times slower than
   // the SMs' fp32 rate, per elementwise op of the group.
+  // Its other epilogue inputs are read after the products, as below.
   double epilogue = path == GemmPath::FusecWgmma
-                        ? static_cast<double>(c.flops) / (p.fp32FlopsPerSec / 40)
+                        ? static_cast<double>(c.flops) / (p.fp32FlopsPerSec / 40) +
+                              static_cast<double>(c.epilogueBytes - c.tmaEpilogueBytes) /
+                                  (0.5 * p.hbmBytesPerSec)
                     : path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
                             path == GemmPath::LibraryEpilogue
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
@@ -210,10 +213,23 @@ Cost groupCost(ArrayRef<Operation *> ops) {
       operands.insert(viewSource(mm.getRhs()));
     }
   if (!operands.empty()) {
+    auto sixteenBit = [](Value v) {
+      return dtypeOf(v) == DType::BF16 || dtypeOf(v) == DType::F16;
+    };
+    // The wgmma kernel stores one 16-bit 2-D output with 16-byte rows through
+    // the TMA, and loads one 16-bit input of its shape the same way.
+    std::optional<Value> stored;
+    if (outputs.size() == 1 && sixteenBit(outputs[0]) && shapeOf(outputs[0]).size() == 2 &&
+        shapeOf(outputs[0])[1] % 8 == 0)
+      stored = outputs[0];
     llvm::SmallPtrSet<Value, 8> counted;
     for (Value v : inputs)
-      if (!operands.count(viewSource(v)) && counted.insert(viewSource(v)).second)
+      if (!operands.count(viewSource(v)) && counted.insert(viewSource(v)).second) {
         c.epilogueBytes += readBytes(v);
+        if (stored && c.tmaEpilogueBytes == 0 && sixteenBit(v) && v == viewSource(v) &&
+            shapeOf(v) == shapeOf(*stored))
+          c.tmaEpilogueBytes = readBytes(v);
+      }
   }
   c.launches = 1;
   return c;

@@ -39,9 +39,14 @@ struct Cost {
   /// (a residual, a bias): fusec's GEMMs read it after the products, not
   /// overlapped with them (see predictSeconds).
   int64_t epilogueBytes = 0;
+  /// Of epilogueBytes, what the wgmma kernel's TMA loads while the products
+  /// run: a 16-bit input of the shape of the group's one 16-bit 2-D output
+  /// (a residual; WgmmaGemm.cpp, tmaStoreApplies).
+  int64_t tmaEpilogueBytes = 0;
   Cost &operator+=(const Cost &o) {
     bytes += o.bytes;
     epilogueBytes += o.epilogueBytes;
+    tmaEpilogueBytes += o.tmaEpilogueBytes;
     flops += o.flops;
     tensorFlops += o.tensorFlops;
     launches += o.launches;

@@ -528,6 +528,31 @@ TEST(Fusion, ResidualRidesInTheOutputBoxes) {
   }
 }
 
+// A residual of the other 16-bit type than the output (f16 cast into a bf16
+// sum) rides in the output's boxes all the same: read back as its own type.
+TEST(Fusion, ResidualOfAnotherSixteenBitTypeCompiles) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  const char *graph = R"({"fusec": 1, "name": "g", "inputs": [
+      {"name": "x", "dtype": "bf16", "shape": [512, 256]},
+      {"name": "w", "dtype": "bf16", "shape": [1024, 256]},
+      {"name": "r", "dtype": "f16", "shape": [512, 1024]}],
+    "nodes": [{"name": "h", "op": "linear", "inputs": ["x", "w"]},
+      {"name": "rc", "op": "cast", "inputs": ["r"], "attrs": {"dtype": "bf16"}},
+      {"name": "y", "op": "add", "inputs": ["h", "rc"]}], "outputs": ["y"]})";
+  mlir::MLIRContext ctx;
+  auto plan = planFor(ctx, graph, "g.json", true, "sm_90a", "fusec", 0);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->steps.size(), 1u);
+  const PlanKernel &k = plan->steps[0].kernel;
+  EXPECT_NE(k.schedule.find("TMA-loaded residual"), std::string::npos) << k.schedule;
+  ASSERT_EQ(k.tensorMaps.size(), 4u);
+  EXPECT_FALSE(k.tensorMaps[3].bf16);  // the residual's map is f16
+  EXPECT_NE(k.source.find("fz_load_shared<fz_f16, 2>(reinterpret_cast<const fz_f16 *>(fz_out0_tile)"),
+            std::string::npos);
+  expectKernelsCompile("f16 residual", *plan);
+}
+
 // Every tile configuration of a large GEMM compiles; on sm_90a the first ones
 // are the TMA + wgmma kernel (tensor maps of both operands: 128 x 256 with 4
 // and 3 stages, 128 x 128 ping-pong, 128 x 128 and 128 x 256 in clusters of
