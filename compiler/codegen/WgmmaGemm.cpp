@@ -364,13 +364,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
   const int64_t kSteps = (shape.k + 63) / 64;
   const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * ((shape.n + BN - 1) / BN);
   // Registers: the producer keeps 40, the consumers share the rest.
-  // Epilogue warps in the producer's warpgroup need more than its 40. The
-  // pool setmaxnreg shares out is what the launch got (65536 / threads per
-  // thread, in steps of 8): asking the consumers' share for more than it
-  // holds blocks them for ever.
+  // Epilogue warps in the producer's warpgroup need more than its 40.
   const int producerRegs = warps ? 64 : 40;
-  const int pool = 65536 / threads / 8 * 8 * (threads / 128);
-  const int consumerRegs = std::min<int>(240, (pool - producerRegs) / consumers / 8 * 8);
+  const int consumerRegs =
+      std::min<int>(240, ((65536 / 128 - producerRegs) / consumers) / 8 * 8);
   std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
   s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
        parameterList(fusion) +
