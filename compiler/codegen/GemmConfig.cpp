@@ -17,8 +17,6 @@ std::string GemmConfig::str() const {
     std::string out = buf;
     if (cluster > 1)
       out += " c" + std::to_string(cluster);
-    if (epilogueWarps)
-      out += " ew";
     return out;
   }
   std::snprintf(buf, sizeof buf, "%dx%dx%d w%dx%d s%d k%d", bm, bn, bk, wm, wn, stages, splitK);
@@ -34,36 +32,31 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
       c = r;
     return ok;
   }
+  char pp[4] = {0};
   int used = 0;
-  if (std::sscanf(s.c_str(), "wg %dx%dx%d s%d%n", &r.bm, &r.bn, &r.bk, &r.stages, &used) == 4) {
-    // Optional words after the stages, in this order: "pp" (ping-pong) or
-    // "c<n>" (cluster), then "ew" (epilogue warps).
+  int fields = std::sscanf(s.c_str(), "wg %dx%dx%d s%d%n", &r.bm, &r.bn, &r.bk, &r.stages, &used);
+  if (fields >= 4) {
+    // Optional words after the stages: "pp" (ping-pong), "c<n>" (cluster).
     std::string rest = s.substr(used);
-    auto word = [&](const char *w) {
-      bool found = rest.rfind(w, 0) == 0;
-      if (found)
-        rest = rest.substr(std::string(w).size());
-      return found;
-    };
     int more = 0;
     if (std::sscanf(rest.c_str(), " c%d%n", &r.cluster, &more) == 1)
       rest = rest.substr(more);
-    else
-      r.pingpong = word(" pp");
-    r.epilogueWarps = word(" ew");
+    else if (std::sscanf(rest.c_str(), " %2s%n", pp, &more) == 1)
+      rest = rest.substr(more);
+    fields = 4 + (pp[0] != 0);
     bool tail = rest.find_first_not_of(' ') == std::string::npos;
     // Cooperative: consumers of 64 rows each; N a multiple of 16 up to 256
     // (one wgmma). Ping-pong: one consumer holds a whole tile (bm / 64
     // wgmmas of bn/2 registers each, at most 128). K steps of 64 (one
     // 128-byte swizzle span of 16-bit elements).
     r.wgmma = true;
+    r.pingpong = fields == 5 && std::string(pp) == "pp";
     r.wm = 64;
     r.wn = r.bn;
     bool ok = (r.bm == 64 || r.bm == 128) && r.bn >= 16 && r.bn <= 256 && r.bn % 16 == 0 &&
-              r.bk == 64 && r.stages >= 2 && r.stages <= 8 && tail &&
-              (!r.pingpong || r.bm / 64 * r.bn / 2 <= 128) &&
-              (r.cluster == 1 || (r.cluster == 2 && !r.pingpong && r.bn % 32 == 0)) &&
-              (!r.epilogueWarps || (!r.pingpong && r.bn % 64 == 0));
+              r.bk == 64 && r.stages >= 2 && r.stages <= 8 && (fields == 4 || r.pingpong) &&
+              (!r.pingpong || r.bm / 64 * r.bn / 2 <= 128) && tail &&
+              (r.cluster == 1 || (r.cluster == 2 && !r.pingpong && r.bn % 32 == 0));
     if (ok)
       c = r;
     return ok;
@@ -177,13 +170,11 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   if (hopper) {
     // Hopper: wgmma tiles first, consumer warpgroups of 64 rows each. The
     // widest tile that still gives every SM a tile.
-    auto wg = [](int bm, int bn, int stages, bool pingpong = false, int cluster = 1,
-                 bool epilogueWarps = false) {
+    auto wg = [](int bm, int bn, int stages, bool pingpong = false, int cluster = 1) {
       GemmConfig c;
       c.wgmma = true;
       c.pingpong = pingpong;
       c.cluster = cluster;
-      c.epilogueWarps = epilogueWarps;
       c.bm = bm;
       c.bn = bn;
       c.bk = 64;
@@ -195,10 +186,10 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     if (ceilDiv(s.m, 128) * ceilDiv(s.n, 256) >= p.smCount)
       // Clusters of two sharing B tiles last: they halve the B tiles' L2
       // reads but took twice as long on an H100 (bench/NOTES.md).
-      // Three stages leave room for the whole tile's raw products, which the
-      // epilogue warps finish while the next tile's products run.
-      out.insert(out.begin(), {wg(128, 256, 4), wg(128, 256, 3, false, 1, true),
-                               wg(128, 128, 6, true), wg(128, 128, 6), wg(128, 256, 4, false, 2)});
+      // Three stages leave room for a residual's whole tile beside the
+      // output's (TMA-loaded while the products run).
+      out.insert(out.begin(), {wg(128, 256, 4), wg(128, 256, 3), wg(128, 128, 6, true),
+                               wg(128, 128, 6), wg(128, 256, 4, false, 2)});
     else
       out.insert(out.begin(), {wg(128, 128, 6), wg(64, 128, 6)});
   }

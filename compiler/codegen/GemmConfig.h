@@ -42,19 +42,13 @@ struct GemmConfig {
   /// cluster share one column of B tiles, each loading 1 / cluster of it and
   /// the TMA multicasting it to all, so L2 serves B once per cluster.
   int cluster = 1;
-  /// With wgmma (cooperative, bf16 output through TMA stores): the consumers
-  /// leave each tile's products raw in shared memory and the producer
-  /// warpgroup's three other warps apply the epilogue and store it while the
-  /// consumers multiply the next tile ("ew").
-  bool epilogueWarps = false;
   int threads() const {
     return gemv    ? gemvWarps * 32
            : wgmma ? ((pingpong ? 2 : bm / 64) + 1) * 128
                    : (bm / wm) * (bn / wn) * 32;
   }
   /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4", "wg 128x256x64 s4 c2",
-  /// "wg 128x256x64 s3 ew", "wg 128x128x64 s6 pp" or "gemv c2 w8", also a
-  /// tuning-cache value.
+  /// "wg 128x128x64 s6 pp" or "gemv c2 w8", also a tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };

@@ -105,15 +105,6 @@ struct GemmGen {
   std::string tmaBox(const std::string &chunk, int64_t boxesAt) const;
   std::string residualLoad(const std::string &chunk, int64_t boxesAt) const;
   std::string tmaEpilogue(int64_t boxesAt);
-  /// Epilogue warps (cfg.epilogueWarps with tmaStore): their loop over the
-  /// tiles (`tiles` opens it), and the consumers' hand-off of a tile's raw
-  /// products that ends their loop and the kernel.
-  std::string epilogueWarpsLoop(int64_t boxesAt, const std::string &tiles);
-  std::string rawHandOff(int64_t boxesAt);
-  /// The element offset of (fz_sr, fz_sc) in a 64 x 64 box, 128-byte swizzled.
-  static std::string boxedOffset() {
-    return "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
-  }
   /// The Hopper kernel: TMA loads, wgmma, a producer warpgroup (WgmmaGemm.cpp).
   std::string hopperSource(const std::string &name);
 };

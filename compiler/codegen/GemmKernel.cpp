@@ -218,7 +218,7 @@ std::string GemmGen::epilogue() {
   ElementEmitter e(fusion, vars, "            ");
   // Per pair: a bias along N loaded once, a residual row as one 2-vector.
   HoistedLoads hoist{rank - 1, 2, "fz_en", "          "};
-  const std::string boxed = boxedOffset();
+  const std::string boxed = "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
     // The residual the TMA loaded into the output's box (tmaStore).
     if (tmaStore && (int)arg.getArgNumber() == tmaResidual && ElementEmitter::isIdentity(idx)) {
@@ -566,8 +566,6 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (tilesM % g.cfg.cluster != 0)
       g.cfg.cluster = 1;
     g.tmaStore = g.tmaStoreApplies(profile.smemPerBlock);
-    if (!g.tmaStore)
-      g.cfg.epilogueWarps = false;  // they work in the TMA stores' boxes
     spec.source = g.hopperSource(spec.name);
     int64_t tiles = tilesM * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
     // Persistent blocks, one per SM (the buffers take most of its shared
@@ -614,9 +612,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                     " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles" +
                     (g.cfg.cluster > 1 ? ", clusters of " + str(g.cfg.cluster) + " sharing B tiles" : "") +
                     (g.tmaStore ? ", TMA stores" : "") +
-                    (g.tmaStore && g.tmaResidual >= 0 ? ", TMA-loaded residual" : "") +
-                    (g.cfg.epilogueWarps ? ", epilogue by 3 warps of the producer's warpgroup"
-                                         : "");
+                    (g.tmaStore && g.tmaResidual >= 0 ? ", TMA-loaded residual" : "");
     return spec;
   }
   spec.source = g.source(spec.name);

@@ -186,16 +186,6 @@ bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
   // of one tile and the next are whole turns apart (the stores' and the
   // residual barriers' bookkeeping count on it).
   const int chunks = cfg.bn / 64;
-  // Epilogue warps: a box for every 64 columns of the tile holds its raw
-  // products (bf16: the f32 accumulators rounded once, as a separate
-  // epilogue kernel would read them; f16 could overflow where the epilogue
-  // would have scaled back into range) until those warps finish them.
-  if (cfg.epilogueWarps) {
-    tmaSlots = chunks;
-    if (dtypeOf(fusion.getResult(0)) == DType::BF16 && fits(tmaSlots))
-      return true;
-    cfg.epilogueWarps = false;  // the consumers apply the epilogue then
-  }
   tmaSlots = chunks % 2 == 0 ? 2 : 1;
   if (!fits(tmaSlots))
     return false;
@@ -285,89 +275,15 @@ std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
   return s;
 }
 
-std::string GemmGen::epilogueWarpsLoop(int64_t boxesAt, const std::string &tiles) {
-  // Warps 1-3 of the producer warpgroup (96 threads): per tile, wait for the
-  // raw products, apply the epilogue a row of a box at a time (a warp's pairs
-  // are 128 contiguous bytes of a row: no bank conflicts, coalesced epilogue
-  // inputs), send the boxes to global memory, and free them once read.
-  const int chunks = cfg.bn / 64, boxes = cfg.bm / 64 * chunks;
-  std::string t = storageType(dtypeOf(fusion.getResult(0)));
-  std::string s;
-  s += "    if (threadIdx.x >= 32) {  // the epilogue warps\n";
-  s += "      const int fz_b = 0;\n";
-  s += "      int fz_ti = 0;\n";
-  s += "      " + tiles + tileOrder("fz_t", "        ");
-  s += "        fz_mbar_wait(fz_smem_u32(&fz_raw_full), fz_ti & 1);  // the tile's raw products\n";
-  s += "        #pragma unroll 4  // several rows in flight: the loads are L2 trips\n";
-  s += "        for (int q = threadIdx.x - 32; q < " + str(boxes * 2048) + "; q += 96) {\n";
-  s += "          const int box = q / 2048, fz_cw = box / " + str(chunks) + ", c = box % " +
-       str(chunks) + ";\n";
-  s += "          const int fz_sr = q % 2048 / 32, fz_sc = q % 32 * 2;\n";
-  s += "          " + t + " *const fz_out0_tile = reinterpret_cast<" + t + " *>(fz_dyn + (" +
-       tmaBox("c", boxesAt) + " - fz_smem_u32(fz_dyn)));\n";
-  s += "          float fz_raw[2];\n";
-  s += "          fz_load_shared<" + t + ", 2>(fz_out0_tile + " + boxedOffset() + ", fz_raw);\n";
-  s += pairEpilogue("fz_m0 + fz_cw * 64 + fz_sr", "fz_n0 + c * 64 + fz_sc", "fz_raw[0]",
-                    "fz_raw[1]");
-  s += "        }\n";
-  s += "        fz_fence_async_smem();\n";
-  s += "        fz_bar_sync(3, 96);\n";
-  s += "        if (threadIdx.x == 32) {\n";
-  s += "          for (int box = 0; box < " + str(boxes) + "; ++box) {\n";
-  s += "            const int fz_cw = box / " + str(chunks) + ", c = box % " + str(chunks) + ";\n";
-  s += "            if (fz_n0 + c * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
-       str(shape.m) + ")\n";
-  s += "              fz_tma_store_2d(&fz_tmO, " + tmaBox("c", boxesAt) +
-       ", fz_n0 + c * 64, fz_m0 + fz_cw * 64);\n";
-  s += "          }\n";
-  s += "          fz_bulk_commit();\n";
-  s += "          fz_bulk_wait_read<0>();  // the boxes are free for the next tile\n";
-  s += "          fz_mbar_arrive(fz_smem_u32(&fz_raw_empty));\n";
-  s += "        }\n";
-  s += "        ++fz_ti;\n      }\n";
-  s += "      if (threadIdx.x == 32) fz_bulk_wait<0>();  // the stores are done\n";
-  s += "    }\n";
-  return s;
-}
-
-std::string GemmGen::rawHandOff(int64_t boxesAt) {
-  // The consumers' end of a tile: once the epilogue warps have sent the last
-  // tile's boxes, this tile's products go there raw, and the next tile starts.
-  std::string t = storageType(dtypeOf(fusion.getResult(0)));
-  std::string s;
-  s += "    if (fz_ti > 0) fz_mbar_wait(fz_smem_u32(&fz_raw_empty), (fz_ti - 1) & 1);\n";
-  s += "    #pragma unroll\n    for (int c = 0; c < " + str(cfg.bn / 64) + "; ++c) {\n";
-  s += "      " + t + " *const fz_out0_tile = reinterpret_cast<" + t + " *>(fz_dyn + (" +
-       tmaBox("c", boxesAt) + " - fz_smem_u32(fz_dyn)));\n";
-  s += "      #pragma unroll\n      for (int jj = 0; jj < 8; ++jj)\n";
-  s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
-  s += "        const int j = c * 8 + jj;\n";
-  s += "        const int fz_sr = fz_w * 16 + lane / 4 + h * 8, fz_sc = jj * 8 + (lane % 4) * 2;\n";
-  s += "        const float fz_raw[2] = {acc[0][4 * j + 2 * h], acc[0][4 * j + 2 * h + 1]};\n";
-  s += "        fz_store<" + t + ", 2>(fz_out0_tile, " + boxedOffset() + ", fz_raw);\n";
-  s += "      }\n    }\n";
-  s += "    fz_bar_sync(1 + fz_cw, 128);  // every thread's products are in\n";
-  s += "    if (threadIdx.x % 128 == 0) fz_mbar_arrive(fz_smem_u32(&fz_raw_full));\n";
-  s += "    ++fz_ti;\n  }\n";
-  if (cfg.cluster > 1)
-    s += "  fz_cluster_barrier();\n";
-  s += "}\n";
-  return s;
-}
-
 std::string GemmGen::hopperSource(const std::string &name) {
   const bool pingpong = cfg.pingpong;
   const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = pingpong ? 2 : BM / 64;
   const int C = cfg.cluster;
-  const bool warps = tmaStore && cfg.epilogueWarps;
   const int64_t aBytes = (int64_t)BM * 128, bBytes = (int64_t)BN * 128;
   const int64_t kSteps = (shape.k + 63) / 64;
   const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * ((shape.n + BN - 1) / BN);
   // Registers: the producer keeps 40, the consumers share the rest.
-  // Epilogue warps in the producer's warpgroup need more than its 40.
-  const int producerRegs = warps ? 64 : 40;
-  const int consumerRegs =
-      std::min<int>(240, ((65536 / 128 - producerRegs) / consumers) / 8 * 8);
+  const int consumerRegs = std::min<int>(240, ((65536 / 128 - 40) / consumers) / 8 * 8);
   std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
   s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
        parameterList(fusion) +
@@ -385,8 +301,6 @@ std::string GemmGen::hopperSource(const std::string &name) {
   if (tmaStore && tmaResidual >= 0)
     s += "  __shared__ __align__(8) unsigned long long fz_rbar[" + str(consumers * tmaSlots) +
          "];  // a residual box arrived\n";
-  if (warps)
-    s += "  __shared__ __align__(8) unsigned long long fz_raw_full, fz_raw_empty;  // the raw tile\n";
   s += "  const int fz_wg = threadIdx.x / 128;\n";
   if (C > 1)
     s += "  const unsigned fz_rank = fz_cluster_rank();  // which part of each B tile this block loads\n";
@@ -399,9 +313,6 @@ std::string GemmGen::hopperSource(const std::string &name) {
   if (tmaStore && tmaResidual >= 0)
     s += "    for (int b = 0; b < " + str(consumers * tmaSlots) +
          "; ++b) fz_mbar_init(fz_smem_u32(&fz_rbar[b]), 1);\n";
-  if (warps)
-    s += "    fz_mbar_init(fz_smem_u32(&fz_raw_full), " + str(consumers) +
-         ");\n    fz_mbar_init(fz_smem_u32(&fz_raw_empty), 1);\n";
   s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
   // A cluster's blocks multicast into each other's buffers and arrive on
   // each other's barriers: all are initialized before any block starts.
@@ -413,9 +324,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
                       "; fz_t += gridDim.x) {\n";
   // Producer.
   s += "  if (fz_wg == 0) {\n";
-  s += "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 " + str(producerRegs) + ";\");\n";
-  if (warps)
-    s += epilogueWarpsLoop(S * (aBytes + bBytes), tiles);
+  s += "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\");\n";
   s += "    if (threadIdx.x == 0) {\n";
   s += "      int it = 0;\n";
   s += "      " + tiles + tileOrder("fz_t", "        ");
@@ -527,8 +436,6 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "    if (threadIdx.x % 128 == 0)  // the tile's last buffer\n";
   s += "      " + release("(it - 1) % " + str(S));
   // Epilogue from the accumulators.
-  if (warps)
-    return s + rawHandOff(S * (aBytes + bBytes));
   if (tmaStore)
     return s + tmaEpilogue(S * (aBytes + bBytes));
   s += "    // epilogue, in registers\n";

@@ -119,11 +119,9 @@ int main(int argc, char **argv) {
   Tally gemms;
   // Shapes with enough tiles for the large configurations, every candidate
   // (on Hopper the first ones are the wgmma kernel: 128 x 128 and 64 x 128
-  // tiles for the first two shapes; for the others 128 x 256 with 4 stages;
-  // 128 x 256 with 3 and the epilogue applied by the producer warpgroup's
-  // other warps to the raw products in shared memory (bf16 outputs); 128 x
-  // 128 ping-pong; 128 x 128; 128 x 256 in clusters of two blocks
-  // multicasting B tiles. 1900 rows make an odd number of tile rows, where
+  // tiles for the first two shapes; 128 x 256 with 4 and 3 stages, 128 x 128
+  // ping-pong, 128 x 128 and 128 x 256 in clusters of two blocks multicasting
+  // B tiles for the others; 1900 rows make an odd number of tile rows, where
   // the cluster candidate runs without clusters; 4000 x 2200 x 72 has 2 to 5
   // tiles per block of 2 K steps each, so buffers go round many times per
   // tile): gelu(x @ w^T + b), M, N and K not multiples of the tiles; f16 too.
