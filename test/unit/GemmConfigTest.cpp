@@ -1,0 +1,44 @@
+//===- GemmConfigTest.cpp - tile configuration strings (tuning-cache values) ===//
+//
+// A configuration is stored in gemm-tuning.json as its string; every kind
+// must read back as itself, and a damaged or impossible value must be
+// refused (the compile then keeps the heuristic's choice).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/GemmConfig.h"
+
+#include <gtest/gtest.h>
+
+using fusec::codegen::GemmConfig;
+
+TEST(GemmConfig, EveryKindReadsBackAsItself) {
+  for (const char *text : {"128x128x32 w64x32 s4 k1", "64x64x32 w32x32 s4 k8", "gemv c2 w8",
+                           "wg 128x256x64 s4", "wg 128x128x64 s6 pp", "wg 128x256x64 s4 c2",
+                           "wg 64x128x64 s6"}) {
+    GemmConfig c;
+    ASSERT_TRUE(GemmConfig::parse(text, c)) << text;
+    EXPECT_EQ(c.str(), text);
+  }
+  GemmConfig c;
+  ASSERT_TRUE(GemmConfig::parse("wg 128x256x64 s4 c2", c));
+  EXPECT_TRUE(c.wgmma);
+  EXPECT_EQ(c.cluster, 2);
+  EXPECT_FALSE(c.pingpong);
+  ASSERT_TRUE(GemmConfig::parse("wg 128x128x64 s6 pp", c));
+  EXPECT_TRUE(c.pingpong);
+  EXPECT_EQ(c.cluster, 1);
+  EXPECT_EQ(c.threads(), 384);
+}
+
+TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
+  for (const char *text : {"", "wg", "wg 128x256x64", "wg 128x256x64 s4 c3",
+                           "wg 128x256x64 s4 pp c2", "wg 128x256x64 s4 c2 pp",
+                           "wg 128x256x64 s4 junk", "wg 128x256x32 s4", "wg 256x256x64 s4",
+                           "wg 128x256x64 s1", "wg 128x256x64 s4 pp" /* 256 accumulators */,
+                           "gemv c9 w8", "128x128x32 w48x32 s4 k1"}) {
+    GemmConfig c;
+    c.bm = 7;  // left alone when refused
+    EXPECT_FALSE(GemmConfig::parse(text, c)) << "'" << text << "'";
+    EXPECT_EQ(c.bm, 7) << text;
+  }
+}
