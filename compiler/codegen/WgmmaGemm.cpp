@@ -22,6 +22,14 @@
 //   * The accumulators hold the tile in the mma.sync fragment layout (per
 //     warp, 16 rows; per 8 columns, two rows x two columns per lane), so the
 //     group's epilogue is the same code as the portable kernel's.
+//   * One 16-bit [M, N] output leaves through shared memory: 64 x 64 boxes,
+//     128-byte swizzled, each sent by a TMA store that overlaps the next
+//     tile's products (storing from the fragments cost ~8 us per tile, the
+//     whole gap to cuBLAS). A 16-bit [M, N] epilogue input is TMA-loaded
+//     into the same boxes while the products run (tmaStoreApplies).
+//   * "c2": clusters of two blocks on neighbouring tile rows share B tiles,
+//     each loading half and multicasting it (slower on an H100; autotune
+//     only).
 //
 // The tensor maps (the TMA's view of A and B) hold the buffers' addresses;
 // the runtime encodes them at launch (runtime/TensorMapParam.h).
