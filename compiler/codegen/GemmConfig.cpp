@@ -32,30 +32,28 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
       c = r;
     return ok;
   }
-  char pp[4] = {0};
   int used = 0;
-  int fields = std::sscanf(s.c_str(), "wg %dx%dx%d s%d%n", &r.bm, &r.bn, &r.bk, &r.stages, &used);
-  if (fields >= 4) {
-    // Optional words after the stages: "pp" (ping-pong), "c<n>" (cluster).
+  if (std::sscanf(s.c_str(), "wg %dx%dx%d s%d%n", &r.bm, &r.bn, &r.bk, &r.stages, &used) == 4) {
+    // One optional word after the stages: "pp" (ping-pong) or "c<n>" (cluster).
     std::string rest = s.substr(used);
     int more = 0;
     if (std::sscanf(rest.c_str(), " c%d%n", &r.cluster, &more) == 1)
       rest = rest.substr(more);
-    else if (std::sscanf(rest.c_str(), " %2s%n", pp, &more) == 1)
-      rest = rest.substr(more);
-    fields = 4 + (pp[0] != 0);
+    else if (rest.rfind(" pp", 0) == 0) {
+      r.pingpong = true;
+      rest = rest.substr(3);
+    }
     bool tail = rest.find_first_not_of(' ') == std::string::npos;
     // Cooperative: consumers of 64 rows each; N a multiple of 16 up to 256
     // (one wgmma). Ping-pong: one consumer holds a whole tile (bm / 64
     // wgmmas of bn/2 registers each, at most 128). K steps of 64 (one
     // 128-byte swizzle span of 16-bit elements).
     r.wgmma = true;
-    r.pingpong = fields == 5 && std::string(pp) == "pp";
     r.wm = 64;
     r.wn = r.bn;
     bool ok = (r.bm == 64 || r.bm == 128) && r.bn >= 16 && r.bn <= 256 && r.bn % 16 == 0 &&
-              r.bk == 64 && r.stages >= 2 && r.stages <= 8 && (fields == 4 || r.pingpong) &&
-              (!r.pingpong || r.bm / 64 * r.bn / 2 <= 128) && tail &&
+              r.bk == 64 && r.stages >= 2 && r.stages <= 8 && tail &&
+              (!r.pingpong || r.bm / 64 * r.bn / 2 <= 128) &&
               (r.cluster == 1 || (r.cluster == 2 && !r.pingpong && r.bn % 32 == 0));
     if (ok)
       c = r;

@@ -104,6 +104,8 @@ struct GemmGen {
   /// residual's box for it, and the epilogue that ends the kernel.
   std::string tmaBox(const std::string &chunk, int64_t boxesAt) const;
   std::string residualLoad(const std::string &chunk, int64_t boxesAt) const;
+  /// Whether this consumer's box of `chunk` has any element inside M and N.
+  std::string boxInside(const std::string &chunk) const;
   std::string tmaEpilogue(int64_t boxesAt);
   /// The Hopper kernel: TMA loads, wgmma, a producer warpgroup (WgmmaGemm.cpp).
   std::string hopperSource(const std::string &name);

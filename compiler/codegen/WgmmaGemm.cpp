@@ -177,9 +177,7 @@ static bool tileShaped(Value v, const GemmShape &shape) {
   return sh.size() == 2 && sh[0] == shape.m && sh[1] == shape.n;
 }
 
-static bool sixteenBit(Value v) {
-  return dtypeOf(v) == DType::BF16 || dtypeOf(v) == DType::F16;
-}
+static bool sixteenBit(Value v) { return isHalfFloat(dtypeOf(v)); }
 
 bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
   tmaResidual = -1;
@@ -216,13 +214,17 @@ std::string GemmGen::tmaBox(const std::string &chunk, int64_t boxesAt) const {
          ") % " + str(tmaSlots) + ") * 8192";
 }
 
+std::string GemmGen::boxInside(const std::string &chunk) const {
+  return "fz_n0 + (" + chunk + ") * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
+         str(shape.m);
+}
+
 std::string GemmGen::residualLoad(const std::string &chunk, int64_t boxesAt) const {
   // Inside M and N: the TMA fills the box and counts its bytes; past them
   // (no box to load) a plain arrival completes the barrier's phase all the same.
   std::string bar = "fz_smem_u32(&fz_rbar[fz_cw * " + str(tmaSlots) + " + (" + chunk + ") % " +
                     str(tmaSlots) + "])";
-  return "if (fz_n0 + (" + chunk + ") * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
-         str(shape.m) + ") { fz_mbar_expect_tx(" + bar + ", 8192); fz_tma_2d(" +
+  return "if (" + boxInside(chunk) + ") { fz_mbar_expect_tx(" + bar + ", 8192); fz_tma_2d(" +
          tmaBox(chunk, boxesAt) + ", &fz_tmR, " + bar + ", fz_n0 + (" + chunk +
          ") * 64, fz_m0 + fz_cw * 64); } else fz_mbar_arrive(" + bar + ");\n";
 }
@@ -261,8 +263,7 @@ std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
   s += "      fz_fence_async_smem();\n";
   s += "      fz_bar_sync(1 + fz_cw, 128);\n";
   s += "      if (threadIdx.x % 128 == 0) {\n";
-  s += "        if (fz_n0 + fz_c * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
-       str(shape.m) + ")\n";
+  s += "        if (" + boxInside("fz_c") + ")\n";
   s += "          fz_tma_store_2d(&fz_tmO, fz_box, fz_n0 + fz_c * 64, fz_m0 + fz_cw * 64);\n";
   s += "        fz_bulk_commit();\n";
   if (res && slots < chunks) {
@@ -396,7 +397,8 @@ std::string GemmGen::hopperSource(const std::string &name) {
     s += "    int it = fz_i * " + str(kSteps) + ";  // this tile's first buffer use\n";
     s += tileOrder("fz_t", "    ");
   } else {
-    s += "  int it = 0, fz_ti = 0;  // K steps and tiles so far\n";
+    s += tmaStore && tmaResidual >= 0 ? "  int it = 0, fz_ti = 0;  // K steps and tiles so far\n"
+                                      : "  int it = 0;  // K steps so far\n";
     s += "  " + tiles + tileOrder("fz_t", "    ");
     if (tmaStore && tmaResidual >= 0) {
       // The residual's first boxes load during the products (the boxes'

@@ -213,9 +213,7 @@ Cost groupCost(ArrayRef<Operation *> ops) {
       operands.insert(viewSource(mm.getRhs()));
     }
   if (!operands.empty()) {
-    auto sixteenBit = [](Value v) {
-      return dtypeOf(v) == DType::BF16 || dtypeOf(v) == DType::F16;
-    };
+    auto sixteenBit = [](Value v) { return isHalfFloat(dtypeOf(v)); };
     // The wgmma kernel stores one 16-bit 2-D output with 16-byte rows through
     // the TMA, and loads one 16-bit input of its shape the same way.
     std::optional<Value> stored;

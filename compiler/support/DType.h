@@ -39,6 +39,8 @@ inline int64_t dtypeBytes(DType t) {
 inline bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16;
 }
+/// bf16 or f16: the tensor cores' and the TMA paths' element types.
+inline bool isHalfFloat(DType t) { return t == DType::F16 || t == DType::BF16; }
 inline bool isInteger(DType t) { return t == DType::I32 || t == DType::I64; }
 
 } // namespace fusec
