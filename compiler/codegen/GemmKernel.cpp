@@ -201,9 +201,21 @@ std::string GemmGen::scalarEpilogue() {
 /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em.
 std::string GemmGen::pairEpilogue(const std::string &em, const std::string &en,
                                   const std::string &acc0, const std::string &acc1) {
-  std::string s = "        const int fz_em = " + em + ";\n";
-  s += "        const int fz_en = " + en + ";\n";
-  s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  std::string s;
+  if (tmaStore) {
+    // Every pair goes to its box, whose parts past M and N the TMA store
+    // leaves out; indices clamped into the tensors keep the epilogue's loads
+    // in bounds (N is a multiple of 8 here). Unguarded, the compiler can
+    // batch a box's loads and overlap the pairs' arithmetic: the guarded
+    // form waited on each pair's bias load in turn.
+    s += "        const int fz_em = min(" + em + ", " + str(shape.m - 1) + ");\n";
+    s += "        const int fz_en = min(" + en + ", " + str(shape.n - 2) + ");\n";
+    s += "        {\n";
+  } else {
+    s += "        const int fz_em = " + em + ";\n";
+    s += "        const int fz_en = " + en + ";\n";
+    s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
+  }
   s += "          const float fz_acc2[2] = {" + acc0 + ", " + acc1 + "};\n";
   return s + batchIndices("          ") + epilogue() + "        }\n";
 }

@@ -147,7 +147,8 @@ std::string scalarExpr(Operation *op, const std::vector<std::string> &x) {
                  tanhf("0.7978845608f * (" + a + " + 0.044715f * " + a + " * " + a + " * " + a +
                        ")") +
                  "))";
-        return "(0.5f * " + a + " * (1.f + erff(" + a + " * 0.70710678118f)))";
+        return fast ? call("fz_gelu_fast", a)
+                    : "(0.5f * " + a + " * (1.f + erff(" + a + " * 0.70710678118f)))";
       })
       .Case([&](CastOp c) { return castExpr(x[0], dtypeOf(c.getInput()), t); })
       .Case([&](AddOp) { return bin("+"); })

@@ -113,6 +113,11 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr) {
 __device__ __forceinline__ void fz_prefetch_l2(const void *p, unsigned bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(__cvta_generic_to_global(p)), "r"(bytes) : "memory");
 }
+// The tensor map's box at (c0 = column, c1 = row) into L2.
+__device__ __forceinline__ void fz_tma_prefetch_2d(const fz_tmap *map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
+               :: "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1) : "memory");
+}
 // A box of shared memory at src to the tensor map's (c0 = column, c1 = row),
 // in the thread's current bulk group.
 __device__ __forceinline__ void fz_tma_store_2d(const fz_tmap *map, unsigned src, int c0, int c1) {
@@ -354,7 +359,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
   // SwiGLU) one element pair per thread, latency-bound: with the tile's last
   // K step, ask for its rows of them in L2, a few K steps before the epilogue.
   {
-    std::string rows;
+    std::string rows, boxes;
     for (BlockArgument arg : fusion.getBodyBlock().getArguments()) {
       // Whole 16-byte rows: the bulk prefetch takes 16-byte aligned spans.
       int64_t eb = dtypeBytes(dtypeOf(arg));
@@ -364,18 +369,33 @@ std::string GemmGen::hopperSource(const std::string &name) {
         continue;
       if (!tileShaped(arg, shape))
         continue;
-      // The TMA loads all of it at the start of the tile.
-      if ((int)arg.getArgNumber() == tmaResidual && tmaSlots == BN / 64)
+      if ((int)arg.getArgNumber() == tmaResidual) {
+        // The TMA loads the boxes of the first tmaSlots chunks at the start
+        // of the tile, the others during the epilogue: those, one prefetch
+        // per box. (A prefetch per row, 128 per tile from the one producer
+        // thread, held up the next tile's operand loads: the residual cost
+        // 45 us of 769 at 8192 x 4096 -> 8192; bench/NOTES.md.)
+        for (int c = tmaSlots; c < BN / 64; ++c)
+          for (int cw = 0; cw < BM / 64; ++cw)
+            boxes += "            if (fz_n0 + " + str(c * 64) + " < " + str(shape.n) +
+                     " && fz_m0 + " + str(cw * 64) + " < " + str(shape.m) +
+                     ") fz_tma_prefetch_2d(&fz_tmR, fz_n0 + " + str(c * 64) + ", fz_m0 + " +
+                     str(cw * 64) + ");\n";
         continue;
+      }
       rows += "              fz_prefetch_l2(" + ElementEmitter::argName(arg.getArgNumber()) +
               " + (long long)(fz_m0 + r) * " + str(shape.n) + " + fz_n0, cols * " + str(eb) +
               ");\n";
     }
-    if (!rows.empty()) {
+    if (!rows.empty() || !boxes.empty()) {
       s += "          if (kt == " + str(kSteps - 1) + ") {  // the epilogue's inputs of this tile into L2\n";
-      s += "            const unsigned cols = min(" + str(BN) + ", " + str(shape.n) + " - fz_n0);\n";
-      s += "            for (int r = 0; r < " + str(BM) + " && fz_m0 + r < " + str(shape.m) + "; ++r) {\n";
-      s += rows + "            }\n          }\n";
+      s += boxes;
+      if (!rows.empty()) {
+        s += "            const unsigned cols = min(" + str(BN) + ", " + str(shape.n) + " - fz_n0);\n";
+        s += "            for (int r = 0; r < " + str(BM) + " && fz_m0 + r < " + str(shape.m) + "; ++r) {\n";
+        s += rows + "            }\n";
+      }
+      s += "          }\n";
     }
   }
   // A block leaves only after the cluster's last arrivals on its barriers.

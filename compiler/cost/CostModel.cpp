@@ -82,12 +82,13 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // The wgmma kernel's TMA loads a residual while the products run, and its
   // stores overlap the next tile; what remains is the epilogue's arithmetic,
   // which the tensor cores wait for (H100, 8192 x 4096 -> 8192, over the
-  // product alone: + bias 31 us, + bias + residual 63 us, + bias + erf gelu
-  // 125 us, all three 145 us; bench/NOTES.md): about 40 times slower than
-  // the SMs' fp32 rate, per elementwise op of the group.
+  // product alone, unguarded epilogue with the branch-free gelu, residual
+  // boxes prefetched: + bias 6 us, + bias + residual 42 us, + bias + erf gelu
+  // 49 us, all three 69 us; bench/NOTES.md): about 20 times slower than the
+  // SMs' fp32 rate, per elementwise op of the group.
   // Its other epilogue inputs are read after the products, as below.
   double epilogue = path == GemmPath::FusecWgmma
-                        ? static_cast<double>(c.flops) / (p.fp32FlopsPerSec / 40) +
+                        ? static_cast<double>(c.flops) / (p.fp32FlopsPerSec / 20) +
                               static_cast<double>(c.epilogueBytes - c.tmaEpilogueBytes) /
                                   (0.5 * p.hbmBytesPerSec)
                     : path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
