@@ -153,11 +153,13 @@ llvm::Error Executable::load(KernelCache &cache) {
 
 llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out) {
   std::lock_guard<std::mutex> lock(mapsMutex);
-  EncodedMap &e = maps[i][t];
-  if (e.base == base) {
-    out = e.map;
-    return llvm::Error::success();
-  }
+  EncodedMaps &kept = maps[i][t];
+  for (const EncodedMap &r : kept.recent)
+    if (r.base != 0 && r.base == base) {  // 0: a slot not yet filled
+      out = r.map;
+      return llvm::Error::success();
+    }
+  EncodedMap &e = kept.recent[kept.next];
   const TensorMapParam &p = desc.steps[i].kernel.tensorMaps[t];
   CudaDriver &drv = ctx.driver();
   if (base % 16 != 0 || p.rowStrideBytes % 16 != 0)
@@ -179,6 +181,7 @@ llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensor
     return err;
   e.map = fresh;
   e.base = base;
+  kept.next = (kept.next + 1) % (sizeof kept.recent / sizeof kept.recent[0]);
   out = fresh;
   return llvm::Error::success();
 }

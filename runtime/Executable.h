@@ -62,11 +62,19 @@ private:
   /// clusters than fit on the GPU at once (fewer than SMs / cluster size when
   /// the SMs of a GPC do not divide evenly); the rest would wait a whole turn.
   std::vector<unsigned> grids;
+  /// A tensor map holds its buffer's address, so it is encoded again when the
+  /// address changes (~1 us of host time each). The last few addresses of
+  /// each map are kept: callers that rotate among a few input buffers
+  /// (double buffering, `fusec bench`'s input sets) encode each once.
   struct EncodedMap {
     CUdeviceptr base = 0;
     CUtensorMap map;
   };
-  std::vector<std::vector<EncodedMap>> maps;  ///< per step, per tensor map
+  struct EncodedMaps {
+    EncodedMap recent[8];
+    unsigned next = 0;  ///< the slot the next new address takes
+  };
+  std::vector<std::vector<EncodedMaps>> maps;  ///< per step, per tensor map
   std::mutex mapsMutex;
   CUdeviceptr arena = 0, workspace = 0;
   double compileSec = 0;
