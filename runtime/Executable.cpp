@@ -2,6 +2,7 @@
 #include "runtime/Executable.h"
 
 #include <chrono>
+#include <iterator>
 #include <thread>
 
 namespace fusec {
@@ -181,7 +182,7 @@ llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensor
     return err;
   e.map = fresh;
   e.base = base;
-  kept.next = (kept.next + 1) % (sizeof kept.recent / sizeof kept.recent[0]);
+  kept.next = (kept.next + 1) % std::size(kept.recent);
   out = fresh;
   return llvm::Error::success();
 }

@@ -59,9 +59,14 @@ struct GemmGen {
   /// With tmaStore: boxes per consumer (2, or one per 64 columns of the tile
   /// when they fit), and the block argument of an [M, N] epilogue input the
   /// TMA loads into the output's boxes ahead of the epilogue (a residual),
-  /// -1 for none: the epilogue reads it there and writes the result over it.
+  /// -1 for none (always without tmaStore): the epilogue reads it there and
+  /// writes the result over it.
   int tmaSlots = 2;
   int tmaResidual = -1;
+  /// One 64 x 64 box of 16-bit elements, and the shared memory of `slots`
+  /// boxes for every consumer (what tmaEpilogue lays out after the stages).
+  static constexpr int64_t kBoxBytes = 64 * 64 * 2;
+  int64_t boxesBytes(int slots) const { return cfg.bm / 64 * slots * kBoxBytes; }
 
   /// The copy of k-step `kt` into stage `st`, for one operand (mma.sync path).
   std::string loader(const Operand &o, bool isA) const;

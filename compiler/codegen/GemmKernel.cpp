@@ -233,7 +233,7 @@ std::string GemmGen::epilogue() {
   const std::string boxed = "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
     // The residual the TMA loaded into the output's box (tmaStore).
-    if (tmaStore && (int)arg.getArgNumber() == tmaResidual && ElementEmitter::isIdentity(idx)) {
+    if ((int)arg.getArgNumber() == tmaResidual && ElementEmitter::isIdentity(idx)) {
       if (!hoist.names.count("boxed")) {
         hoist.names["boxed"] = "fz_res";
         // A shared-memory pointer: fz_load's read-only global path would fault.
@@ -587,7 +587,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.clusterX = static_cast<unsigned>(g.cfg.cluster);
     spec.block = static_cast<unsigned>(g.threads);
     spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024 +
-                                             (g.tmaStore ? g.cfg.bm / 64 * g.tmaSlots * 8192 : 0));
+                                             (g.tmaStore ? g.boxesBytes(g.tmaSlots) : 0));
     auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
       TensorMapParam t;
       t.arg = static_cast<int>(arg);
@@ -615,7 +615,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     };
     if (g.tmaStore)
       tile(static_cast<int>(fusion.getInputs().size()), fusion.getResult(0));
-    if (g.tmaStore && g.tmaResidual >= 0)
+    if (g.tmaResidual >= 0)
       tile(g.tmaResidual, fusion.getBodyBlock().getArgument(g.tmaResidual));
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
@@ -624,7 +624,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                     " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles" +
                     (g.cfg.cluster > 1 ? ", clusters of " + str(g.cfg.cluster) + " sharing B tiles" : "") +
                     (g.tmaStore ? ", TMA stores" : "") +
-                    (g.tmaStore && g.tmaResidual >= 0 ? ", TMA-loaded residual" : "");
+                    (g.tmaResidual >= 0 ? ", TMA-loaded residual" : "");
     return spec;
   }
   spec.source = g.source(spec.name);

@@ -191,7 +191,7 @@ bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
       !tileShaped(fusion.getResult(0), shape))
     return false;
   auto fits = [&](int slots) {
-    return stageBytes * cfg.stages + (cfg.bm / 64) * slots * 8192 + 1024 <= smemPerBlock;
+    return stageBytes * cfg.stages + boxesBytes(slots) + 1024 <= smemPerBlock;
   };
   // Boxes in turn: a number that divides the tile's, so that a box's chunks
   // of one tile and the next are whole turns apart (the stores' and the
@@ -215,8 +215,8 @@ bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
 }
 
 std::string GemmGen::tmaBox(const std::string &chunk, int64_t boxesAt) const {
-  return "fz_base + " + str(boxesAt) + " + fz_cw * " + str(tmaSlots * 8192) + " + ((" + chunk +
-         ") % " + str(tmaSlots) + ") * 8192";
+  return "fz_base + " + str(boxesAt) + " + fz_cw * " + str(tmaSlots * kBoxBytes) + " + ((" +
+         chunk + ") % " + str(tmaSlots) + ") * " + str(kBoxBytes);
 }
 
 std::string GemmGen::boxInside(const std::string &chunk) const {
@@ -229,7 +229,7 @@ std::string GemmGen::residualLoad(const std::string &chunk, int64_t boxesAt) con
   // (no box to load) a plain arrival completes the barrier's phase all the same.
   std::string bar = "fz_smem_u32(&fz_rbar[fz_cw * " + str(tmaSlots) + " + (" + chunk + ") % " +
                     str(tmaSlots) + "])";
-  return "if (" + boxInside(chunk) + ") { fz_mbar_expect_tx(" + bar + ", 8192); fz_tma_2d(" +
+  return "if (" + boxInside(chunk) + ") { fz_mbar_expect_tx(" + bar + ", " + str(kBoxBytes) + "); fz_tma_2d(" +
          tmaBox(chunk, boxesAt) + ", &fz_tmR, " + bar + ", fz_n0 + (" + chunk +
          ") * 64, fz_m0 + fz_cw * 64); } else fz_mbar_arrive(" + bar + ");\n";
 }
@@ -303,7 +303,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
        parameterList(fusion) +
        ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
        (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") +
-       (tmaStore && tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
+       (tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  // 128-byte swizzled tiles need 1024-byte aligned buffers\n";
   s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023u) & ~1023u;\n";
@@ -312,7 +312,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
        "];\n";
   if (pingpong)
     s += "  __shared__ __align__(8) unsigned long long fz_turn[2];  // whose mainloop is next\n";
-  if (tmaStore && tmaResidual >= 0)
+  if (tmaResidual >= 0)
     s += "  __shared__ __align__(8) unsigned long long fz_rbar[" + str(consumers * tmaSlots) +
          "];  // a residual box arrived\n";
   s += "  const int fz_wg = threadIdx.x / 128;\n";
@@ -324,7 +324,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "      fz_mbar_init(fz_smem_u32(&fz_empty[st]), " + str(pingpong ? 1 : consumers * C) + ");\n    }\n";
   if (pingpong)
     s += "    fz_mbar_init(fz_smem_u32(&fz_turn[0]), 1);\n    fz_mbar_init(fz_smem_u32(&fz_turn[1]), 1);\n";
-  if (tmaStore && tmaResidual >= 0)
+  if (tmaResidual >= 0)
     s += "    for (int b = 0; b < " + str(consumers * tmaSlots) +
          "; ++b) fz_mbar_init(fz_smem_u32(&fz_rbar[b]), 1);\n";
   s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
@@ -417,10 +417,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
     s += "    int it = fz_i * " + str(kSteps) + ";  // this tile's first buffer use\n";
     s += tileOrder("fz_t", "    ");
   } else {
-    s += tmaStore && tmaResidual >= 0 ? "  int it = 0, fz_ti = 0;  // K steps and tiles so far\n"
+    s += tmaResidual >= 0 ? "  int it = 0, fz_ti = 0;  // K steps and tiles so far\n"
                                       : "  int it = 0;  // K steps so far\n";
     s += "  " + tiles + tileOrder("fz_t", "    ");
-    if (tmaStore && tmaResidual >= 0) {
+    if (tmaResidual >= 0) {
       // The residual's first boxes load during the products (the boxes'
       // stores from the last tile have read them by now).
       s += "    if (threadIdx.x % 128 == 0) {\n      fz_bulk_wait_read<0>();\n";
