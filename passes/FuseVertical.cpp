@@ -147,6 +147,16 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
   return false;
 }
 
+/// A group of two sibling products that are not decode-sized: the dual
+/// wgmma product (classifySiblings took it).
+static bool isDual(const OpGroup &g) {
+  SmallVector<Operation *> mms;
+  for (Operation *op : g)
+    if (isa<MatmulOp>(op))
+      mms.push_back(op);
+  return mms.size() == 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); });
+}
+
 bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
   OpGroup merged = united(groups[producer], groups[consumer]);
   if (matmulsClosed)
@@ -164,11 +174,27 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     return reject(why);
   if (createsCycle(merged))
     return reject("would create a cycle through another kernel");
-  if (gemmChoice == "cublaslt" &&
-      llvm::count_if(merged, [](Operation *op) { return isa<MatmulOp>(op); }) > 1)
-    return reject("sibling matmuls share a kernel only on fusec's GEMV (--gemm cublaslt)");
+  SmallVector<Operation *> mms;
+  for (Operation *op : merged)
+    if (isa<MatmulOp>(op))
+      mms.push_back(op);
+  if (gemmChoice == "cublaslt" && mms.size() > 1)
+    return reject("sibling matmuls share a kernel only on fusec's kernels (--gemm cublaslt)");
   double apart = seconds(groups[producer]) + seconds(groups[consumer]);
   double together = seconds(merged);
+  if (isDual(merged)) {
+    if (!dualWgmmaApplies(mms[0], mms[1], arch) || profile.wgmmaFlopsPerSec <= 0)
+      return reject("two sibling products share a kernel only on Hopper's wgmma GEMM (target " +
+                    arch + ")");
+    // Apart, the one product runs on cuBLASLt and the other group (its
+    // epilogue reads that result) on fusec's kernel, as chooseMatmulPaths
+    // would pick; together, both products in one kernel.
+    bool producerIsMatmul = groups[producer].size() == 1;
+    const OpGroup &single = producerIsMatmul ? groups[producer] : groups[consumer];
+    const OpGroup &withEpilogue = producerIsMatmul ? groups[consumer] : groups[producer];
+    apart = seconds(single) + predictSeconds(groupCost(withEpilogue), profile, GemmPath::FusecWgmma);
+    together = predictSeconds(groupCost(merged), profile, GemmPath::FusecWgmma);
+  }
   if (together >= apart) {
     char buf[128];
     std::snprintf(buf, sizeof buf, "not faster: %.1f us fused vs %.1f us apart",
@@ -454,14 +480,24 @@ bool Grouping::markSiblings(const OpGroup &g) {
       mms.push_back(op);
   if (mms.size() < 2)
     return false;
-  // Only fusec's dot-product kernel runs several matmuls (classifySiblings).
+  // Only fusec's kernels run several matmuls (classifySiblings): the
+  // dot-product kernel, or a dual product on the wgmma GEMM.
+  bool dual = isDual(g);
   char buf[200];
-  std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
-                mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
+  if (dual)
+    std::snprintf(buf, sizeof buf,
+                  "fusec GEMM (wgmma) of 2 sibling products, A read once, neither product "
+                  "written: %.1f us",
+                  predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
+                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
   Builder b(mms.front()->getContext());
   for (Operation *mm : mms) {
     mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
+    if (dual)
+      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
   }
   return true;
 }

@@ -42,10 +42,13 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
 struct GemmGen {
   FusionOp fusion;
   MatmulOp mm;
+  /// A second product of the same A and shape (a dual product on Hopper:
+  /// SwiGLU's up beside its gate), null for one; its weight is b2.
+  MatmulOp mm2;
   GemmConfig cfg;
   GemmShape shape;
   std::vector<int64_t> batchShape;
-  Operand a, b;  ///< a: M x K, b: K x N
+  Operand a, b, b2;  ///< a: M x K, b (and b2): K x N
   std::string elem;  ///< storage type of A and B
   int threads = 0;
   /// Shared-memory bytes of the operand stages; the portable kernel stages its
@@ -84,9 +87,11 @@ struct GemmGen {
   /// stagedStore the results go to the block's output tiles in shared memory.
   std::string epilogue();
   /// The epilogue of the accumulator pair (acc0, acc1) at row `em`, columns
-  /// `en`, en + 1, guarded to the output (indented for a loop body).
+  /// `en`, en + 1, guarded to the output (indented for a loop body); with a
+  /// dual product, (second0, second1) is mm2's pair.
   std::string pairEpilogue(const std::string &em, const std::string &en, const std::string &acc0,
-                           const std::string &acc1);
+                           const std::string &acc1, const std::string &second0 = "",
+                           const std::string &second1 = "");
   /// Row stride (elements) of output `o`'s tile in shared memory, and its offset.
   int64_t stagedStride(unsigned o);
   int64_t stagedOffset(unsigned o);

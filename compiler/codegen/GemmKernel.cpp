@@ -200,7 +200,8 @@ std::string GemmGen::scalarEpilogue() {
 
 /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em.
 std::string GemmGen::pairEpilogue(const std::string &em, const std::string &en,
-                                  const std::string &acc0, const std::string &acc1) {
+                                  const std::string &acc0, const std::string &acc1,
+                                  const std::string &second0, const std::string &second1) {
   std::string s;
   if (tmaStore) {
     // Every pair goes to its box, whose parts past M and N the TMA store
@@ -217,6 +218,8 @@ std::string GemmGen::pairEpilogue(const std::string &em, const std::string &en,
     s += "        if (fz_em < " + str(shape.m) + " && fz_en < " + str(shape.n) + ") {\n";
   }
   s += "          const float fz_acc2[2] = {" + acc0 + ", " + acc1 + "};\n";
+  if (mm2)
+    s += "          const float fz_bcc2[2] = {" + second0 + ", " + second1 + "};\n";
   return s + batchIndices("          ") + epilogue() + "        }\n";
 }
 
@@ -247,7 +250,9 @@ std::string GemmGen::epilogue() {
     }
     return hoist.load(em, arg, idx);
   };
-  e.reduced = [](Operation *) { return std::string("fz_acc2[l]"); };
+  e.reduced = [&](Operation *op) {
+    return std::string(mm2 && op == mm2.getOperation() ? "fz_bcc2[l]" : "fz_acc2[l]");
+  };
   std::vector<std::string> results;
   Index id = ElementEmitter::identity(rank);
   for (Value v : fusion.getYield().getValues())
@@ -464,14 +469,19 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   };
   GemmGen g;
   g.fusion = fusion;
-  int matmuls = 0;
+  std::vector<MatmulOp> mms;
   for (Operation &op : fusion.getBodyBlock())
-    if (auto m = dyn_cast<MatmulOp>(op)) {
-      g.mm = m;
-      ++matmuls;
-    }
-  if (matmuls > 1)
-    return generateSiblingGemv(fusion);
+    if (auto m = dyn_cast<MatmulOp>(op))
+      mms.push_back(m);
+  if (mms.size() > 1) {
+    // Two products of one shape on Hopper: one kernel multiplies each A tile
+    // by both weights (classifySiblings); decode sizes: the dot-product kernel.
+    if (mms.size() != 2 || gemvApplies(mms[0]) || !dualWgmmaApplies(mms[0], mms[1], arch))
+      return generateSiblingGemv(fusion);
+    g.mm2 = mms[1];
+  }
+  if (!mms.empty())
+    g.mm = mms[0];
   if (!g.mm)
     return fail("no matmul in the group");
   DType dt = dtypeOf(g.mm.getLhs());
@@ -502,13 +512,32 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return fail("more than 65535 matrices in the batch");
   g.a = {ElementEmitter::argName(*ia), *la, la->rowMajor};
   g.b = {ElementEmitter::argName(*ib), *lb, !lb->rowMajor};
+  std::optional<unsigned> ib2;
+  if (g.mm2) {
+    auto lb2 = matmulOperandLayout(g.mm2.getRhs(), g.batchShape, 'c');
+    ib2 = argOf(g.mm2.getRhs());
+    if (!lb2 || !ib2 || lb2->rowMajor)
+      return fail("the second product's weight is not a K-contiguous input of the group");
+    g.b2 = {ElementEmitter::argName(*ib2), *lb2, true};
+  }
   std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
-                    (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN");
+                    (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN") +
+                    (g.mm2 ? " dual" : "");
   for (Operand *o : {&g.a, &g.b})
     o->vector = alignedFor16ByteCopies(o->layout);
   bool hopper = wgmmaApplies(g.mm, arch);
   std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile, hopper);
+  if (g.mm2) {
+    // Two B tiles per stage and two accumulator sets: 128 x 128 output
+    // tiles take the stage bytes and registers of one 128 x 256 product.
+    candidates.clear();
+    for (const char *c : {"wg 128x128x64 s4", "wg 128x128x64 s3"}) {
+      GemmConfig cfg;
+      if (GemmConfig::parse(c, cfg))
+        candidates.push_back(cfg);
+    }
+  }
   g.cfg = candidates.front();
   if (choice.candidate >= 0) {
     if (choice.candidate < (int)candidates.size())
@@ -517,6 +546,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (auto it = choice.tuned->find(key); it != choice.tuned->end())
       GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
   }
+  if (g.mm2 && (!g.cfg.wgmma || g.cfg.pingpong || g.cfg.cluster > 1 || g.cfg.bn != 128))
+    g.cfg = candidates.front();  // a tuned entry the dual product cannot take
   // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
   // one matrix; otherwise the first tensor-core candidate.
   bool gemvOk = gemvApplies(g.mm);
@@ -534,7 +565,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     }
     if (g.cfg.wgmma) {
       g.threads = g.cfg.threads();
-      stageBytes = (int64_t)(g.cfg.bm + g.cfg.bn) * 128;
+      stageBytes = (int64_t)(g.cfg.bm + g.cfg.bn * (g.mm2 ? 2 : 1)) * 128;
       return stageBytes * g.cfg.stages + 1024 <= profile.smemPerBlock;
     }
     g.threads = g.cfg.threads();
@@ -602,6 +633,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     };
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm),
                        map(g.b, *ib, g.shape.n, g.cfg.bn / g.cfg.cluster)};
+    if (g.mm2)
+      spec.tensorMaps.push_back(map(g.b2, *ib2, g.shape.n, g.cfg.bn));
     // The output (then a residual), [M, N] row-major, in boxes of 64 x 64.
     auto tile = [&](int arg, Value v) {
       TensorMapParam t;
@@ -624,7 +657,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                     " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles" +
                     (g.cfg.cluster > 1 ? ", clusters of " + str(g.cfg.cluster) + " sharing B tiles" : "") +
                     (g.tmaStore ? ", TMA stores" : "") +
-                    (g.tmaResidual >= 0 ? ", TMA-loaded residual" : "");
+                    (g.tmaResidual >= 0 ? ", TMA-loaded residual" : "") +
+                    (g.mm2 ? ", dual product (two weights, one A tile)" : "");
     return spec;
   }
   spec.source = g.source(spec.name);

@@ -205,6 +205,7 @@ bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
   if (batchShape.empty())
     for (BlockArgument arg : fusion.getBodyBlock().getArguments())
       if (arg != viewSource(mm.getLhs()) && arg != viewSource(mm.getRhs()) &&
+          !(mm2 && arg == viewSource(mm2.getRhs())) &&
           sixteenBit(arg) && shapeOf(arg).size() == 2 && tileShaped(arg, shape)) {
         tmaResidual = static_cast<int>(arg.getArgNumber());
         if (fits(cfg.bn / 64))
@@ -263,7 +264,8 @@ std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
   s += "        const int j = fz_c * 8 + jj, mb = 0;\n";
   s += "        const int fz_sr = fz_w * 16 + lane / 4 + h * 8, fz_sc = jj * 8 + (lane % 4) * 2;\n";
   s += pairEpilogue("fz_m0 + fz_cw * 64 + fz_sr", "fz_n0 + j * 8 + (lane % 4) * 2",
-                    "acc[mb][4 * j + 2 * h]", "acc[mb][4 * j + 2 * h + 1]") +
+                    "acc[mb][4 * j + 2 * h]", "acc[mb][4 * j + 2 * h + 1]",
+                    "acc2[mb][4 * j + 2 * h]", "acc2[mb][4 * j + 2 * h + 1]") +
        "      }\n";
   s += "      fz_fence_async_smem();\n";
   s += "      fz_bar_sync(1 + fz_cw, 128);\n";
@@ -294,6 +296,8 @@ std::string GemmGen::hopperSource(const std::string &name) {
   const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = pingpong ? 2 : BM / 64;
   const int C = cfg.cluster;
   const int64_t aBytes = (int64_t)BM * 128, bBytes = (int64_t)BN * 128;
+  // A dual product's stage holds both B tiles, mm2's after mm's.
+  const int64_t bStage = bBytes * (mm2 ? 2 : 1);
   const int64_t kSteps = (shape.k + 63) / 64;
   const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * ((shape.n + BN - 1) / BN);
   // Registers: the producer keeps 40, the consumers share the rest.
@@ -302,6 +306,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
        parameterList(fusion) +
        ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
+       (mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") +
        (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") +
        (tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
@@ -347,14 +352,17 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "          if (it >= " + str(S) + ")  // the consumers are done with this buffer's last use\n";
   s += "            fz_mbar_wait(fz_smem_u32(&fz_empty[st]), ((it / " + str(S) + ") & 1) ^ 1);\n";
   s += "          const unsigned full = fz_smem_u32(&fz_full[st]);\n";
-  s += "          fz_mbar_expect_tx(full, " + str(aBytes + bBytes) + ");\n";
+  s += "          fz_mbar_expect_tx(full, " + str(aBytes + bStage) + ");\n";
   s += "          fz_tma_2d(fz_A + st * " + str(aBytes) + ", &fz_tmA, full, kt * 64, fz_m0);\n";
   if (C > 1)
     s += "          fz_tma_2d_mc(fz_B + st * " + str(bBytes) + " + fz_rank * " + str(bBytes / C) +
          ", &fz_tmB, full, kt * 64, fz_n0 + fz_rank * " + str(BN / C) + ", " + str((1 << C) - 1) +
          ");\n";
   else
-    s += "          fz_tma_2d(fz_B + st * " + str(bBytes) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+    s += "          fz_tma_2d(fz_B + st * " + str(bStage) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+  if (mm2)
+    s += "          fz_tma_2d(fz_B + st * " + str(bStage) + " + " + str(bBytes) +
+         ", &fz_tmB2, full, kt * 64, fz_n0);\n";
   // The epilogue reads its [M, N] inputs (a residual, the other half of a
   // SwiGLU) one element pair per thread, latency-bound: with the tile's last
   // K step, ask for its rows of them in L2, a few K steps before the epilogue.
@@ -365,7 +373,8 @@ std::string GemmGen::hopperSource(const std::string &name) {
       int64_t eb = dtypeBytes(dtypeOf(arg));
       if ((shape.n * eb) % 16 != 0 || (BN * eb) % 16 != 0)
         continue;
-      if (arg == viewSource(mm.getLhs()) || arg == viewSource(mm.getRhs()))
+      if (arg == viewSource(mm.getLhs()) || arg == viewSource(mm.getRhs()) ||
+          (mm2 && arg == viewSource(mm2.getRhs())))
         continue;
       if (!tileShaped(arg, shape))
         continue;
@@ -425,7 +434,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
       // stores from the last tile have read them by now).
       s += "    if (threadIdx.x % 128 == 0) {\n      fz_bulk_wait_read<0>();\n";
       for (int c = 0; c < std::min(tmaSlots, BN / 64); ++c)
-        s += "      " + residualLoad(std::to_string(c), S * (aBytes + bBytes));
+        s += "      " + residualLoad(std::to_string(c), S * (aBytes + bStage));
       s += "    }\n";
     }
   }
@@ -433,6 +442,9 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) +
        "; ++mb)\n      #pragma unroll\n      for (int i = 0; i < " + str(BN / 2) +
        "; ++i) acc[mb][i] = 0.f;\n";
+  if (mm2)
+    s += "    float acc2[1][" + str(BN / 2) + "];\n    #pragma unroll\n    for (int i = 0; i < " +
+         str(BN / 2) + "; ++i) acc2[0][i] = 0.f;\n";
   // A barrier's parity tells only its last two phases apart: a consumer may
   // wait on a buffer's next use only once the other consumer has waited on
   // all uses of the tile before (its mainloop is done), so the turns pass.
@@ -442,11 +454,15 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "      const int st = it % " + str(S) + ";\n";
   s += "      fz_mbar_wait(fz_smem_u32(&fz_full[st]), (it / " + str(S) + ") & 1);\n";
   s += "      const unsigned a = fz_A + st * " + str(aBytes) + (pingpong ? "" : " + fz_cw * 8192") +
-       ", b = fz_B + st * " + str(bBytes) + ";\n";
+       ", b = fz_B + st * " + str(bStage) + ";\n";
   s += "      fz_wg_fence();\n";
-  s += "      #pragma unroll\n      for (int kk = 0; kk < 4; ++kk)  // 16 deep each: 32 bytes along the row\n";
+  s += "      #pragma unroll\n      for (int kk = 0; kk < 4; ++kk) {  // 16 deep each: 32 bytes along the row\n";
   s += "        #pragma unroll\n        for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
   s += "          fz_wgmma(acc[mb], fz_wg_desc(a + mb * 8192 + kk * 32), fz_wg_desc(b + kk * 32), 1);\n";
+  if (mm2)  // the same A slice against the second weight's tile
+    s += "        fz_wgmma(acc2[0], fz_wg_desc(a + kk * 32), fz_wg_desc(b + " + str(bBytes) +
+         " + kk * 32), 1);\n";
+  s += "      }\n";
   s += "      fz_wg_commit();\n";
   s += "      fz_wg_wait<1>();  // the step before has finished reading its buffer\n";
   // A buffer is free once every consumer of every block of the cluster (the
@@ -467,7 +483,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "      " + release("(it - 1) % " + str(S));
   // Epilogue from the accumulators.
   if (tmaStore)
-    return s + tmaEpilogue(S * (aBytes + bBytes));
+    return s + tmaEpilogue(S * (aBytes + bStage));
   s += "    // epilogue, in registers\n";
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
@@ -475,7 +491,8 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += pairEpilogue("fz_m0 + " + std::string(pingpong ? "mb" : "fz_cw") +
                         " * 64 + fz_w * 16 + lane / 4 + h * 8",
                     "fz_n0 + j * 8 + (lane % 4) * 2", "acc[mb][4 * j + 2 * h]",
-                    "acc[mb][4 * j + 2 * h + 1]") +
+                    "acc[mb][4 * j + 2 * h + 1]", "acc2[mb][4 * j + 2 * h]",
+                    "acc2[mb][4 * j + 2 * h + 1]") +
        "      }\n  }\n";
   if (C > 1)
     s += "  fz_cluster_barrier();\n";

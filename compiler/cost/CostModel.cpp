@@ -84,11 +84,14 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // which the tensor cores wait for (H100, 8192 x 4096 -> 8192, over the
   // product alone, unguarded epilogue with the branch-free gelu, residual
   // boxes prefetched: + bias 6 us, + bias + residual 42 us, + bias + erf gelu
-  // 49 us, all three 69 us; bench/NOTES.md): about 20 times slower than the
-  // SMs' fp32 rate, per elementwise op of the group.
+  // 49 us, all three 69 us; bench/NOTES.md): each elementwise op of the group,
+  // and each element of an input the TMA loads into the epilogue (waiting on
+  // its boxes), about 15 times slower than the SMs' fp32 rate.
   // Its other epilogue inputs are read after the products, as below.
   double epilogue = path == GemmPath::FusecWgmma
-                        ? static_cast<double>(c.flops) / (p.fp32FlopsPerSec / 20) +
+                        ? (static_cast<double>(c.flops) +
+                           static_cast<double>(c.tmaEpilogueBytes) / 2) /
+                                  (p.fp32FlopsPerSec / 15) +
                               static_cast<double>(c.epilogueBytes - c.tmaEpilogueBytes) /
                                   (0.5 * p.hbmBytesPerSec)
                     : path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||

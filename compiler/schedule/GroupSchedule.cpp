@@ -151,6 +151,30 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
   return true;
 }
 
+/// Two sibling matmuls of more rows (SwiGLU's gate and up) as one dual
+/// product on Hopper's wgmma GEMM (the planner checks the target): the two
+/// results meet in the epilogue, which writes one 16-bit value of their
+/// shape, and neither product is written itself.
+static bool dualSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, std::string &why) {
+  auto notBuilt = [&](const std::string &what) {
+    why = opLabel(mms[0]) + " and " + opLabel(mms[1]) + " read the same A, but " + what;
+    return false;
+  };
+  if (mms.size() != 2 || !dualWgmmaApplies(mms[0], mms[1], "sm_90a"))
+    return notBuilt("siblings share a kernel only at decode sizes (1-8 rows of A, K-contiguous "
+                    "16-bit weights, 2-D) or as two products of one shape (2-D, K-contiguous "
+                    "16-bit, more than 64 rows) joined in one epilogue");
+  llvm::SetVector<Value> inputs, outputs;
+  groupBoundary(ops, inputs, outputs);
+  ArrayRef<int64_t> d = shapeOf(mms[0]->getResult(0));
+  if (outputs.size() != 1 || isa_and_nonnull<MatmulOp>(outputs[0].getDefiningOp()) ||
+      shapeOf(outputs[0]) != d || !isHalfFloat(dtypeOf(outputs[0])))
+    return notBuilt("a dual product writes one 16-bit result of the products' shape, computed "
+                    "from both (here the group would write " + std::to_string(outputs.size()) +
+                    " value(s))");
+  return true;
+}
+
 /// Sibling matmuls of 1-8 rows that read the same A (Q/K/V projections,
 /// SwiGLU's gate and up): one dot-product kernel reads A once and streams all
 /// the weights. Every other op is elementwise over one matmul's result shape
@@ -181,15 +205,12 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
       return false;
     }
   }
-  for (Operation *op : mms)
-    if (!gemvApplies(op) || shapeOf(cast<MatmulOp>(op).getRhs()).size() != 2 ||
-        shapeOf(op->getResult(0)).size() != 2) {
-      why = opLabel(mms[0]) + " and " + opLabel(mms[1]) +
-            " read the same A, but siblings share a kernel only at decode sizes (1-8 rows of "
-            "A, K-contiguous 16-bit weights, 2-D); horizontal fusion of larger products is not "
-            "implemented";
-      return false;
-    }
+  bool gemv = llvm::all_of(mms, [](Operation *op) {
+    return gemvApplies(op) && shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
+           shapeOf(op->getResult(0)).size() == 2;
+  });
+  if (!gemv && !dualSiblings(ops, mms, why))
+    return false;
   // The width N each epilogue value depends on (one per value).
   llvm::DenseMap<Operation *, int64_t> width;
   for (Operation *op : ops) {

@@ -244,6 +244,16 @@ bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
   return arch == "sm_90a" && rows && *rows > 64 && b.size() >= 2 && b.back() >= 16;
 }
 
+bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch) {
+  if (!wgmmaApplies(first, arch) || !wgmmaApplies(second, arch))
+    return false;
+  auto a = llvm::cast<MatmulOp>(first), b = llvm::cast<MatmulOp>(second);
+  ArrayRef<int64_t> ra = shapeOf(a.getResult()), rb = shapeOf(b.getResult());
+  return ra.size() == 2 && ra == rb && dtypeOf(a.getResult()) == dtypeOf(b.getResult()) &&
+         shapeOf(a.getRhs()) == shapeOf(b.getRhs()) && ra[1] % 8 == 0 &&
+         viewSource(a.getLhs()) == viewSource(b.getLhs());
+}
+
 bool gemvApplies(mlir::Operation *matmul) {
   std::optional<int64_t> rows = kContiguousRows(matmul, true);
   return rows && *rows <= 8;

@@ -72,6 +72,13 @@ bool alignedFor16ByteCopies(const MatrixLayoutView &l);
 /// K-contiguous with 16-byte aligned rows (x @ w^T, a linear layer).
 bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch);
 
+/// Whether two sibling matmuls (one A, two weights of the same shape) can
+/// share sm_90a's wgmma GEMM as one dual product: each tile multiplies its A
+/// tile by both B tiles (SwiGLU's gate and up), and the epilogue joins the
+/// two results. Both must take the wgmma kernel alone (wgmmaApplies) and
+/// give results of one 2-D shape and dtype, with rows of 16 bytes.
+bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch);
+
 /// Whether fusec's dot-product kernel (1-8 rows of A) takes this matmul:
 /// 16-bit operands, both K-contiguous with 16-byte aligned rows, batched or
 /// not (decode attention scores: a batch of heads, K rows of the cache).

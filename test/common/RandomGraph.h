@@ -35,6 +35,10 @@ std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue = false);
 std::string linearGeluGraph(int m, int n, int k, const std::string &dtype,
                             bool residual = false);
 
+/// silu(x @ w_gate^T) * (x @ w_up^T), x [m, k], weights [n, k] in `dtype`:
+/// SwiGLU's gate and up, which share a dual product on Hopper.
+std::string swigluGraph(int m, int n, int k, const std::string &dtype);
+
 /// softmax over the leading `reducedDims` dims of x (max, sub, exp, sum, div),
 /// with the max as a second output: the outer-reduction kernels' case. With
 /// `maskNegatives`, of where(x > 0, x, -inf) (a masked softmax).

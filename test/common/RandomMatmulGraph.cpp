@@ -161,6 +161,22 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype, bool 
          "], \"outputs\": [\"" + (residual ? "z" : "y") + "\"]}";
 }
 
+std::string swigluGraph(int m, int n, int k, const std::string &dtype) {
+  auto tensor = [&](const char *name, const std::string &shape) {
+    return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
+           "\", \"shape\": [" + shape + "]}";
+  };
+  std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
+  return "{\"fusec\": 1, \"name\": \"swiglu\", \"inputs\": [" + tensor("x", M + ", " + K) +
+         ", " + tensor("w_gate", N + ", " + K) + ", " + tensor("w_up", N + ", " + K) +
+         "], \"nodes\": ["
+         "{\"name\": \"gate\", \"op\": \"linear\", \"inputs\": [\"x\", \"w_gate\"]}, "
+         "{\"name\": \"up\", \"op\": \"linear\", \"inputs\": [\"x\", \"w_up\"]}, "
+         "{\"name\": \"a\", \"op\": \"silu\", \"inputs\": [\"gate\"]}, "
+         "{\"name\": \"y\", \"op\": \"mul\", \"inputs\": [\"a\", \"up\"]}"
+         "], \"outputs\": [\"y\"]}";
+}
+
 std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,
                               const std::string &dtype, bool maskNegatives) {
   auto list = [](const std::vector<int64_t> &v) {

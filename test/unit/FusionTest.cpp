@@ -528,6 +528,42 @@ TEST(Fusion, ResidualRidesInTheOutputBoxes) {
   }
 }
 
+// SwiGLU's gate and up (one A, two weights of one shape) on Hopper: one dual
+// product, its weights' two tensor maps beside A's and the output's, both
+// candidates of 128 x 128 tiles with two B tiles a stage, and every kernel
+// compiles. For sm_80 there is no dual kernel: up is a matmul of its own.
+TEST(Fusion, GateAndUpShareOneDualProduct) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  for (int cand = 0; cand < 2; ++cand) {
+    mlir::MLIRContext ctx;
+    std::string label = "candidate " + std::to_string(cand);
+    auto plan = planFor(ctx, fusec::test::swigluGraph(1000, 776, 200, "bf16"), "swiglu.json",
+                        true, "sm_90a", "auto", cand);
+    ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u) << label;
+    const PlanKernel &k = plan->steps[0].kernel;
+    EXPECT_NE(k.schedule.find("dual product"), std::string::npos) << k.schedule;
+    EXPECT_EQ(k.gemmConfig, cand == 0 ? "wg 128x128x64 s4" : "wg 128x128x64 s3");
+    EXPECT_NE(k.gemmKey.find(" dual"), std::string::npos) << k.gemmKey;
+    ASSERT_EQ(k.tensorMaps.size(), 4u);  // A, w_gate, w_up, the output
+    EXPECT_EQ(k.tensorMaps[0].rows, 1000u);
+    EXPECT_EQ(k.tensorMaps[1].rows, 776u);
+    EXPECT_EQ(k.tensorMaps[2].rows, 776u);
+    EXPECT_NE(k.tensorMaps[1].arg, k.tensorMaps[2].arg);
+    EXPECT_EQ(k.tensorMaps[3].cols, 776u);
+    int stages = cand == 0 ? 4 : 3;
+    EXPECT_EQ(k.sharedBytes, unsigned((128 + 2 * 128) * 128 * stages + 1024 + 2 * 2 * 8192))
+        << label;
+    expectKernelsCompile(label, *plan);
+  }
+  mlir::MLIRContext ctx;
+  auto ampere = planFor(ctx, fusec::test::swigluGraph(1000, 776, 200, "bf16"), "swiglu.json",
+                        true, "sm_80", "auto", -1);
+  ASSERT_TRUE(bool(ampere)) << llvm::toString(ampere.takeError());
+  EXPECT_EQ(ampere->steps.size(), 2u);
+}
+
 // A residual of the other 16-bit type than the output (f16 cast into a bf16
 // sum) rides in the output's boxes all the same: read back as its own type.
 TEST(Fusion, ResidualOfAnotherSixteenBitTypeCompiles) {
