@@ -186,13 +186,14 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     if (!dualWgmmaApplies(mms[0], mms[1], arch) || profile.wgmmaFlopsPerSec <= 0)
       return reject("two sibling products share a kernel only on Hopper's wgmma GEMM (target " +
                     arch + ")");
-    // Apart, the one product runs on cuBLASLt and the other group (its
-    // epilogue reads that result) on fusec's kernel, as chooseMatmulPaths
-    // would pick; together, both products in one kernel.
-    bool producerIsMatmul = groups[producer].size() == 1;
-    const OpGroup &single = producerIsMatmul ? groups[producer] : groups[consumer];
-    const OpGroup &withEpilogue = producerIsMatmul ? groups[consumer] : groups[producer];
-    apart = seconds(single) + predictSeconds(groupCost(withEpilogue), profile, GemmPath::FusecWgmma);
+    // Apart, a product alone runs on cuBLASLt and a product with an
+    // epilogue (which may read the other's result) on fusec's kernel, as
+    // chooseMatmulPaths would pick; together, both products in one kernel.
+    auto priced = [&](const OpGroup &g) {
+      bool alone = llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
+      return alone ? seconds(g) : predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma);
+    };
+    apart = priced(groups[producer]) + priced(groups[consumer]);
     together = predictSeconds(groupCost(merged), profile, GemmPath::FusecWgmma);
   }
   if (together >= apart) {

@@ -206,11 +206,14 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
   case PlanStep::Kind::Kernel: {
     CUdeviceptr ptrs[64];
     void *params[64];
-    CUtensorMap tmaps[4];  // copies: cuLaunchKernel reads them before returning
+    // A, B, a dual product's second B, the output and a residual at most.
+    constexpr size_t kMaxMaps = 5;
+    CUtensorMap tmaps[kMaxMaps];  // copies: cuLaunchKernel reads them before returning
     size_t n = step.kernel.args.size();
-    if (step.kernel.tensorMaps.size() > 4)
+    if (step.kernel.tensorMaps.size() > kMaxMaps)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "kernel %s takes more than 4 tensor maps", step.name.c_str());
+                                     "kernel %s takes more than %zu tensor maps",
+                                     step.name.c_str(), kMaxMaps);
     if (n + 1 + step.kernel.tensorMaps.size() > 64)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "kernel %s has more than 64 buffers", step.name.c_str());

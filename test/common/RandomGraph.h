@@ -36,8 +36,9 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype,
                             bool residual = false);
 
 /// silu(x @ w_gate^T) * (x @ w_up^T), x [m, k], weights [n, k] in `dtype`:
-/// SwiGLU's gate and up, which share a dual product on Hopper.
-std::string swigluGraph(int m, int n, int k, const std::string &dtype);
+/// SwiGLU's gate and up, which share a dual product on Hopper. With
+/// `residual`, plus r [m, n] (a fifth tensor map: the TMA loads it).
+std::string swigluGraph(int m, int n, int k, const std::string &dtype, bool residual = false);
 
 /// softmax over the leading `reducedDims` dims of x (max, sub, exp, sum, div),
 /// with the max as a second output: the outer-reduction kernels' case. With

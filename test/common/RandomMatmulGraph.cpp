@@ -161,7 +161,7 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype, bool 
          "], \"outputs\": [\"" + (residual ? "z" : "y") + "\"]}";
 }
 
-std::string swigluGraph(int m, int n, int k, const std::string &dtype) {
+std::string swigluGraph(int m, int n, int k, const std::string &dtype, bool residual) {
   auto tensor = [&](const char *name, const std::string &shape) {
     return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
            "\", \"shape\": [" + shape + "]}";
@@ -169,12 +169,14 @@ std::string swigluGraph(int m, int n, int k, const std::string &dtype) {
   std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
   return "{\"fusec\": 1, \"name\": \"swiglu\", \"inputs\": [" + tensor("x", M + ", " + K) +
          ", " + tensor("w_gate", N + ", " + K) + ", " + tensor("w_up", N + ", " + K) +
-         "], \"nodes\": ["
+         (residual ? ", " + tensor("r", M + ", " + N) : "") + "], \"nodes\": ["
          "{\"name\": \"gate\", \"op\": \"linear\", \"inputs\": [\"x\", \"w_gate\"]}, "
          "{\"name\": \"up\", \"op\": \"linear\", \"inputs\": [\"x\", \"w_up\"]}, "
          "{\"name\": \"a\", \"op\": \"silu\", \"inputs\": [\"gate\"]}, "
-         "{\"name\": \"y\", \"op\": \"mul\", \"inputs\": [\"a\", \"up\"]}"
-         "], \"outputs\": [\"y\"]}";
+         "{\"name\": \"y\", \"op\": \"mul\", \"inputs\": [\"a\", \"up\"]}" +
+         std::string(residual ? ", {\"name\": \"z\", \"op\": \"add\", \"inputs\": [\"y\", \"r\"]}"
+                              : "") +
+         "], \"outputs\": [\"" + (residual ? "z" : "y") + "\"]}";
 }
 
 std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,

@@ -275,11 +275,13 @@ int main(int argc, char **argv) {
   }
   // SwiGLU's gate and up as one dual product on Hopper (both candidates):
   // ragged M and N, f16 too; elsewhere the plan keeps up apart.
-  for (Case c : {Case{1000, 776, 200, "bf16"}, Case{2000, 2200, 72, "f16"}})
+  for (Case c : {Case{1000, 776, 200, "bf16"}, Case{2000, 2200, 72, "f16"},
+                 Case{1000, 776, 200, "bf16", true}})
     for (int cand = 0; cand < 2; ++cand)
       check("swiglu " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-                std::to_string(c.k) + " " + c.dtype + " candidate " + std::to_string(cand),
-            test::swigluGraph(c.m, c.n, c.k, c.dtype), "swiglu.json", true, 7, gemms, "auto",
+                std::to_string(c.k) + " " + c.dtype + (c.residual ? " + residual" : "") +
+                " candidate " + std::to_string(cand),
+            test::swigluGraph(c.m, c.n, c.k, c.dtype, c.residual), "swiglu.json", true, 7, gemms, "auto",
             cand, nullptr, major >= 9 ? "dual product" : nullptr);
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),

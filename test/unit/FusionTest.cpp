@@ -562,6 +562,16 @@ TEST(Fusion, GateAndUpShareOneDualProduct) {
                         true, "sm_80", "auto", -1);
   ASSERT_TRUE(bool(ampere)) << llvm::toString(ampere.takeError());
   EXPECT_EQ(ampere->steps.size(), 2u);
+  // With a residual added: the TMA loads it too, a fifth tensor map.
+  mlir::MLIRContext ctx2;
+  auto res = planFor(ctx2, fusec::test::swigluGraph(1000, 776, 200, "bf16", true), "swiglu.json",
+                     true, "sm_90a", "auto", -1);
+  ASSERT_TRUE(bool(res)) << llvm::toString(res.takeError());
+  ASSERT_EQ(res->steps.size(), 1u);
+  EXPECT_NE(res->steps[0].kernel.schedule.find("TMA-loaded residual"), std::string::npos)
+      << res->steps[0].kernel.schedule;
+  EXPECT_EQ(res->steps[0].kernel.tensorMaps.size(), 5u);
+  expectKernelsCompile("dual with a residual", *res);
 }
 
 // A residual of the other 16-bit type than the output (f16 cast into a bf16
