@@ -86,6 +86,11 @@ public:
   void chooseMatmulPaths();
   /// Sibling decode matmuls that read the same A share one kernel.
   void mergeSiblings();
+  /// Sibling products written as they are (Q/K/V, more than 8 rows) share
+  /// one wgmma kernel over their tiles on Hopper.
+  void mergeSideBySide();
+  /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
+  void joinSiblings(size_t g, size_t h, OpGroup merged);
   std::vector<OpGroup> result() const;
   struct Decision {
     std::string producer, consumer, reason;
@@ -147,14 +152,28 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
   return false;
 }
 
-/// A group of two sibling products that are not decode-sized: the dual
-/// wgmma product (classifySiblings took it).
-static bool isDual(const OpGroup &g) {
+static SmallVector<Operation *> matmulsOf(const OpGroup &g) {
   SmallVector<Operation *> mms;
   for (Operation *op : g)
     if (isa<MatmulOp>(op))
       mms.push_back(op);
-  return mms.size() == 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); });
+  return mms;
+}
+
+/// Sibling products that are not decode-sized and are the group's only ops:
+/// the wgmma kernel over their tiles side by side (Q/K/V).
+static bool isSideBySide(const OpGroup &g) {
+  SmallVector<Operation *> mms = matmulsOf(g);
+  return mms.size() >= 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
+         llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
+}
+
+/// A group of two sibling products that are not decode-sized, joined in an
+/// epilogue: the dual wgmma product (classifySiblings took it).
+static bool isDual(const OpGroup &g) {
+  SmallVector<Operation *> mms = matmulsOf(g);
+  return mms.size() == 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
+         !isSideBySide(g);
 }
 
 bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
@@ -482,10 +501,15 @@ bool Grouping::markSiblings(const OpGroup &g) {
   if (mms.size() < 2)
     return false;
   // Only fusec's kernels run several matmuls (classifySiblings): the
-  // dot-product kernel, or a dual product on the wgmma GEMM.
-  bool dual = isDual(g);
+  // dot-product kernel, or a dual product or products side by side on the
+  // wgmma GEMM.
+  bool dual = isDual(g), sideBySide = isSideBySide(g);
   char buf[200];
-  if (dual)
+  if (sideBySide)
+    std::snprintf(buf, sizeof buf,
+                  "fusec GEMM (wgmma) of %zu sibling products side by side, one launch: %.1f us",
+                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6);
+  else if (dual)
     std::snprintf(buf, sizeof buf,
                   "fusec GEMM (wgmma) of 2 sibling products, A read once, neither product "
                   "written: %.1f us",
@@ -497,7 +521,7 @@ bool Grouping::markSiblings(const OpGroup &g) {
   for (Operation *mm : mms) {
     mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
-    if (dual)
+    if (dual || sideBySide)
       mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
   }
   return true;
@@ -539,11 +563,71 @@ void Grouping::mergeSiblings() {
           rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
         continue;
       }
-      for (Operation *op : groups[h])
-        groupOf[op] = g;
-      groups[g] = std::move(merged);
-      groups[h].clear();
-      markSiblings(groups[g]);
+      joinSiblings(g, h, std::move(merged));
+    }
+  }
+  mergeSideBySide();
+}
+
+void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged) {
+  for (Operation *op : groups[h])
+    groupOf[op] = g;
+  groups[g] = std::move(merged);
+  groups[h].clear();
+  markSiblings(groups[g]);
+}
+
+void Grouping::mergeSideBySide() {
+  if (profile.wgmmaFlopsPerSec <= 0)
+    return;
+  // Groups of products alone (written as they are), by the A they read:
+  // Q/K/V become one wgmma kernel over their tiles when the model predicts
+  // the one launch faster than each on its chosen path.
+  auto productsOnly = [&](size_t g) {
+    return !groups[g].empty() &&
+           llvm::all_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }) &&
+           llvm::all_of(matmulsOf(groups[g]),
+                        [&](Operation *op) { return wgmmaApplies(op, "sm_90a"); });
+  };
+  auto priced = [&](const OpGroup &x) {
+    SmallVector<Operation *> mms = matmulsOf(x);
+    return predictSeconds(groupCost(x), profile,
+                          mms.size() > 1 ? GemmPath::FusecWgmma : chosenGemmPath(mms.front()));
+  };
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (!productsOnly(g))
+      continue;
+    Operation *mg = matmulsOf(groups[g]).front();
+    for (size_t h = g + 1; h < groups.size(); ++h) {
+      if (!productsOnly(h))
+        continue;
+      Operation *mh = matmulsOf(groups[h]).front();
+      if (viewSource(cast<MatmulOp>(mh).getLhs()) != viewSource(cast<MatmulOp>(mg).getLhs()))
+        continue;
+      OpGroup merged = united(groups[g], groups[h]);
+      GroupSchedule schedule;
+      std::string why;
+      if (!concatWgmmaApplies(matmulsOf(merged), arch)) {
+        rejections.push_back({nodeLabel(mg), nodeLabel(mh),
+                              "sibling products share one kernel side by side only on Hopper's "
+                              "wgmma GEMM (target " + arch + "), as up to 3 2-D products of one "
+                              "K and dtype with 16-byte result rows"});
+        continue;
+      }
+      if (!classifyGroup(merged, schedule, why) || createsCycle(merged)) {
+        rejections.push_back({nodeLabel(mg), nodeLabel(mh),
+                              why.empty() ? "would create a cycle through another kernel" : why});
+        continue;
+      }
+      double apart = priced(groups[g]) + priced(groups[h]), together = priced(merged);
+      if (together >= apart) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "not faster side by side: %.1f us fused vs %.1f us apart",
+                      together * 1e6, apart * 1e6);
+        rejections.push_back({nodeLabel(mg), nodeLabel(mh), buf});
+        continue;
+      }
+      joinSiblings(g, h, std::move(merged));
     }
   }
 }

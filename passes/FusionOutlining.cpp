@@ -101,22 +101,12 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // A matmul group carries the planner's GEMM choice (see FuseVertical).
   for (Operation *op : group)
     if (isa<MatmulOp>(op)) {
-      std::optional<GemmPath> path;
-      if (auto choice = op->getAttrOfType<StringAttr>("fusec.gemm")) {
+      if (auto choice = op->getAttrOfType<StringAttr>("fusec.gemm"))
         fusion->setAttr("gemm", choice);
-        if (choice.getValue() == "fusec")
-          path = op->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
-                 : op->hasAttr("fusec.gemm_gemv") ? GemmPath::FusecGemv
-                                                  : ownGemmPath(op);
-        else if (choice.getValue() == "cublaslt-epilogue")
-          path = GemmPath::LibraryEpilogue;
-      }
-      if (!path)
-        path = libraryGemmPath(op);
       if (auto alt = op->getAttrOfType<StringAttr>("fusec.gemm_alternatives"))
         fusion->setAttr("gemm_alternatives", alt);
-      if (path)
-        fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p, *path) * 1e6));
+      fusion->setAttr("predicted_us",
+                      b.getF64FloatAttr(predictSeconds(fused, p, chosenGemmPath(op)) * 1e6));
     }
 }
 

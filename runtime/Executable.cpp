@@ -206,8 +206,9 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
   case PlanStep::Kind::Kernel: {
     CUdeviceptr ptrs[64];
     void *params[64];
-    // A, B, a dual product's second B, the output and a residual at most.
-    constexpr size_t kMaxMaps = 5;
+    // At most: A, three Bs and three outputs (products side by side), or A,
+    // two Bs (a dual product), the output and a residual.
+    constexpr size_t kMaxMaps = 8;
     CUtensorMap tmaps[kMaxMaps];  // copies: cuLaunchKernel reads them before returning
     size_t n = step.kernel.args.size();
     if (step.kernel.tensorMaps.size() > kMaxMaps)

@@ -45,8 +45,19 @@ struct GemmGen {
   /// A second product of the same A and shape (a dual product on Hopper:
   /// SwiGLU's up beside its gate), null for one; its weight is b2.
   MatmulOp mm2;
+  /// Sibling products of one A side by side along N (Q/K/V), empty for one
+  /// product: a tile belongs to one part (parts[0].mm is mm), whose weight it
+  /// loads and whose output it stores, each through its own tensor map.
+  struct Part {
+    MatmulOp mm;
+    unsigned bArg = 0;      ///< the block argument of its weight
+    unsigned out = 0;       ///< which of the group's results it is
+    int64_t n = 0;          ///< the part's N
+    int64_t firstTile = 0;  ///< its first tile column, counted over all parts
+  };
+  std::vector<Part> parts;
   GemmConfig cfg;
-  GemmShape shape;
+  GemmShape shape;  ///< with parts, N is theirs summed
   std::vector<int64_t> batchShape;
   Operand a, b, b2;  ///< a: M x K, b (and b2): K x N
   std::string elem;  ///< storage type of A and B
@@ -69,6 +80,10 @@ struct GemmGen {
   /// One 64 x 64 box of 16-bit elements, and the shared memory of `slots`
   /// boxes for every consumer (what tmaEpilogue lays out after the stages).
   static constexpr int64_t kBoxBytes = 64 * 64 * 2;
+  /// Element (fz_sr, fz_sc) of a box: 16-byte column chunks swap places by
+  /// the row's position in its 8-row group (the TMA's 128-byte swizzle).
+  static constexpr const char *kBoxedIndex =
+      "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
   int64_t boxesBytes(int slots) const { return cfg.bm / 64 * slots * kBoxBytes; }
 
   /// The copy of k-step `kt` into stage `st`, for one operand (mma.sync path).
@@ -103,7 +118,13 @@ struct GemmGen {
   bool stagingFits();
   /// The block's output tiles, from shared memory to global in 16-byte rows.
   std::string stagedCopyOut();
-  /// fz_m0, fz_n0 of output tile number `pid` (grouped tile order).
+  /// Tile columns: over N, or each part's rounded up and summed.
+  int64_t tilesN() const;
+  /// A pointer to the tensor map `base` (fz_tmB, fz_tmO) of the tile's part:
+  /// fz_tmB, fz_tmB2, ... chosen by fz_part.
+  std::string partMap(const std::string &base) const;
+  /// fz_m0, fz_n0 of output tile number `pid` (grouped tile order); with
+  /// parts also fz_part and its width fz_nlim, fz_n0 counted within it.
   std::string tileOrder(const std::string &pid, const std::string &indent) const;
   /// fz_bi<d>: the domain's batch indices from the linear batch fz_b.
   std::string batchIndices(const std::string &indent) const;

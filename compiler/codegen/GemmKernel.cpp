@@ -37,6 +37,31 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+/// Sibling products that are the group's results as they are (Q/K/V): for
+/// each matmul, which result it is; none when any op of the group computes
+/// something else or the wgmma kernel cannot put them side by side.
+std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
+                                                        llvm::ArrayRef<MatmulOp> mms,
+                                                        const std::string &arch) {
+  std::vector<Operation *> ops(mms.begin(), mms.end());
+  if (!concatWgmmaApplies(ops, arch))
+    return std::nullopt;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (!isa<MatmulOp>(op) && !isView(&op))
+      return std::nullopt;
+  auto yields = fusion.getYield().getValues();
+  if (yields.size() != mms.size())
+    return std::nullopt;
+  std::vector<unsigned> out;
+  for (MatmulOp mm : mms) {
+    auto it = llvm::find(yields, mm.getResult());
+    if (it == yields.end())
+      return std::nullopt;
+    out.push_back(static_cast<unsigned>(it - yields.begin()));
+  }
+  return out;
+}
+
 } // namespace
 
 // The copy of k-step `kt` into stage `st`, for one operand. For A the tile
@@ -233,7 +258,7 @@ std::string GemmGen::epilogue() {
   ElementEmitter e(fusion, vars, "            ");
   // Per pair: a bias along N loaded once, a residual row as one 2-vector.
   HoistedLoads hoist{rank - 1, 2, "fz_en", "          "};
-  const std::string boxed = "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
+  const std::string boxed = kBoxedIndex;
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) {
     // The residual the TMA loaded into the output's box (tmaStore).
     if ((int)arg.getArgNumber() == tmaResidual && ElementEmitter::isIdentity(idx)) {
@@ -440,16 +465,49 @@ std::string GemmGen::source(const std::string &name) {
 std::string GemmGen::tileOrder(const std::string &pid, const std::string &in) const {
   // Groups of 8 tile rows, column-major inside a group: neighbouring blocks
   // share operand tiles in L2.
-  int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = (shape.n + cfg.bn - 1) / cfg.bn;
+  int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = this->tilesN();
   std::string s;
   s += in + "const int fz_pid = " + pid + ", fz_group = fz_pid / (8 * " + str(tilesN) + ");\n";
   s += in + "const int fz_first = fz_group * 8, fz_gsize = min(" + str(tilesM) +
        " - fz_first, 8);\n";
   s += in + "const int fz_tm = fz_first + (fz_pid % (8 * " + str(tilesN) + ")) % fz_gsize;\n";
   s += in + "const int fz_tn = (fz_pid % (8 * " + str(tilesN) + ")) / fz_gsize;\n";
-  s += in + "const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = fz_tn * " + str(cfg.bn) +
-       ";\n";
+  if (parts.empty()) {
+    s += in + "const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = fz_tn * " + str(cfg.bn) +
+         ";\n";
+    return s;
+  }
+  // The tile column's part, and the column within it.
+  std::string part = "0", first = "0", width = str(parts[0].n);
+  for (size_t p = 1; p < parts.size(); ++p) {
+    std::string at = "fz_tn >= " + str(parts[p].firstTile);
+    part = at + " ? " + str(p) + " : " + part;
+    first = at + " ? " + str(parts[p].firstTile) + " : " + first;
+    width = at + " ? " + str(parts[p].n) + " : " + width;
+  }
+  s += in + "const int fz_part = " + part + ";  // which product this tile belongs to\n";
+  s += in + "const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = (fz_tn - (" + first +
+       ")) * " + str(cfg.bn) + ";\n";
+  s += in + "const int fz_nlim = " + width + ";  // the part's N\n";
   return s;
+}
+
+int64_t GemmGen::tilesN() const {
+  if (parts.empty())
+    return (shape.n + cfg.bn - 1) / cfg.bn;
+  int64_t t = 0;
+  for (const Part &p : parts)
+    t += (p.n + cfg.bn - 1) / cfg.bn;
+  return t;
+}
+
+std::string GemmGen::partMap(const std::string &base) const {
+  if (parts.empty())
+    return "&" + base;
+  std::string s = "&" + base;
+  for (size_t p = 1; p < parts.size(); ++p)
+    s = "fz_part == " + str(p) + " ? &" + base + str(p + 1) + " : " + s;
+  return "(" + s + ")";
 }
 
 std::string GemmGen::batchIndices(const std::string &indent) const {
@@ -473,7 +531,10 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   for (Operation &op : fusion.getBodyBlock())
     if (auto m = dyn_cast<MatmulOp>(op))
       mms.push_back(m);
-  if (mms.size() > 1) {
+  std::optional<std::vector<unsigned>> sideBySide;
+  if (mms.size() > 1 && !gemvApplies(mms[0]))
+    sideBySide = productsSideBySide(fusion, mms, arch);
+  if (mms.size() > 1 && !sideBySide) {
     // Two products of one shape on Hopper: one kernel multiplies each A tile
     // by both weights (classifySiblings); decode sizes: the dot-product kernel.
     if (mms.size() != 2 || gemvApplies(mms[0]) || !dualWgmmaApplies(mms[0], mms[1], arch))
@@ -520,10 +581,33 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
       return fail("the second product's weight is not a K-contiguous input of the group");
     g.b2 = {ElementEmitter::argName(*ib2), *lb2, true};
   }
+  if (sideBySide) {
+    // Q/K/V: the products' tiles side by side along N, one weight and one
+    // output tensor map each.
+    g.shape.n = 0;
+    for (size_t p = 0; p < mms.size(); ++p) {
+      auto lp = matmulOperandLayout(mms[p].getRhs(), g.batchShape, 'c');
+      auto ip = argOf(mms[p].getRhs());
+      if (!lp || !ip || lp->rowMajor)
+        return fail("a sibling product's weight is not a K-contiguous input of the group");
+      GemmGen::Part part;
+      part.mm = mms[p];
+      part.bArg = *ip;
+      part.out = (*sideBySide)[p];
+      part.n = lp->cols;
+      g.shape.n += part.n;
+      g.parts.push_back(part);
+    }
+  }
   std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
                     (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN") +
                     (g.mm2 ? " dual" : "");
+  if (!g.parts.empty()) {
+    key += " parts";
+    for (const GemmGen::Part &p : g.parts)
+      key += " " + str(p.n);
+  }
   for (Operand *o : {&g.a, &g.b})
     o->vector = alignedFor16ByteCopies(o->layout);
   bool hopper = wgmmaApplies(g.mm, arch);
@@ -545,6 +629,16 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   } else if (choice.tuned) {
     if (auto it = choice.tuned->find(key); it != choice.tuned->end())
       GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
+  }
+  if (!g.parts.empty()) {
+    // Cooperative tiles of one block each: a tile's part picks its maps.
+    llvm::erase_if(candidates, [](const GemmConfig &c) {
+      return !c.wgmma || c.pingpong || c.cluster > 1 || c.bn % 64 != 0;
+    });
+    if (candidates.empty())
+      return fail("no wgmma tile configuration for products side by side");
+    if (!g.cfg.wgmma || g.cfg.pingpong || g.cfg.cluster > 1 || g.cfg.bn % 64 != 0)
+      g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
   }
   if (g.mm2 && (!g.cfg.wgmma || g.cfg.pingpong || g.cfg.cluster > 1 || g.cfg.bn != 128))
     g.cfg = candidates.front();  // a tuned entry the dual product cannot take
@@ -608,9 +702,17 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     // groups are even when the tile rows are).
     if (tilesM % g.cfg.cluster != 0)
       g.cfg.cluster = 1;
+    int64_t firstTile = 0;
+    for (GemmGen::Part &p : g.parts) {
+      p.firstTile = firstTile;
+      firstTile += (p.n + g.cfg.bn - 1) / g.cfg.bn;
+    }
     g.tmaStore = g.tmaStoreApplies(profile.smemPerBlock);
+    if (!g.parts.empty() && !g.tmaStore)
+      return fail("configuration " + g.cfg.str() + " leaves no room for the output boxes of "
+                  "products side by side");
     spec.source = g.hopperSource(spec.name);
-    int64_t tiles = tilesM * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
+    int64_t tiles = tilesM * g.tilesN();
     // Persistent blocks, one per SM (the buffers take most of its shared
     // memory), a whole number of clusters.
     spec.grid = static_cast<unsigned>(std::min<int64_t>(tiles, profile.smCount) /
@@ -632,24 +734,35 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
       return t;
     };
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm),
-                       map(g.b, *ib, g.shape.n, g.cfg.bn / g.cfg.cluster)};
+                       map(g.b, *ib, g.parts.empty() ? g.shape.n : g.parts[0].n,
+                           g.cfg.bn / g.cfg.cluster)};
+    for (size_t p = 1; p < g.parts.size(); ++p) {
+      GemmGen::Part &part = g.parts[p];
+      Operand b{ElementEmitter::argName(part.bArg),
+                *matmulOperandLayout(part.mm.getRhs(), g.batchShape, 'c'), true};
+      spec.tensorMaps.push_back(map(b, part.bArg, part.n, g.cfg.bn));
+    }
     if (g.mm2)
       spec.tensorMaps.push_back(map(g.b2, *ib2, g.shape.n, g.cfg.bn));
     // The output (then a residual), [M, N] row-major, in boxes of 64 x 64.
-    auto tile = [&](int arg, Value v) {
+    auto tile = [&](int arg, Value v, int64_t n) {
       TensorMapParam t;
       t.arg = arg;
       t.bf16 = dtypeOf(v) == DType::BF16;
       t.rows = static_cast<uint64_t>(g.shape.m);
-      t.cols = static_cast<uint64_t>(g.shape.n);
-      t.rowStrideBytes = static_cast<uint64_t>(g.shape.n) * 2;
+      t.cols = static_cast<uint64_t>(n);
+      t.rowStrideBytes = static_cast<uint64_t>(n) * 2;
       t.boxRows = t.boxCols = 64;
       spec.tensorMaps.push_back(t);
     };
-    if (g.tmaStore)
-      tile(static_cast<int>(fusion.getInputs().size()), fusion.getResult(0));
+    const int outArg = static_cast<int>(fusion.getInputs().size());  // results follow inputs
+    if (!g.parts.empty())
+      for (const GemmGen::Part &p : g.parts)
+        tile(outArg + static_cast<int>(p.out), fusion.getResult(p.out), p.n);
+    else if (g.tmaStore)
+      tile(outArg, fusion.getResult(0), g.shape.n);
     if (g.tmaResidual >= 0)
-      tile(g.tmaResidual, fusion.getBodyBlock().getArgument(g.tmaResidual));
+      tile(g.tmaResidual, fusion.getBodyBlock().getArgument(g.tmaResidual), g.shape.n);
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
     spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
@@ -658,7 +771,10 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                     (g.cfg.cluster > 1 ? ", clusters of " + str(g.cfg.cluster) + " sharing B tiles" : "") +
                     (g.tmaStore ? ", TMA stores" : "") +
                     (g.tmaResidual >= 0 ? ", TMA-loaded residual" : "") +
-                    (g.mm2 ? ", dual product (two weights, one A tile)" : "");
+                    (g.mm2 ? ", dual product (two weights, one A tile)" : "") +
+                    (g.parts.empty() ? ""
+                                     : ", " + str(g.parts.size()) +
+                                           " products side by side along N (A read once)");
     return spec;
   }
   spec.source = g.source(spec.name);

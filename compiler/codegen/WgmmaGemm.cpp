@@ -186,6 +186,13 @@ static bool sixteenBit(Value v) { return isHalfFloat(dtypeOf(v)); }
 
 bool GemmGen::tmaStoreApplies(int64_t smemPerBlock) {
   tmaResidual = -1;
+  if (!parts.empty()) {
+    // Products side by side: 16-bit results with 16-byte rows, no epilogue
+    // inputs (concatWgmmaApplies); each tile stores through its part's map.
+    tmaSlots = (cfg.bn / 64) % 2 == 0 ? 2 : 1;
+    return cfg.wgmma && !cfg.pingpong && cfg.bn % 64 == 0 &&
+           stageBytes * cfg.stages + boxesBytes(tmaSlots) + 1024 <= smemPerBlock;
+  }
   if (!cfg.wgmma || cfg.pingpong || cfg.bn % 64 != 0 || fusion.getNumResults() != 1 ||
       shape.batch != 1 || shape.n % 8 != 0 || !sixteenBit(fusion.getResult(0)) ||
       !tileShaped(fusion.getResult(0), shape))
@@ -221,8 +228,8 @@ std::string GemmGen::tmaBox(const std::string &chunk, int64_t boxesAt) const {
 }
 
 std::string GemmGen::boxInside(const std::string &chunk) const {
-  return "fz_n0 + (" + chunk + ") * 64 < " + str(shape.n) + " && fz_m0 + fz_cw * 64 < " +
-         str(shape.m);
+  return "fz_n0 + (" + chunk + ") * 64 < " + (parts.empty() ? str(shape.n) : "fz_nlim") +
+         " && fz_m0 + fz_cw * 64 < " + str(shape.m);
 }
 
 std::string GemmGen::residualLoad(const std::string &chunk, int64_t boxesAt) const {
@@ -263,15 +270,19 @@ std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
   s += "      #pragma unroll\n      for (int h = 0; h < 2; ++h) {\n";
   s += "        const int j = fz_c * 8 + jj, mb = 0;\n";
   s += "        const int fz_sr = fz_w * 16 + lane / 4 + h * 8, fz_sc = jj * 8 + (lane % 4) * 2;\n";
-  s += pairEpilogue("fz_m0 + fz_cw * 64 + fz_sr", "fz_n0 + j * 8 + (lane % 4) * 2",
-                    "acc[mb][4 * j + 2 * h]", "acc[mb][4 * j + 2 * h + 1]",
-                    "acc2[mb][4 * j + 2 * h]", "acc2[mb][4 * j + 2 * h + 1]") +
-       "      }\n";
+  if (parts.empty())
+    s += pairEpilogue("fz_m0 + fz_cw * 64 + fz_sr", "fz_n0 + j * 8 + (lane % 4) * 2",
+                      "acc[mb][4 * j + 2 * h]", "acc[mb][4 * j + 2 * h + 1]",
+                      "acc2[mb][4 * j + 2 * h]", "acc2[mb][4 * j + 2 * h + 1]");
+  else  // the product itself, whichever part the tile is of
+    s += "        const float fz_r[2] = {acc[mb][4 * j + 2 * h], acc[mb][4 * j + 2 * h + 1]};\n"
+         "        fz_store<" + t + ", 2>(fz_out0_tile, " + kBoxedIndex + ", fz_r);\n";
+  s += "      }\n";
   s += "      fz_fence_async_smem();\n";
   s += "      fz_bar_sync(1 + fz_cw, 128);\n";
   s += "      if (threadIdx.x % 128 == 0) {\n";
   s += "        if (" + boxInside("fz_c") + ")\n";
-  s += "          fz_tma_store_2d(&fz_tmO, fz_box, fz_n0 + fz_c * 64, fz_m0 + fz_cw * 64);\n";
+  s += "          fz_tma_store_2d(" + partMap("fz_tmO") + ", fz_box, fz_n0 + fz_c * 64, fz_m0 + fz_cw * 64);\n";
   s += "        fz_bulk_commit();\n";
   if (res && slots < chunks) {
     // The box's next residual, once its store has read it.
@@ -299,15 +310,22 @@ std::string GemmGen::hopperSource(const std::string &name) {
   // A dual product's stage holds both B tiles, mm2's after mm's.
   const int64_t bStage = bBytes * (mm2 ? 2 : 1);
   const int64_t kSteps = (shape.k + 63) / 64;
-  const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * ((shape.n + BN - 1) / BN);
+  const int64_t tilesTotal = ((shape.m + BM - 1) / BM) * tilesN();
   // Registers: the producer keeps 40, the consumers share the rest.
   const int consumerRegs = std::min<int>(240, ((65536 / 128 - 40) / consumers) / 8 * 8);
+  // The tensor maps of the parts after the first (fz_tmB2, fz_tmB3, ...).
+  auto partMaps = [&](const std::string &base) {
+    std::string m;
+    for (size_t p = 1; p < parts.size(); ++p)
+      m += ", const __grid_constant__ fz_tmap " + base + str(p + 1);
+    return m;
+  };
   std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
   s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
        parameterList(fusion) +
        ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
-       (mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") +
-       (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") +
+       (mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") + partMaps("fz_tmB") +
+       (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") + partMaps("fz_tmO") +
        (tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  // 128-byte swizzled tiles need 1024-byte aligned buffers\n";
@@ -359,7 +377,8 @@ std::string GemmGen::hopperSource(const std::string &name) {
          ", &fz_tmB, full, kt * 64, fz_n0 + fz_rank * " + str(BN / C) + ", " + str((1 << C) - 1) +
          ");\n";
   else
-    s += "          fz_tma_2d(fz_B + st * " + str(bStage) + ", &fz_tmB, full, kt * 64, fz_n0);\n";
+    s += "          fz_tma_2d(fz_B + st * " + str(bStage) + ", " + partMap("fz_tmB") +
+         ", full, kt * 64, fz_n0);\n";
   if (mm2)
     s += "          fz_tma_2d(fz_B + st * " + str(bStage) + " + " + str(bBytes) +
          ", &fz_tmB2, full, kt * 64, fz_n0);\n";
@@ -368,7 +387,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
   // K step, ask for its rows of them in L2, a few K steps before the epilogue.
   {
     std::string rows, boxes;
+    // Products side by side have no epilogue inputs (only their weights).
     for (BlockArgument arg : fusion.getBodyBlock().getArguments()) {
+      if (!parts.empty())
+        break;
       // Whole 16-byte rows: the bulk prefetch takes 16-byte aligned spans.
       int64_t eb = dtypeBytes(dtypeOf(arg));
       if ((shape.n * eb) % 16 != 0 || (BN * eb) % 16 != 0)

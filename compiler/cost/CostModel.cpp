@@ -140,6 +140,17 @@ GemmPath libraryGemmPath(Operation *matmul) {
   return d.rows <= 8 && d.batch > 1 ? GemmPath::LibraryBatchedRows : GemmPath::Library;
 }
 
+GemmPath chosenGemmPath(Operation *matmul) {
+  auto choice = matmul->getAttrOfType<StringAttr>("fusec.gemm");
+  if (choice && choice.getValue() == "fusec")
+    return matmul->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
+           : matmul->hasAttr("fusec.gemm_gemv") ? GemmPath::FusecGemv
+                                                : ownGemmPath(matmul);
+  if (choice && choice.getValue() == "cublaslt-epilogue")
+    return GemmPath::LibraryEpilogue;
+  return libraryGemmPath(matmul);
+}
+
 Cost opFlops(Operation *op) {
   Cost c;
   if (isView(op) || isGenerator(op) || op->getNumResults() == 0)

@@ -79,6 +79,9 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = Gem
 GemmPath ownGemmPath(mlir::Operation *matmul);
 /// The path cuBLASLt takes for `matmul` (Library or LibraryBatchedRows).
 GemmPath libraryGemmPath(mlir::Operation *matmul);
+/// The path the planner chose for `matmul` (its fusec.gemm attributes, set by
+/// FuseVertical), cuBLASLt's when it has none yet.
+GemmPath chosenGemmPath(mlir::Operation *matmul);
 /// The memory-only part of the prediction (the roofline floor of the bytes).
 double floorSeconds(const Cost &c, const DeviceProfile &p);
 

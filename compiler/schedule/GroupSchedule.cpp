@@ -162,8 +162,9 @@ static bool dualSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, s
   };
   if (mms.size() != 2 || !dualWgmmaApplies(mms[0], mms[1], "sm_90a"))
     return notBuilt("siblings share a kernel only at decode sizes (1-8 rows of A, K-contiguous "
-                    "16-bit weights, 2-D) or as two products of one shape (2-D, K-contiguous "
-                    "16-bit, more than 64 rows) joined in one epilogue");
+                    "16-bit weights, 2-D), as two products of one shape (2-D, K-contiguous "
+                    "16-bit, more than 64 rows) joined in one epilogue, or as up to 3 such "
+                    "products of one K written as they are (side by side)");
   llvm::SetVector<Value> inputs, outputs;
   groupBoundary(ops, inputs, outputs);
   ArrayRef<int64_t> d = shapeOf(mms[0]->getResult(0));
@@ -173,6 +174,19 @@ static bool dualSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, s
                     "from both (here the group would write " + std::to_string(outputs.size()) +
                     " value(s))");
   return true;
+}
+
+/// Sibling matmuls of more rows whose products are the group's results as
+/// they are (Q/K/V): one wgmma kernel over their tiles side by side along N
+/// (the planner checks the target).
+static bool sideBySideSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms) {
+  if (!llvm::all_of(ops, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }) ||
+      !concatWgmmaApplies(mms, "sm_90a"))
+    return false;
+  llvm::SetVector<Value> inputs, outputs;
+  groupBoundary(ops, inputs, outputs);
+  return outputs.size() == mms.size() &&
+         llvm::all_of(outputs, [](Value v) { return isa_and_nonnull<MatmulOp>(v.getDefiningOp()); });
 }
 
 /// Sibling matmuls of 1-8 rows that read the same A (Q/K/V projections,
@@ -209,7 +223,7 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
     return gemvApplies(op) && shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
            shapeOf(op->getResult(0)).size() == 2;
   });
-  if (!gemv && !dualSiblings(ops, mms, why))
+  if (!gemv && !sideBySideSiblings(ops, mms) && !dualSiblings(ops, mms, why))
     return false;
   // The width N each epilogue value depends on (one per value).
   llvm::DenseMap<Operation *, int64_t> width;

@@ -254,6 +254,25 @@ bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std
          viewSource(a.getLhs()) == viewSource(b.getLhs());
 }
 
+bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch) {
+  if (mms.size() < 2 || mms.size() > kMaxConcatProducts)
+    return false;
+  auto first = llvm::cast<MatmulOp>(mms.front());
+  ArrayRef<int64_t> r0 = shapeOf(first.getResult()), a0 = shapeOf(first.getLhs());
+  for (mlir::Operation *op : mms) {
+    auto mm = llvm::cast<MatmulOp>(op);
+    ArrayRef<int64_t> r = shapeOf(mm.getResult());
+    if (!wgmmaApplies(op, arch) || r.size() != 2 || shapeOf(mm.getRhs()).size() != 2 ||
+        r[0] != r0[0] || shapeOf(mm.getLhs()) != a0 || r[1] % 8 != 0 ||
+        !isHalfFloat(dtypeOf(mm.getResult())) ||
+        dtypeOf(mm.getResult()) != dtypeOf(first.getResult()) ||
+        dtypeOf(mm.getLhs()) != dtypeOf(first.getLhs()) ||
+        viewSource(mm.getLhs()) != viewSource(first.getLhs()))
+      return false;
+  }
+  return true;
+}
+
 bool gemvApplies(mlir::Operation *matmul) {
   std::optional<int64_t> rows = kContiguousRows(matmul, true);
   return rows && *rows <= 8;

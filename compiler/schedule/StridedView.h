@@ -9,6 +9,7 @@
 #pragma once
 
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -78,6 +79,14 @@ bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch);
 /// two results. Both must take the wgmma kernel alone (wgmmaApplies) and
 /// give results of one 2-D shape and dtype, with rows of 16 bytes.
 bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch);
+
+/// Sibling matmuls of one A on sm_90a's wgmma GEMM as one kernel over their
+/// tiles side by side along N (Q/K/V projections): at most kMaxConcatProducts
+/// 2-D products of one M and K, each K-contiguous and taken by the wgmma
+/// kernel alone, 16-bit results of one dtype with 16-byte rows. Each tile
+/// belongs to one product and goes out through its own tensor map.
+constexpr size_t kMaxConcatProducts = 3;
+bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch);
 
 /// Whether fusec's dot-product kernel (1-8 rows of A) takes this matmul:
 /// 16-bit operands, both K-contiguous with 16-byte aligned rows, batched or

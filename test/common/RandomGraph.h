@@ -40,6 +40,11 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype,
 /// `residual`, plus r [m, n] (a fifth tensor map: the TMA loads it).
 std::string swigluGraph(int m, int n, int k, const std::string &dtype, bool residual = false);
 
+/// x @ w_p^T for each width N_p of `ns`, x [m, k], weights [N_p, k] in
+/// `dtype`, every product an output (Q/K/V: side by side on Hopper).
+std::string siblingProductsGraph(int m, const std::vector<int> &ns, int k,
+                                 const std::string &dtype);
+
 /// softmax over the leading `reducedDims` dims of x (max, sub, exp, sum, div),
 /// with the max as a second output: the outer-reduction kernels' case. With
 /// `maskNegatives`, of where(x > 0, x, -inf) (a masked softmax).

@@ -179,6 +179,24 @@ std::string swigluGraph(int m, int n, int k, const std::string &dtype, bool resi
          "], \"outputs\": [\"" + (residual ? "z" : "y") + "\"]}";
 }
 
+std::string siblingProductsGraph(int m, const std::vector<int> &ns, int k,
+                                 const std::string &dtype) {
+  auto tensor = [&](const std::string &name, int rows, int cols) {
+    return "{\"name\": \"" + name + "\", \"dtype\": \"" + dtype + "\", \"shape\": [" +
+           std::to_string(rows) + ", " + std::to_string(cols) + "]}";
+  };
+  std::string inputs = tensor("x", m, k), nodes, outputs;
+  for (size_t p = 0; p < ns.size(); ++p) {
+    std::string w = "w" + std::to_string(p), y = "y" + std::to_string(p);
+    inputs += ", " + tensor(w, ns[p], k);
+    nodes += std::string(p ? ", " : "") + "{\"name\": \"" + y +
+             "\", \"op\": \"linear\", \"inputs\": [\"x\", \"" + w + "\"]}";
+    outputs += std::string(p ? ", " : "") + "\"" + y + "\"";
+  }
+  return "{\"fusec\": 1, \"name\": \"siblings\", \"inputs\": [" + inputs +
+         "], \"nodes\": [" + nodes + "], \"outputs\": [" + outputs + "]}";
+}
+
 std::string outerSoftmaxGraph(const std::vector<int64_t> &shape, int reducedDims,
                               const std::string &dtype, bool maskNegatives) {
   auto list = [](const std::vector<int64_t> &v) {

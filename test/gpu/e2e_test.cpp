@@ -283,6 +283,27 @@ int main(int argc, char **argv) {
                 " candidate " + std::to_string(cand),
             test::swigluGraph(c.m, c.n, c.k, c.dtype, c.residual), "swiglu.json", true, 7, gemms, "auto",
             cand, nullptr, major >= 9 ? "dual product" : nullptr);
+  // Q/K/V-like siblings written as they are: one kernel over their tiles
+  // side by side on Hopper (both candidates); ragged M, widths ending
+  // mid-box, f16, two parts of one width.
+  struct Siblings {
+    int m;
+    std::vector<int> ns;
+    int k;
+    const char *dtype;
+  };
+  for (const Siblings &c : {Siblings{1000, {776, 200, 136}, 200, "bf16"},
+                            Siblings{2000, {2200, 520}, 72, "f16"},
+                            Siblings{700, {1024, 1024}, 128, "bf16"}})
+    for (int cand = 0; cand < 2; ++cand) {
+      std::string widths;
+      for (int n : c.ns)
+        widths += (widths.empty() ? "" : "+") + std::to_string(n);
+      check("side by side " + std::to_string(c.m) + "x(" + widths + ")x" + std::to_string(c.k) +
+                " " + c.dtype + " candidate " + std::to_string(cand),
+            test::siblingProductsGraph(c.m, c.ns, c.k, c.dtype), "siblings.json", true, 11, gemms,
+            "auto", cand, nullptr, major >= 9 ? "side by side" : nullptr);
+    }
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
           "random_matmul.json", true, seed, gemms, "fusec");

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 using namespace fusec;
 
@@ -572,6 +573,58 @@ TEST(Fusion, GateAndUpShareOneDualProduct) {
       << res->steps[0].kernel.schedule;
   EXPECT_EQ(res->steps[0].kernel.tensorMaps.size(), 5u);
   expectKernelsCompile("dual with a residual", *res);
+}
+
+// Q/K/V-like siblings written as they are (ragged M and N, widths that end
+// mid-box) on Hopper: one kernel over their tiles side by side, a weight and
+// an output tensor map per product, every candidate compiles. For sm_80 they
+// stay three products.
+TEST(Fusion, SiblingProductsRunSideBySide) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  const std::string graph = fusec::test::siblingProductsGraph(1000, {776, 200, 136}, 200, "bf16");
+  for (int cand = 0; cand < 2; ++cand) {
+    mlir::MLIRContext ctx;
+    std::string label = "candidate " + std::to_string(cand);
+    auto plan = planFor(ctx, graph, "siblings.json", true, "sm_90a", "auto", cand);
+    ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u) << label;
+    const PlanKernel &k = plan->steps[0].kernel;
+    EXPECT_NE(k.schedule.find("3 products side by side"), std::string::npos) << k.schedule;
+    EXPECT_NE(k.gemmKey.find(" parts 776 200 136"), std::string::npos) << k.gemmKey;
+    ASSERT_EQ(k.tensorMaps.size(), 7u);  // A, three weights, three outputs
+    EXPECT_EQ(k.tensorMaps[0].rows, 1000u);
+    const unsigned widths[3] = {776, 200, 136};
+    for (int p = 0; p < 3; ++p) {
+      EXPECT_EQ(k.tensorMaps[1 + p].rows, widths[p]) << label << " weight " << p;
+      EXPECT_EQ(k.tensorMaps[1 + p].cols, 200u) << label << " weight " << p;
+      EXPECT_EQ(k.tensorMaps[4 + p].rows, 1000u) << label << " output " << p;
+      EXPECT_EQ(k.tensorMaps[4 + p].cols, widths[p]) << label << " output " << p;
+      EXPECT_EQ(k.tensorMaps[4 + p].rowStrideBytes, widths[p] * 2u) << label << " output " << p;
+    }
+    // Four distinct inputs (the group numbers them in its own order), and
+    // the three outputs after them, each once.
+    std::set<int> inputs, outputs;
+    for (int t = 0; t < 4; ++t)
+      inputs.insert(k.tensorMaps[t].arg);
+    for (int t = 4; t < 7; ++t)
+      outputs.insert(k.tensorMaps[t].arg);
+    EXPECT_EQ(inputs, (std::set<int>{0, 1, 2, 3})) << label;
+    EXPECT_EQ(outputs, (std::set<int>{4, 5, 6})) << label;
+    expectKernelsCompile(label, *plan);
+  }
+  mlir::MLIRContext ctx;
+  auto ampere = planFor(ctx, graph, "siblings.json", true, "sm_80", "auto", -1);
+  ASSERT_TRUE(bool(ampere)) << llvm::toString(ampere.takeError());
+  EXPECT_EQ(ampere->steps.size(), 3u);
+  // Decode-sized rows keep the dot-product kernel.
+  mlir::MLIRContext ctx2;
+  auto decode = planFor(ctx2, fusec::test::siblingProductsGraph(4, {776, 200, 136}, 200, "bf16"),
+                        "siblings.json", true, "sm_90a", "auto", -1);
+  ASSERT_TRUE(bool(decode)) << llvm::toString(decode.takeError());
+  ASSERT_EQ(decode->steps.size(), 1u);
+  EXPECT_EQ(decode->steps[0].kernel.schedule.find("side by side"), std::string::npos)
+      << decode->steps[0].kernel.schedule;
 }
 
 // A residual of the other 16-bit type than the output (f16 cast into a bf16
