@@ -237,8 +237,10 @@ def torch_systems(name, floor):
 
 def worker_timing_args(args):
     if args.quick:
-        return ["--time-s", "0.1", "--warmup", "2", "--min-iters", "5", "--max-iters", "30"]
-    return ["--time-s", "0.5", "--warmup", "5", "--min-iters", "10", "--max-iters", "200"]
+        return ["--time-s", "0.1", "--warmup", "2", "--warmup-s", "0.1", "--min-iters", "5",
+                "--max-iters", "30"]
+    return ["--time-s", "0.5", "--warmup", "5", "--warmup-s", "0.5", "--min-iters", "10",
+            "--max-iters", "200"]
 
 
 def run_torch(case, systems, args, timeout_s, extra):
@@ -291,7 +293,10 @@ def run_fusec_side(case, args, inputs_file, ref_file, out_dtypes):
         log("%s: fusec vs torch: %s" % (name, report.correctness_cell(case)))
     else:
         case["correctness"] = {"status": "n/a: no PyTorch inputs/outputs"}
-    iters = ["--iters", "10", "--warmup", "2"] if args.quick else ["--iters", "50"]
+    # The same warm-up as the PyTorch side (worker_timing_args): both timed at the clock a
+    # sustained load runs at.
+    iters = (["--iters", "10", "--warmup", "2", "--warmup-s", "0.1"] if args.quick
+             else ["--iters", "50", "--warmup-s", "0.5"])
     rc, out = run_fusec([args.fusec, "bench", path, "--json"] + iters + inputs,
                         min(300, max(CLOCK.remaining(), 20)), log_path)
     if rc != 0:

@@ -29,6 +29,7 @@ struct BenchOptions {
   std::string graph;
   PlanFlags plan;
   int iters = 50, warmup = 5;
+  double warmupSeconds = 0.5;
   uint64_t seed = 0;
   bool json = false;
   std::string inputs;
@@ -112,7 +113,8 @@ void recordMeasurements(const std::string &profile, const BenchEnvironment &env,
 }
 
 int runBench(const BenchOptions &opts) {
-  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps};
+  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps,
+                         opts.warmupSeconds};
   if (opts.autotune)
     if (llvm::Error err = autotuneGemms(opts.graph, opts.plan, settings))
       return reportError(std::move(err));
@@ -189,6 +191,11 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "untimed runs first")->capture_default_str();
+  cmd->add_option("--warmup-s", opts->warmupSeconds,
+                  "and untimed runs for at least this many seconds, so that the GPU is timed at "
+                  "the clock a sustained load runs at (its power cap), not the first burst's")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--json", opts->json, "print JSON instead of tables");
   cmd->add_flag("--no-steps", opts->noSteps,

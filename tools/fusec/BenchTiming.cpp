@@ -21,10 +21,22 @@ double median(std::vector<float> v) {
 /// Records `iters` (start, stop) event pairs around `body` and returns each
 /// interval in ms. `body(i)` enqueues one run.
 template <typename F>
-llvm::Expected<std::vector<float>> timeRuns(CudaDriver &drv, int warmup, int iters, F body) {
-  for (int i = 0; i < warmup; ++i)
+llvm::Expected<std::vector<float>> timeRuns(CudaDriver &drv, int warmup, double warmupSeconds,
+                                            int iters, F body) {
+  // `warmup` runs, then more in batches until warmupSeconds have passed
+  // with the GPU busy (BenchSettings::warmupSeconds says why).
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
+    if (i >= warmup && i % 8 == 0) {
+      if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "warm-up runs"))
+        return std::move(err);
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
+          warmupSeconds)
+        break;
+    }
     if (llvm::Error err = body(i))
       return std::move(err);
+  }
   std::vector<CUevent> events(2 * iters);
   for (CUevent &e : events)
     if (llvm::Error err = drv.check(drv.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate"))
@@ -85,7 +97,7 @@ llvm::Expected<BenchEnvironment> measureEnvironment(Program &program) {
     return std::move(err);
   }
   drv.cuMemsetD8Async(a, 0x3C, bytes, nullptr);
-  auto ms = timeRuns(drv, 3, 10, [&](int) {
+  auto ms = timeRuns(drv, 3, 0.0, 10, [&](int) {
     return drv.check(drv.cuMemcpyDtoDAsync(b, a, bytes, nullptr), "cuMemcpyDtoDAsync");
   });
   drv.cuMemFree(a);
@@ -142,9 +154,8 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     return sets[i % t.inputSets]->pointers();
   };
   // The whole graph, and the host time it takes to enqueue it.
-  auto whole = timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
-    return exe.enqueue(inputsOf(i), outs.pointers(), nullptr);
-  });
+  auto whole = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
+                        [&](int i) { return exe.enqueue(inputsOf(i), outs.pointers(), nullptr); });
   if (!whole)
     return whole.takeError();
   t.medianUs = median(*whole) * 1e3;
@@ -165,10 +176,12 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   t.hostUsPerLaunch = median(hostUs) / std::max<size_t>(1, plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep &step = plan.steps[s];
-    auto ms = settings.perStep ? timeRuns(drv, settings.warmup, settings.iters, [&](int i) {
-      return exe.enqueueStep(s, inputsOf(i), outs.pointers(), nullptr);
-    })
-                               : llvm::Expected<std::vector<float>>(std::vector<float>{0.f});
+    auto ms = settings.perStep
+                  ? timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
+                             [&](int i) {
+                               return exe.enqueueStep(s, inputsOf(i), outs.pointers(), nullptr);
+                             })
+                  : llvm::Expected<std::vector<float>>(std::vector<float>{0.f});
     if (!ms)
       return ms.takeError();
     StepTiming st;

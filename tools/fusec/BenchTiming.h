@@ -15,6 +15,14 @@ struct BenchSettings {
   uint64_t seed = 0;
   std::string inputsFile;  ///< safetensors with the inputs (empty: random)
   bool perStep = true;     ///< also time each step alone
+  /// Warm-up lasts at least this long as well as `warmup` runs: an H100
+  /// under sustained tensor-core load crosses its power limit and the
+  /// software cap lowers its clock (1980 -> 1590-1700 MHz) within about a
+  /// second, so 50 runs right after a few warm-ups time the boost clock
+  /// (linear + bias + gelu + residual: 758 us, and 850 us from the 200th
+  /// run on; bench/NOTES.md). Timing every system after the same warm-up
+  /// compares them in the state a long workload runs in.
+  double warmupSeconds = 0.5;
 };
 
 struct BenchEnvironment {
