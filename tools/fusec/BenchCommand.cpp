@@ -132,13 +132,22 @@ int runBench(const BenchOptions &opts) {
   if (!env)
     return reportError(env.takeError());
   recordMeasurements((*fused)->impl().plan.device, *env, opts.json);
-  if (!opts.json)
-    llvm::errs() << "fusec: timing the fused plan...\n";
+  // Each timing warms up first (BenchSettings::warmupSeconds): say how long that takes.
+  auto announce = [&](const char *which, Program &p) {
+    if (opts.json)
+      return;
+    size_t steps = p.impl().plan.steps.size();
+    double warm = settings.warmupSeconds * (1 + (settings.perStep ? steps : 0));
+    llvm::errs() << "fusec: timing the " << which << " plan (" << steps << " step(s)"
+                 << (warm >= 2 ? ", about " + std::to_string(int(warm + 0.5)) + " s of warm-up"
+                               : std::string())
+                 << ")...\n";
+  };
+  announce("fused", **fused);
   auto tf = timePlan(**fused, *env, settings);
   if (!tf)
     return reportError(tf.takeError());
-  if (!opts.json)
-    llvm::errs() << "fusec: timing the unfused plan...\n";
+  announce("unfused", **unfused);
   auto tu = timePlan(**unfused, *env, settings);
   if (!tu)
     return reportError(tu.takeError());
