@@ -123,30 +123,28 @@ private:
 
 bool Grouping::createsCycle(const OpGroup &merged) const {
   // Leave the group along any edge, then see whether a path comes back in.
-  llvm::SmallPtrSet<Operation *, 32> members(merged.begin(), merged.end()), seen;
-  std::vector<Operation *> work;
-  auto pushUsers = [&](Operation *op) {
+  // A path of views alone does not close a cycle (they are cloned into the
+  // group); one that has passed any other op does, whatever its last op is.
+  llvm::SmallPtrSet<Operation *, 32> members(merged.begin(), merged.end());
+  llvm::SmallPtrSet<Operation *, 32> seen[2];  // by whether a non-view was passed
+  std::vector<std::pair<Operation *, bool>> work;
+  for (Operation *op : merged)
     for (Value r : op->getResults())
       for (Operation *u : r.getUsers())
-        work.push_back(u);
-  };
-  for (Operation *op : merged)
-    pushUsers(op);
+        work.push_back({u, false});
   while (!work.empty()) {
-    Operation *u = work.back();
+    auto [u, passed] = work.back();
     work.pop_back();
-    if (members.count(u)) {
+    if (members.count(u))
       continue;
-    }
-    if (!seen.insert(u).second)
+    passed = passed || !isView(u);
+    if (!seen[passed].insert(u).second)
       continue;
-    // Outside now: reaching a member from here closes a cycle, unless the path
-    // so far is only views (those are cloned into the group).
     for (Value r : u->getResults())
       for (Operation *uu : r.getUsers()) {
-        if (members.count(uu) && !isView(u))
+        if (members.count(uu) && passed)
           return true;
-        work.push_back(uu);
+        work.push_back({uu, passed});
       }
   }
   return false;

@@ -244,14 +244,23 @@ bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch) {
   return arch == "sm_90a" && rows && *rows > 64 && b.size() >= 2 && b.back() >= 16;
 }
 
+/// Whether two matmuls read the same rows of A: one view (offset, strides)
+/// of one tensor, not only tensors of one source and shape (two slices).
+static bool sameRowsOfA(MatmulOp x, MatmulOp y) {
+  if (viewSource(x.getLhs()) != viewSource(y.getLhs()))
+    return false;
+  auto a = matmulOperandLayout(x.getLhs(), {}, 'r'), b = matmulOperandLayout(y.getLhs(), {}, 'r');
+  return a && b && a->rows == b->rows && a->cols == b->cols && a->ld == b->ld &&
+         a->offset == b->offset && a->rowMajor == b->rowMajor;
+}
+
 bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch) {
   if (!wgmmaApplies(first, arch) || !wgmmaApplies(second, arch))
     return false;
   auto a = llvm::cast<MatmulOp>(first), b = llvm::cast<MatmulOp>(second);
   ArrayRef<int64_t> ra = shapeOf(a.getResult()), rb = shapeOf(b.getResult());
   return ra.size() == 2 && ra == rb && dtypeOf(a.getResult()) == dtypeOf(b.getResult()) &&
-         shapeOf(a.getRhs()) == shapeOf(b.getRhs()) && ra[1] % 8 == 0 &&
-         viewSource(a.getLhs()) == viewSource(b.getLhs());
+         shapeOf(a.getRhs()) == shapeOf(b.getRhs()) && ra[1] % 8 == 0 && sameRowsOfA(a, b);
 }
 
 bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch) {
@@ -266,8 +275,7 @@ bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string
         r[0] != r0[0] || shapeOf(mm.getLhs()) != a0 || r[1] % 8 != 0 ||
         !isHalfFloat(dtypeOf(mm.getResult())) ||
         dtypeOf(mm.getResult()) != dtypeOf(first.getResult()) ||
-        dtypeOf(mm.getLhs()) != dtypeOf(first.getLhs()) ||
-        viewSource(mm.getLhs()) != viewSource(first.getLhs()))
+        dtypeOf(mm.getLhs()) != dtypeOf(first.getLhs()) || !sameRowsOfA(mm, first))
       return false;
   }
   return true;

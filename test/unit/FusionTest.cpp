@@ -602,15 +602,22 @@ TEST(Fusion, SiblingProductsRunSideBySide) {
       EXPECT_EQ(k.tensorMaps[4 + p].cols, widths[p]) << label << " output " << p;
       EXPECT_EQ(k.tensorMaps[4 + p].rowStrideBytes, widths[p] * 2u) << label << " output " << p;
     }
-    // Four distinct inputs (the group numbers them in its own order), and
-    // the three outputs after them, each once.
-    std::set<int> inputs, outputs;
+    // Four distinct inputs (the group numbers them in its own order); part
+    // p's output map is the group's result p (y0, y1, y2 in yield order),
+    // which follows the 4 inputs.
+    std::set<int> inputs;
     for (int t = 0; t < 4; ++t)
       inputs.insert(k.tensorMaps[t].arg);
-    for (int t = 4; t < 7; ++t)
-      outputs.insert(k.tensorMaps[t].arg);
     EXPECT_EQ(inputs, (std::set<int>{0, 1, 2, 3})) << label;
-    EXPECT_EQ(outputs, (std::set<int>{4, 5, 6})) << label;
+    ASSERT_EQ(k.args.size(), 7u) << label;
+    for (int p = 0; p < 3; ++p) {
+      int arg = k.tensorMaps[4 + p].arg;
+      ASSERT_GE(arg, 4) << label << " output " << p;
+      ASSERT_LT(arg, 7) << label << " output " << p;
+      // The buffer that map writes has the part's width.
+      EXPECT_EQ(plan->buffers[k.args[arg]].tensor.shape.back(), int64_t(widths[p]))
+          << label << " output " << p;
+    }
     expectKernelsCompile(label, *plan);
   }
   mlir::MLIRContext ctx;

@@ -26,15 +26,16 @@ llvm::Expected<std::vector<float>> timeRuns(CudaDriver &drv, int warmup, double 
   // `warmup` runs, then more in batches until warmupSeconds have passed
   // with the GPU busy (BenchSettings::warmupSeconds says why).
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0;; ++i) {
-    if (i >= warmup && i % 8 == 0) {
+  int runs = 0;  // the timed runs go on from here: input sets keep rotating in turn
+  for (;; ++runs) {
+    if (runs >= warmup && runs % 8 == 0) {
       if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "warm-up runs"))
         return std::move(err);
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
           warmupSeconds)
         break;
     }
-    if (llvm::Error err = body(i))
+    if (llvm::Error err = body(runs))
       return std::move(err);
   }
   std::vector<CUevent> events(2 * iters);
@@ -44,7 +45,7 @@ llvm::Expected<std::vector<float>> timeRuns(CudaDriver &drv, int warmup, double 
   llvm::Error failure = llvm::Error::success();
   for (int i = 0; i < iters && !failure; ++i) {
     drv.cuEventRecord(events[2 * i], nullptr);
-    failure = body(warmup + i);
+    failure = body(runs + i);
     drv.cuEventRecord(events[2 * i + 1], nullptr);
   }
   std::vector<float> ms;
