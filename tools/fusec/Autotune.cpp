@@ -41,6 +41,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
   std::optional<BenchEnvironment> env;
   BenchSettings s = settings;
   s.perStep = true;
+  s.tunedStepsOnly = true;
   std::vector<int> candidates;  // those with a configuration not timed before
   for (int round = 0; round < kRounds; ++round)
   for (int i = 0; i < kMaxCandidates; ++i) {

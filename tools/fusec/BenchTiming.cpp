@@ -154,6 +154,30 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   auto inputsOf = [&](int i) -> const std::vector<CUdeviceptr> & {
     return sets[i % t.inputSets]->pointers();
   };
+  auto tuned = [](const PlanStep &s) {
+    return s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul" &&
+           !s.kernel.gemmKey.empty();
+  };
+  if (settings.tunedStepsOnly) {
+    if (llvm::Error err = exe.enqueue(inputsOf(0), outs.pointers(), nullptr))
+      return std::move(err);
+    for (const PlanStep &step : plan.steps) {
+      StepTiming st;
+      st.name = step.name;
+      if (tuned(step)) {
+        size_t s = &step - plan.steps.data();
+        auto ms = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
+                           [&](int i) {
+                             return exe.enqueueStep(s, inputsOf(i), outs.pointers(), nullptr);
+                           });
+        if (!ms)
+          return ms.takeError();
+        st.medianUs = median(*ms) * 1e3;
+      }
+      t.steps.push_back(st);
+    }
+    return t;
+  }
   // The whole graph, and the host time it takes to enqueue it.
   auto whole = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
                         [&](int i) { return exe.enqueue(inputsOf(i), outs.pointers(), nullptr); });

@@ -23,6 +23,11 @@ struct BenchSettings {
   /// run on; bench/NOTES.md). Timing every system after the same warm-up
   /// compares them in the state a long workload runs in.
   double warmupSeconds = 0.5;
+  /// Autotuning: time only the steps of fusec's tunable GEMMs (a tuning key),
+  /// after one untimed run of the whole plan that fills the intermediates
+  /// with real values (what a GEMM multiplies changes its power, so its time
+  /// under the cap). Every other time is reported as 0.
+  bool tunedStepsOnly = false;
 };
 
 struct BenchEnvironment {
