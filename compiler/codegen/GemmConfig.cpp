@@ -183,7 +183,8 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     };
     if (ceilDiv(s.m, 128) * ceilDiv(s.n, 256) >= p.smCount)
       // Clusters of two sharing B tiles last: they halve the B tiles' L2
-      // reads but took twice as long on an H100 (bench/NOTES.md).
+      // reads, but were no faster than single blocks on an H100 (683-685 us
+      // against 677-678 at 8192 x 8192 x 4096; bench/NOTES.md).
       // Three stages leave room for a residual's whole tile beside the
       // output's (TMA-loaded while the products run).
       out.insert(out.begin(), {wg(128, 256, 4), wg(128, 256, 3), wg(128, 128, 6, true),
