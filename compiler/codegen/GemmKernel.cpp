@@ -697,6 +697,14 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return spec;
   }
   if (g.cfg.wgmma) {
+    if (!g.parts.empty() && !g.tmaStoreApplies(profile.smemPerBlock))
+      // Products side by side store through the boxes: a tuned configuration
+      // whose stages leave no room for them gives way to one that does.
+      for (const GemmConfig &c : candidates) {
+        g.cfg = c;
+        if (size() && g.tmaStoreApplies(profile.smemPerBlock))
+          break;
+      }
     int64_t tilesM = (g.shape.m + g.cfg.bm - 1) / g.cfg.bm;
     // A cluster pairs tiles of neighbouring rows in one column (tileOrder's
     // groups are even when the tile rows are).

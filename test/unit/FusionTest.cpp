@@ -624,6 +624,23 @@ TEST(Fusion, SiblingProductsRunSideBySide) {
   auto ampere = planFor(ctx, graph, "siblings.json", true, "sm_80", "auto", -1);
   ASSERT_TRUE(bool(ampere)) << llvm::toString(ampere.takeError());
   EXPECT_EQ(ampere->steps.size(), 3u);
+  // A tuned configuration whose stages leave no room for the output boxes
+  // (128 x 128, 7 stages: 224 KB) gives way to one that has it; it was a
+  // compile error.
+  {
+    mlir::MLIRContext ctxT;
+    auto module = importGraphText(graph, "siblings.json", ctxT);
+    ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+    CompileOptions o;
+    o.arch = "sm_90a";
+    o.gemmTuning["sm_90a bf16 m1000 n1112 k200 b1 aK bK parts 776 200 136"] = "wg 128x128x64 s7";
+    ASSERT_FALSE(bool(fuseModule(**module, o)));
+    auto tuned = buildPlan(**module, o);
+    ASSERT_TRUE(bool(tuned)) << llvm::toString(tuned.takeError());
+    ASSERT_EQ(tuned->steps.size(), 1u);
+    EXPECT_NE(tuned->steps[0].kernel.gemmConfig, "wg 128x128x64 s7");
+    EXPECT_NE(tuned->steps[0].kernel.schedule.find("side by side"), std::string::npos);
+  }
   // Decode-sized rows keep the dot-product kernel.
   mlir::MLIRContext ctx2;
   auto decode = planFor(ctx2, fusec::test::siblingProductsGraph(4, {776, 200, 136}, 200, "bf16"),
