@@ -503,16 +503,38 @@ bool Grouping::markSiblings(const OpGroup &g) {
   // wgmma GEMM.
   bool dual = isDual(g), sideBySide = isSideBySide(g);
   char buf[200];
-  if (sideBySide)
+  if (sideBySide) {
+    // The alternative: each product in a launch of its own, on the faster of
+    // cuBLASLt and fusec's kernel (what chooseMatmulPaths would pick).
+    double apart = 0;
+    for (Operation *mm : mms) {
+      Cost c = groupCost({mm});
+      apart += std::min(predictSeconds(c, profile, libraryGemmPath(mm)),
+                        predictSeconds(c, profile, GemmPath::FusecWgmma));
+    }
     std::snprintf(buf, sizeof buf,
-                  "fusec GEMM (wgmma) of %zu sibling products side by side, one launch: %.1f us",
-                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6);
-  else if (dual)
+                  "fusec GEMM (wgmma) of %zu sibling products side by side, one launch: %.1f us; "
+                  "each in its own launch: %.1f us",
+                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6,
+                  apart * 1e6);
+  } else if (dual) {
+    // The alternative: one product alone on cuBLASLt, the other with the
+    // epilogue on fusec's kernel reading it (as on a target without the
+    // dual kernel), whichever way round is faster.
+    double apart = std::numeric_limits<double>::infinity();
+    for (Operation *alone : mms) {
+      OpGroup rest;
+      for (Operation *op : g)
+        if (op != alone)
+          rest.push_back(op);
+      apart = std::min(apart, predictSeconds(groupCost({alone}), profile, libraryGemmPath(alone)) +
+                                  predictSeconds(groupCost(rest), profile, GemmPath::FusecWgmma));
+    }
     std::snprintf(buf, sizeof buf,
                   "fusec GEMM (wgmma) of 2 sibling products, A read once, neither product "
-                  "written: %.1f us",
-                  predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6);
-  else
+                  "written: %.1f us; one product apart: %.1f us",
+                  predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6, apart * 1e6);
+  } else
     std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
                   mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
   Builder b(mms.front()->getContext());
