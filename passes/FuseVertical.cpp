@@ -90,7 +90,8 @@ public:
   /// one wgmma kernel over their tiles on Hopper.
   void mergeSideBySide();
   /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
-  void joinSiblings(size_t g, size_t h, OpGroup merged);
+  void joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart = -1);
+  llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
   std::vector<OpGroup> result() const;
   struct Decision {
     std::string producer, consumer, reason;
@@ -99,7 +100,9 @@ public:
 
 private:
   bool tryMerge(size_t producer, size_t consumer, Operation *at);
-  bool markSiblings(const OpGroup &g);
+  /// `gemvApart`: the predicted time of a GEMV sibling group's parts as
+  /// kernels of their own (mergeSiblings), shown beside the group's; < 0: none.
+  bool markSiblings(const OpGroup &g, double gemvApart = -1);
   bool tryRecompute(Operation *producer, OpOperand &use, size_t consumer);
   bool createsCycle(const OpGroup &merged) const;
   /// What a split-off epilogue costs: its own kernel, or, where one group that
@@ -491,7 +494,7 @@ void Grouping::chooseMatmulPaths() {
   matmulsClosed = true;
 }
 
-bool Grouping::markSiblings(const OpGroup &g) {
+bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   SmallVector<Operation *> mms;
   for (Operation *op : g)
     if (isa<MatmulOp>(op))
@@ -534,9 +537,13 @@ bool Grouping::markSiblings(const OpGroup &g) {
                   "fusec GEMM (wgmma) of 2 sibling products, A read once, neither product "
                   "written: %.1f us; one product apart: %.1f us",
                   predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6, apart * 1e6);
-  } else
-    std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
-                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
+  } else {
+    int n = std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
+                          mms.size(),
+                          predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
+    if (gemvApart >= 0 && n > 0 && n < (int)sizeof buf)
+      std::snprintf(buf + n, sizeof buf - n, "; as separate kernels: %.1f us", gemvApart * 1e6);
+  }
   Builder b(mms.front()->getContext());
   for (Operation *mm : mms) {
     mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
@@ -583,18 +590,25 @@ void Grouping::mergeSiblings() {
           rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
         continue;
       }
-      joinSiblings(g, h, std::move(merged));
+      // The parts' own kernels, summed over every merge into g.
+      auto apartOf = [&](size_t x) {
+        auto it = gemvApart.find(x);
+        return it != gemvApart.end() ? it->second : own(groups[x]);
+      };
+      double apart = apartOf(g) + apartOf(h);
+      gemvApart[g] = apart;
+      joinSiblings(g, h, std::move(merged), apart);
     }
   }
   mergeSideBySide();
 }
 
-void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged) {
+void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart) {
   for (Operation *op : groups[h])
     groupOf[op] = g;
   groups[g] = std::move(merged);
   groups[h].clear();
-  markSiblings(groups[g]);
+  markSiblings(groups[g], gemvApart);
 }
 
 void Grouping::mergeSideBySide() {
