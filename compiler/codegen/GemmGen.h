@@ -46,14 +46,13 @@ struct GemmGen {
   /// SwiGLU's up beside its gate), null for one; its weight is b2.
   MatmulOp mm2;
   /// Sibling products of one A side by side along N (Q/K/V), empty for one
-  /// product: a tile belongs to one part (parts[0].mm is mm), whose weight it
+  /// product: a tile belongs to one part (parts[0] is mm), whose weight it
   /// loads and whose output it stores, each through its own tensor map.
   struct Part {
-    MatmulOp mm;
-    unsigned bArg = 0;      ///< the block argument of its weight
-    unsigned out = 0;       ///< which of the group's results it is
-    int64_t n = 0;          ///< the part's N
-    int64_t firstTile = 0;  ///< its first tile column, counted over all parts
+    Operand b;          ///< its weight (K-contiguous)
+    unsigned bArg = 0;  ///< the block argument of its weight
+    unsigned out = 0;   ///< which of the group's results it is
+    int64_t n = 0;      ///< the part's N
   };
   std::vector<Part> parts;
   GemmConfig cfg;

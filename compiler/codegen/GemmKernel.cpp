@@ -477,12 +477,15 @@ std::string GemmGen::tileOrder(const std::string &pid, const std::string &in) co
          ";\n";
     return s;
   }
-  // The tile column's part, and the column within it.
+  // The tile column's part, and the column within it: each part's tile
+  // columns follow the ones before.
   std::string part = "0", first = "0", width = str(parts[0].n);
+  int64_t firstTile = 0;
   for (size_t p = 1; p < parts.size(); ++p) {
-    std::string at = "fz_tn >= " + str(parts[p].firstTile);
+    firstTile += (parts[p - 1].n + cfg.bn - 1) / cfg.bn;
+    std::string at = "fz_tn >= " + str(firstTile);
     part = at + " ? " + str(p) + " : " + part;
-    first = at + " ? " + str(parts[p].firstTile) + " : " + first;
+    first = at + " ? " + str(firstTile) + " : " + first;
     width = at + " ? " + str(parts[p].n) + " : " + width;
   }
   s += in + "const int fz_part = " + part + ";  // which product this tile belongs to\n";
@@ -573,30 +576,38 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return fail("more than 65535 matrices in the batch");
   g.a = {ElementEmitter::argName(*ia), *la, la->rowMajor};
   g.b = {ElementEmitter::argName(*ib), *lb, !lb->rowMajor};
+  // A sibling product's weight (a dual product's second, or a part's): a
+  // K-contiguous input of the group, with its own tensor map.
+  auto weightOf = [&](MatmulOp m) -> std::optional<GemmGen::Part> {
+    auto l = matmulOperandLayout(m.getRhs(), g.batchShape, 'c');
+    auto arg = argOf(m.getRhs());
+    if (!l || !arg || l->rowMajor)
+      return std::nullopt;
+    GemmGen::Part w;
+    w.b = {ElementEmitter::argName(*arg), *l, true};
+    w.bArg = *arg;
+    w.n = l->cols;
+    return w;
+  };
   std::optional<unsigned> ib2;
   if (g.mm2) {
-    auto lb2 = matmulOperandLayout(g.mm2.getRhs(), g.batchShape, 'c');
-    ib2 = argOf(g.mm2.getRhs());
-    if (!lb2 || !ib2 || lb2->rowMajor)
+    auto w = weightOf(g.mm2);
+    if (!w)
       return fail("the second product's weight is not a K-contiguous input of the group");
-    g.b2 = {ElementEmitter::argName(*ib2), *lb2, true};
+    g.b2 = w->b;
+    ib2 = w->bArg;
   }
   if (sideBySide) {
     // Q/K/V: the products' tiles side by side along N, one weight and one
     // output tensor map each.
     g.shape.n = 0;
     for (size_t p = 0; p < mms.size(); ++p) {
-      auto lp = matmulOperandLayout(mms[p].getRhs(), g.batchShape, 'c');
-      auto ip = argOf(mms[p].getRhs());
-      if (!lp || !ip || lp->rowMajor)
+      auto part = weightOf(mms[p]);
+      if (!part)
         return fail("a sibling product's weight is not a K-contiguous input of the group");
-      GemmGen::Part part;
-      part.mm = mms[p];
-      part.bArg = *ip;
-      part.out = (*sideBySide)[p];
-      part.n = lp->cols;
-      g.shape.n += part.n;
-      g.parts.push_back(part);
+      part->out = (*sideBySide)[p];
+      g.shape.n += part->n;
+      g.parts.push_back(*part);
     }
   }
   std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
@@ -630,18 +641,18 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (auto it = choice.tuned->find(key); it != choice.tuned->end())
       GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
   }
+  // Sibling products need cooperative wgmma tiles of one block each: a
+  // tile's part picks its maps, a dual tile holds both products.
+  auto cooperative = [](const GemmConfig &c) {
+    return c.wgmma && !c.pingpong && c.cluster == 1 && c.bn % 64 == 0;
+  };
   if (!g.parts.empty()) {
-    // Cooperative tiles of one block each: a tile's part picks its maps.
-    llvm::erase_if(candidates, [](const GemmConfig &c) {
-      return !c.wgmma || c.pingpong || c.cluster > 1 || c.bn % 64 != 0;
-    });
+    llvm::erase_if(candidates, [&](const GemmConfig &c) { return !cooperative(c); });
     if (candidates.empty())
       return fail("no wgmma tile configuration for products side by side");
-    if (!g.cfg.wgmma || g.cfg.pingpong || g.cfg.cluster > 1 || g.cfg.bn % 64 != 0)
-      g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
   }
-  if (g.mm2 && (!g.cfg.wgmma || g.cfg.pingpong || g.cfg.cluster > 1 || g.cfg.bn != 128))
-    g.cfg = candidates.front();  // a tuned entry the dual product cannot take
+  if ((!g.parts.empty() || g.mm2) && (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
+    g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
   // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
   // one matrix; otherwise the first tensor-core candidate.
   bool gemvOk = gemvApplies(g.mm);
@@ -710,11 +721,6 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     // groups are even when the tile rows are).
     if (tilesM % g.cfg.cluster != 0)
       g.cfg.cluster = 1;
-    int64_t firstTile = 0;
-    for (GemmGen::Part &p : g.parts) {
-      p.firstTile = firstTile;
-      firstTile += (p.n + g.cfg.bn - 1) / g.cfg.bn;
-    }
     g.tmaStore = g.tmaStoreApplies(profile.smemPerBlock);
     if (!g.parts.empty() && !g.tmaStore)
       return fail("configuration " + g.cfg.str() + " leaves no room for the output boxes of "
@@ -744,12 +750,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm),
                        map(g.b, *ib, g.parts.empty() ? g.shape.n : g.parts[0].n,
                            g.cfg.bn / g.cfg.cluster)};
-    for (size_t p = 1; p < g.parts.size(); ++p) {
-      GemmGen::Part &part = g.parts[p];
-      Operand b{ElementEmitter::argName(part.bArg),
-                *matmulOperandLayout(part.mm.getRhs(), g.batchShape, 'c'), true};
-      spec.tensorMaps.push_back(map(b, part.bArg, part.n, g.cfg.bn));
-    }
+    for (size_t p = 1; p < g.parts.size(); ++p)
+      spec.tensorMaps.push_back(map(g.parts[p].b, g.parts[p].bArg, g.parts[p].n, g.cfg.bn));
     if (g.mm2)
       spec.tensorMaps.push_back(map(g.b2, *ib2, g.shape.n, g.cfg.bn));
     // The output (then a residual), [M, N] row-major, in boxes of 64 x 64.
