@@ -57,8 +57,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     bool fresh = false;
     // Kernels without a tuning key (sibling GEMVs) have one configuration.
     for (const PlanStep &st : plan.steps)
-      if (st.kind == PlanStep::Kind::Kernel && st.kernel.family == "matmul" &&
-          !st.kernel.gemmKey.empty()) {
+      if (tunableGemmStep(st)) {
         auto &tried = timed[st.kernel.gemmKey];
         fresh |= llvm::none_of(tried, [&](auto &t) { return t.first == st.kernel.gemmConfig; });
       }
@@ -84,8 +83,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
       return t.takeError();
     for (size_t k = 0; k < plan.steps.size() && k < t->steps.size(); ++k) {
       const PlanStep &st = plan.steps[k];
-      if (st.kind != PlanStep::Kind::Kernel || st.kernel.family != "matmul" ||
-          st.kernel.gemmKey.empty())
+      if (!tunableGemmStep(st))
         continue;
       auto &tried = timed[st.kernel.gemmKey];
       auto it = llvm::find_if(tried, [&](auto &p) { return p.first == st.kernel.gemmConfig; });

@@ -109,6 +109,11 @@ llvm::Expected<BenchEnvironment> measureEnvironment(Program &program) {
   return env;
 }
 
+bool tunableGemmStep(const PlanStep &s) {
+  return s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul" &&
+         !s.kernel.gemmKey.empty();
+}
+
 llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
                                     const BenchSettings &settings) {
   Program::Impl &impl = program.impl();
@@ -154,17 +159,13 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   auto inputsOf = [&](int i) -> const std::vector<CUdeviceptr> & {
     return sets[i % t.inputSets]->pointers();
   };
-  auto tuned = [](const PlanStep &s) {
-    return s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul" &&
-           !s.kernel.gemmKey.empty();
-  };
   if (settings.tunedStepsOnly) {
     if (llvm::Error err = exe.enqueue(inputsOf(0), outs.pointers(), nullptr))
       return std::move(err);
     for (const PlanStep &step : plan.steps) {
       StepTiming st;
       st.name = step.name;
-      if (tuned(step)) {
+      if (tunableGemmStep(step)) {
         size_t s = &step - plan.steps.data();
         auto ms = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
                            [&](int i) {

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace fusec {
+struct PlanStep;
+}
+
 namespace fusec::cli {
 
 struct BenchSettings {
@@ -29,6 +33,10 @@ struct BenchSettings {
   /// under the cap). Every other time is reported as 0.
   bool tunedStepsOnly = false;
 };
+
+/// A step `--autotune` tunes: a fusec GEMM kernel with a tuning key (sibling
+/// GEMVs have one configuration and none).
+bool tunableGemmStep(const PlanStep &s);
 
 struct BenchEnvironment {
   std::string deviceName;
