@@ -255,12 +255,12 @@ static bool sameRowsOfA(MatmulOp x, MatmulOp y) {
 }
 
 bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch) {
-  if (!wgmmaApplies(first, arch) || !wgmmaApplies(second, arch))
-    return false;
-  auto a = llvm::cast<MatmulOp>(first), b = llvm::cast<MatmulOp>(second);
-  ArrayRef<int64_t> ra = shapeOf(a.getResult()), rb = shapeOf(b.getResult());
-  return ra.size() == 2 && ra == rb && dtypeOf(a.getResult()) == dtypeOf(b.getResult()) &&
-         shapeOf(a.getRhs()) == shapeOf(b.getRhs()) && ra[1] % 8 == 0 && sameRowsOfA(a, b);
+  // Two products side by side whose weights have one shape: one output tile
+  // of each per A tile.
+  mlir::Operation *pair[] = {first, second};
+  return concatWgmmaApplies(pair, arch) &&
+         shapeOf(llvm::cast<MatmulOp>(first).getRhs()) ==
+             shapeOf(llvm::cast<MatmulOp>(second).getRhs());
 }
 
 bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch) {

@@ -76,8 +76,8 @@ bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch);
 /// Whether two sibling matmuls (one A, two weights of the same shape) can
 /// share sm_90a's wgmma GEMM as one dual product: each tile multiplies its A
 /// tile by both B tiles (SwiGLU's gate and up), and the epilogue joins the
-/// two results. Both must take the wgmma kernel alone (wgmmaApplies) and
-/// give results of one 2-D shape and dtype, with rows of 16 bytes.
+/// two results: two products concatWgmmaApplies takes, whose weights have
+/// one shape.
 bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch);
 
 /// Sibling matmuls of one A on sm_90a's wgmma GEMM as one kernel over their
