@@ -89,6 +89,11 @@ public:
   /// Sibling products written as they are (Q/K/V, more than 8 rows) share
   /// one wgmma kernel over their tiles on Hopper.
   void mergeSideBySide();
+  /// Each pair of groups g < h that `pick` takes (returning a matmul of each)
+  /// whose picked matmuls read the same A, in order; `tryJoin` merges h into
+  /// g or records why not (the GEMV and side-by-side merges).
+  void forSiblingPairs(llvm::function_ref<Operation *(size_t)> pick,
+                       llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin);
   /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
   void joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart = -1);
   llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
@@ -569,38 +574,43 @@ void Grouping::mergeSiblings() {
       }
     return mm;
   };
+  auto own = [&](const OpGroup &x) {
+    return predictSeconds(groupCost(x), profile, GemmPath::FusecGemv);
+  };
+  forSiblingPairs(gemvMatmul, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
+    OpGroup merged = united(groups[g], groups[h]);
+    GroupSchedule schedule;
+    std::string why;
+    if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
+        own(merged) >= own(groups[g]) + own(groups[h])) {
+      if (!why.empty())
+        rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
+      return;
+    }
+    // The parts' own kernels, summed over every merge into g.
+    auto apartOf = [&](size_t x) {
+      auto it = gemvApart.find(x);
+      return it != gemvApart.end() ? it->second : own(groups[x]);
+    };
+    double apart = apartOf(g) + apartOf(h);
+    gemvApart[g] = apart;
+    joinSiblings(g, h, std::move(merged), apart);
+  });
+  mergeSideBySide();
+}
+
+void Grouping::forSiblingPairs(
+    llvm::function_ref<Operation *(size_t)> pick,
+    llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin) {
   for (size_t g = 0; g < groups.size(); ++g) {
-    Operation *mg = gemvMatmul(g);
+    Operation *mg = pick(g);
     if (!mg)
       continue;
     Value a = viewSource(cast<MatmulOp>(mg).getLhs());
-    for (size_t h = g + 1; h < groups.size(); ++h) {
-      Operation *mh = gemvMatmul(h);
-      if (!mh || viewSource(cast<MatmulOp>(mh).getLhs()) != a)
-        continue;
-      OpGroup merged = united(groups[g], groups[h]);
-      GroupSchedule schedule;
-      std::string why;
-      auto own = [&](const OpGroup &x) {
-        return predictSeconds(groupCost(x), profile, GemmPath::FusecGemv);
-      };
-      if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
-          own(merged) >= own(groups[g]) + own(groups[h])) {
-        if (!why.empty())
-          rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
-        continue;
-      }
-      // The parts' own kernels, summed over every merge into g.
-      auto apartOf = [&](size_t x) {
-        auto it = gemvApart.find(x);
-        return it != gemvApart.end() ? it->second : own(groups[x]);
-      };
-      double apart = apartOf(g) + apartOf(h);
-      gemvApart[g] = apart;
-      joinSiblings(g, h, std::move(merged), apart);
-    }
+    for (size_t h = g + 1; h < groups.size(); ++h)
+      if (Operation *mh = pick(h); mh && viewSource(cast<MatmulOp>(mh).getLhs()) == a)
+        tryJoin(g, h, mg, mh);
   }
-  mergeSideBySide();
 }
 
 void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart) {
@@ -617,53 +627,41 @@ void Grouping::mergeSideBySide() {
   // Groups of products alone (written as they are), by the A they read:
   // Q/K/V become one wgmma kernel over their tiles when the model predicts
   // the one launch faster than each on its chosen path.
-  auto productsOnly = [&](size_t g) {
-    return !groups[g].empty() &&
-           llvm::all_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }) &&
-           llvm::all_of(matmulsOf(groups[g]),
-                        [&](Operation *op) { return wgmmaApplies(op, "sm_90a"); });
+  auto productsOnly = [&](size_t g) -> Operation * {
+    bool only =
+        !groups[g].empty() &&
+        llvm::all_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }) &&
+        llvm::all_of(matmulsOf(groups[g]),
+                     [&](Operation *op) { return wgmmaApplies(op, "sm_90a"); });
+    return only ? matmulsOf(groups[g]).front() : nullptr;
   };
   auto priced = [&](const OpGroup &x) {
     SmallVector<Operation *> mms = matmulsOf(x);
     return predictSeconds(groupCost(x), profile,
                           mms.size() > 1 ? GemmPath::FusecWgmma : chosenGemmPath(mms.front()));
   };
-  for (size_t g = 0; g < groups.size(); ++g) {
-    if (!productsOnly(g))
-      continue;
-    Operation *mg = matmulsOf(groups[g]).front();
-    for (size_t h = g + 1; h < groups.size(); ++h) {
-      if (!productsOnly(h))
-        continue;
-      Operation *mh = matmulsOf(groups[h]).front();
-      if (viewSource(cast<MatmulOp>(mh).getLhs()) != viewSource(cast<MatmulOp>(mg).getLhs()))
-        continue;
-      OpGroup merged = united(groups[g], groups[h]);
-      GroupSchedule schedule;
-      std::string why;
-      if (!concatWgmmaApplies(matmulsOf(merged), arch)) {
-        rejections.push_back({nodeLabel(mg), nodeLabel(mh),
-                              "sibling products share one kernel side by side only on Hopper's "
-                              "wgmma GEMM (target " + arch + "), as up to 3 2-D products of one "
-                              "K and dtype with 16-byte result rows"});
-        continue;
-      }
-      if (!classifyGroup(merged, schedule, why) || createsCycle(merged)) {
-        rejections.push_back({nodeLabel(mg), nodeLabel(mh),
-                              why.empty() ? "would create a cycle through another kernel" : why});
-        continue;
-      }
-      double apart = priced(groups[g]) + priced(groups[h]), together = priced(merged);
-      if (together >= apart) {
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "not faster side by side: %.1f us fused vs %.1f us apart",
-                      together * 1e6, apart * 1e6);
-        rejections.push_back({nodeLabel(mg), nodeLabel(mh), buf});
-        continue;
-      }
-      joinSiblings(g, h, std::move(merged));
+  forSiblingPairs(productsOnly, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
+    OpGroup merged = united(groups[g], groups[h]);
+    GroupSchedule schedule;
+    std::string why;
+    auto reject = [&](std::string reason) {
+      rejections.push_back({nodeLabel(mg), nodeLabel(mh), std::move(reason)});
+    };
+    if (!concatWgmmaApplies(matmulsOf(merged), arch))
+      return reject("sibling products share one kernel side by side only on Hopper's wgmma "
+                    "GEMM (target " + arch + "), as up to 3 2-D products of one K and dtype "
+                    "with 16-byte result rows");
+    if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
+      return reject(why.empty() ? "would create a cycle through another kernel" : why);
+    double apart = priced(groups[g]) + priced(groups[h]), together = priced(merged);
+    if (together >= apart) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "not faster side by side: %.1f us fused vs %.1f us apart",
+                    together * 1e6, apart * 1e6);
+      return reject(buf);
     }
-  }
+    joinSiblings(g, h, std::move(merged));
+  });
 }
 
 std::vector<OpGroup> Grouping::result() const {
