@@ -145,10 +145,16 @@ std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue) {
   return g.dump(2);
 }
 
+/// A graph input's JSON: {"name": ..., "dtype": ..., "shape": [shape]}.
+static std::string tensorJson(const std::string &name, const std::string &dtype,
+                              const std::string &shape) {
+  return "{\"name\": \"" + name + "\", \"dtype\": \"" + dtype + "\", \"shape\": [" + shape +
+         "]}";
+}
+
 std::string linearGeluGraph(int m, int n, int k, const std::string &dtype, bool residual) {
   auto tensor = [&](const char *name, const std::string &shape) {
-    return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
-           "\", \"shape\": [" + shape + "]}";
+    return tensorJson(name, dtype, shape);
   };
   std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
   return "{\"fusec\": 1, \"name\": \"gemm_tiles\", \"inputs\": [" + tensor("x", M + ", " + K) +
@@ -163,8 +169,7 @@ std::string linearGeluGraph(int m, int n, int k, const std::string &dtype, bool 
 
 std::string swigluGraph(int m, int n, int k, const std::string &dtype, bool residual) {
   auto tensor = [&](const char *name, const std::string &shape) {
-    return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
-           "\", \"shape\": [" + shape + "]}";
+    return tensorJson(name, dtype, shape);
   };
   std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
   return "{\"fusec\": 1, \"name\": \"swiglu\", \"inputs\": [" + tensor("x", M + ", " + K) +
@@ -182,8 +187,7 @@ std::string swigluGraph(int m, int n, int k, const std::string &dtype, bool resi
 std::string siblingProductsGraph(int m, const std::vector<int> &ns, int k,
                                  const std::string &dtype) {
   auto tensor = [&](const std::string &name, int rows, int cols) {
-    return "{\"name\": \"" + name + "\", \"dtype\": \"" + dtype + "\", \"shape\": [" +
-           std::to_string(rows) + ", " + std::to_string(cols) + "]}";
+    return tensorJson(name, dtype, std::to_string(rows) + ", " + std::to_string(cols));
   };
   std::string inputs = tensor("x", m, k), nodes, outputs;
   for (size_t p = 0; p < ns.size(); ++p) {

@@ -1,0 +1,343 @@
+//===- GemmLaunch.cpp - the matmul family's entry: kernel, tiles, launch ---===//
+//
+// generateGemm picks how a matmul group runs (the dot-product kernel, the
+// portable mma.sync GEMM, or on Hopper the TMA + wgmma kernel, alone, as a
+// dual product or with sibling products side by side), its tile
+// configuration (heuristic, candidate or tuned), and assembles the launch:
+// grid, shared memory and the TMA tensor maps. The kernels' sources are in
+// GemmKernel.cpp and WgmmaGemm.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/GemmConfig.h"
+#include "compiler/codegen/GemmGen.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/cost/CostModel.h"
+#include "compiler/schedule/StridedView.h"
+
+#include <optional>
+#include <vector>
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// Sibling products that are the group's results as they are (Q/K/V): for
+/// each matmul, which result it is; none when any op of the group computes
+/// something else or the wgmma kernel cannot put them side by side.
+std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
+                                                        llvm::ArrayRef<MatmulOp> mms,
+                                                        const std::string &arch) {
+  std::vector<Operation *> ops(mms.begin(), mms.end());
+  if (!concatWgmmaApplies(ops, arch))
+    return std::nullopt;
+  for (Operation &op : fusion.getBodyBlock().without_terminator())
+    if (!isa<MatmulOp>(op) && !isView(&op))
+      return std::nullopt;
+  auto yields = fusion.getYield().getValues();
+  if (yields.size() != mms.size())
+    return std::nullopt;
+  std::vector<unsigned> out;
+  for (MatmulOp mm : mms) {
+    auto it = llvm::find(yields, mm.getResult());
+    if (it == yields.end())
+      return std::nullopt;
+    out.push_back(static_cast<unsigned>(it - yields.begin()));
+  }
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
+                                        const std::string &arch, const GemmChoice &choice) {
+  auto fail = [](const std::string &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
+  };
+  GemmGen g;
+  g.fusion = fusion;
+  std::vector<MatmulOp> mms;
+  for (Operation &op : fusion.getBodyBlock())
+    if (auto m = dyn_cast<MatmulOp>(op))
+      mms.push_back(m);
+  std::optional<std::vector<unsigned>> sideBySide;
+  if (mms.size() > 1 && !gemvApplies(mms[0]))
+    sideBySide = productsSideBySide(fusion, mms, arch);
+  if (mms.size() > 1 && !sideBySide) {
+    // Two products of one shape on Hopper: one kernel multiplies each A tile
+    // by both weights (classifySiblings); decode sizes: the dot-product kernel.
+    if (mms.size() != 2 || gemvApplies(mms[0]) || !dualWgmmaApplies(mms[0], mms[1], arch))
+      return generateSiblingGemv(fusion);
+    g.mm2 = mms[1];
+  }
+  if (!mms.empty())
+    g.mm = mms[0];
+  if (!g.mm)
+    return fail("no matmul in the group");
+  DType dt = dtypeOf(g.mm.getLhs());
+  if ((dt != DType::BF16 && dt != DType::F16) || dtypeOf(g.mm.getRhs()) != dt)
+    return fail("fusec's GEMM takes bf16 or f16 operands (this one is " +
+                std::string(dtypeName(dt).data(), dtypeName(dt).size()) + ")");
+  g.elem = storageType(dt);
+  g.batchShape = matmulBatchShape(g.mm);
+  auto la = matmulOperandLayout(g.mm.getLhs(), g.batchShape, 'r');
+  auto lb = matmulOperandLayout(g.mm.getRhs(), g.batchShape, 'c');
+  if (!la || !lb)
+    return fail("a matmul operand is not a strided view");
+  auto argOf = [](Value v) -> std::optional<unsigned> {
+    if (auto arg = dyn_cast<BlockArgument>(viewSource(v)))
+      return arg.getArgNumber();
+    return std::nullopt;
+  };
+  auto ia = argOf(g.mm.getLhs()), ib = argOf(g.mm.getRhs());
+  if (!ia || !ib)
+    return fail("a matmul operand is computed inside the group");
+  g.shape.m = la->rows;
+  g.shape.k = la->cols;
+  g.shape.n = lb->cols;
+  g.shape.batch = 1;
+  for (int64_t d : g.batchShape)
+    g.shape.batch *= d;
+  if (g.shape.batch > 65535)
+    return fail("more than 65535 matrices in the batch");
+  g.a = {ElementEmitter::argName(*ia), *la, la->rowMajor};
+  g.b = {ElementEmitter::argName(*ib), *lb, !lb->rowMajor};
+  // A sibling product's weight (a dual product's second, or a part's): a
+  // K-contiguous input of the group, with its own tensor map.
+  auto weightOf = [&](MatmulOp m) -> std::optional<GemmGen::Part> {
+    auto l = matmulOperandLayout(m.getRhs(), g.batchShape, 'c');
+    auto arg = argOf(m.getRhs());
+    if (!l || !arg || l->rowMajor)
+      return std::nullopt;
+    GemmGen::Part w;
+    w.b = {ElementEmitter::argName(*arg), *l, true};
+    w.bArg = *arg;
+    w.n = l->cols;
+    return w;
+  };
+  std::optional<unsigned> ib2;
+  if (g.mm2) {
+    auto w = weightOf(g.mm2);
+    if (!w)
+      return fail("the second product's weight is not a K-contiguous input of the group");
+    g.b2 = w->b;
+    ib2 = w->bArg;
+  }
+  if (sideBySide) {
+    // Q/K/V: the products' tiles side by side along N, one weight and one
+    // output tensor map each.
+    g.shape.n = 0;
+    for (size_t p = 0; p < mms.size(); ++p) {
+      auto part = weightOf(mms[p]);
+      if (!part)
+        return fail("a sibling product's weight is not a K-contiguous input of the group");
+      part->out = (*sideBySide)[p];
+      g.shape.n += part->n;
+      g.parts.push_back(*part);
+    }
+  }
+  std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
+                    str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
+                    (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN") +
+                    (g.mm2 ? " dual" : "");
+  if (!g.parts.empty()) {
+    key += " parts";
+    for (const GemmGen::Part &p : g.parts)
+      key += " " + str(p.n);
+  }
+  for (Operand *o : {&g.a, &g.b})
+    o->vector = alignedFor16ByteCopies(o->layout);
+  bool hopper = wgmmaApplies(g.mm, arch);
+  std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile, hopper);
+  if (g.mm2) {
+    // Two B tiles per stage and two accumulator sets: 128 x 128 output
+    // tiles take the stage bytes and registers of one 128 x 256 product.
+    candidates.clear();
+    for (const char *c : {"wg 128x128x64 s4", "wg 128x128x64 s3"}) {
+      GemmConfig cfg;
+      if (GemmConfig::parse(c, cfg))
+        candidates.push_back(cfg);
+    }
+  }
+  g.cfg = candidates.front();
+  if (choice.candidate >= 0) {
+    if (choice.candidate < (int)candidates.size())
+      g.cfg = candidates[choice.candidate];
+  } else if (choice.tuned) {
+    if (auto it = choice.tuned->find(key); it != choice.tuned->end())
+      GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
+  }
+  // Sibling products need cooperative wgmma tiles of one block each: a
+  // tile's part picks its maps, a dual tile holds both products.
+  auto cooperative = [](const GemmConfig &c) {
+    return c.wgmma && !c.pingpong && c.cluster == 1 && c.bn % 64 == 0;
+  };
+  if (!g.parts.empty()) {
+    llvm::erase_if(candidates, [&](const GemmConfig &c) { return !cooperative(c); });
+    if (candidates.empty())
+      return fail("no wgmma tile configuration for products side by side");
+  }
+  if ((!g.parts.empty() || g.mm2) && (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
+    g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
+  // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
+  // one matrix; otherwise the first tensor-core candidate.
+  bool gemvOk = gemvApplies(g.mm);
+  if ((g.cfg.gemv && !gemvOk) || (g.cfg.wgmma && !hopper))
+    for (const GemmConfig &c : candidates)
+      if (!c.gemv && !c.wgmma) {
+        g.cfg = c;
+        break;
+      }
+  int64_t &stageBytes = g.stageBytes;
+  auto size = [&] {
+    if (g.cfg.gemv) {
+      g.threads = g.cfg.threads();
+      return true;
+    }
+    if (g.cfg.wgmma) {
+      g.threads = g.cfg.threads();
+      stageBytes = (int64_t)(g.cfg.bm + g.cfg.bn * (g.mm2 ? 2 : 1)) * 128;
+      return stageBytes * g.cfg.stages + 1024 <= profile.smemPerBlock;
+    }
+    g.threads = g.cfg.threads();
+    g.a.tileRows = g.a.kContiguous ? g.cfg.bm : g.cfg.bk;
+    g.a.tileCols = (g.a.kContiguous ? g.cfg.bk : g.cfg.bm) + 8;
+    g.b.tileRows = g.b.kContiguous ? g.cfg.bn : g.cfg.bk;
+    g.b.tileCols = (g.b.kContiguous ? g.cfg.bk : g.cfg.bn) + 8;
+    stageBytes = (g.a.tileRows * g.a.tileCols + g.b.tileRows * g.b.tileCols) * 2;
+    return stageBytes * g.cfg.stages <= profile.smemPerBlock && g.threads <= 1024;
+  };
+  if (!size()) {
+    // A tuned or candidate configuration that does not fit: the heuristic's.
+    std::string rejected = g.cfg.str();
+    g.cfg = candidates.front();
+    if (!size())
+      return fail("configuration " + rejected + " needs more shared memory or threads than a "
+                  "block has");
+  }
+
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "matmul";
+  if (g.cfg.gemv) {
+    spec.source = g.gemvSource(spec.name);
+    int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps * g.gemvRowsPerWarpStep();
+    spec.grid = static_cast<unsigned>((g.shape.n + perBlock - 1) / perBlock);
+    spec.gridY = static_cast<unsigned>(g.shape.batch);
+    spec.block = static_cast<unsigned>(g.threads);
+    spec.gemmConfig = g.cfg.str();
+    spec.gemmKey = key;
+    spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
+                    ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols * g.gemvRowsPerWarpStep()) +
+                    " weight rows, 16-byte loads";
+    return spec;
+  }
+  if (g.cfg.wgmma) {
+    if (!g.parts.empty() && !g.tmaStoreApplies(profile.smemPerBlock))
+      // Products side by side store through the boxes: a tuned configuration
+      // whose stages leave no room for them gives way to one that does.
+      for (const GemmConfig &c : candidates) {
+        g.cfg = c;
+        if (size() && g.tmaStoreApplies(profile.smemPerBlock))
+          break;
+      }
+    int64_t tilesM = (g.shape.m + g.cfg.bm - 1) / g.cfg.bm;
+    // A cluster pairs tiles of neighbouring rows in one column (tileOrder's
+    // groups are even when the tile rows are).
+    if (tilesM % g.cfg.cluster != 0)
+      g.cfg.cluster = 1;
+    g.tmaStore = g.tmaStoreApplies(profile.smemPerBlock);
+    if (!g.parts.empty() && !g.tmaStore)
+      return fail("configuration " + g.cfg.str() + " leaves no room for the output boxes of "
+                  "products side by side");
+    spec.source = g.hopperSource(spec.name);
+    int64_t tiles = tilesM * g.tilesN();
+    // Persistent blocks, one per SM (the buffers take most of its shared
+    // memory), a whole number of clusters.
+    spec.grid = static_cast<unsigned>(std::min<int64_t>(tiles, profile.smCount) /
+                                      g.cfg.cluster * g.cfg.cluster);
+    spec.clusterX = static_cast<unsigned>(g.cfg.cluster);
+    spec.block = static_cast<unsigned>(g.threads);
+    spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024 +
+                                             (g.tmaStore ? g.boxesBytes(g.tmaSlots) : 0));
+    auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
+      TensorMapParam t;
+      t.arg = static_cast<int>(arg);
+      t.bf16 = dt == DType::BF16;
+      t.rows = static_cast<uint64_t>(rows);
+      t.cols = static_cast<uint64_t>(g.shape.k);
+      t.rowStrideBytes = static_cast<uint64_t>(o.layout.ld) * 2;
+      t.offsetBytes = static_cast<uint64_t>(o.layout.offset) * 2;
+      t.boxRows = static_cast<uint32_t>(box);
+      t.boxCols = 64;
+      return t;
+    };
+    spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm),
+                       map(g.b, *ib, g.parts.empty() ? g.shape.n : g.parts[0].n,
+                           g.cfg.bn / g.cfg.cluster)};
+    for (size_t p = 1; p < g.parts.size(); ++p)
+      spec.tensorMaps.push_back(map(g.parts[p].b, g.parts[p].bArg, g.parts[p].n, g.cfg.bn));
+    if (g.mm2)
+      spec.tensorMaps.push_back(map(g.b2, *ib2, g.shape.n, g.cfg.bn));
+    // The output (then a residual), [M, N] row-major, in boxes of 64 x 64.
+    auto tile = [&](int arg, Value v, int64_t n) {
+      TensorMapParam t;
+      t.arg = arg;
+      t.bf16 = dtypeOf(v) == DType::BF16;
+      t.rows = static_cast<uint64_t>(g.shape.m);
+      t.cols = static_cast<uint64_t>(n);
+      t.rowStrideBytes = static_cast<uint64_t>(n) * 2;
+      t.boxRows = t.boxCols = 64;
+      spec.tensorMaps.push_back(t);
+    };
+    const int outArg = static_cast<int>(fusion.getInputs().size());  // results follow inputs
+    if (!g.parts.empty())
+      for (const GemmGen::Part &p : g.parts)
+        tile(outArg + static_cast<int>(p.out), fusion.getResult(p.out), p.n);
+    else if (g.tmaStore)
+      tile(outArg, fusion.getResult(0), g.shape.n);
+    if (g.tmaResidual >= 0)
+      tile(g.tmaResidual, fusion.getBodyBlock().getArgument(g.tmaResidual), g.shape.n);
+    spec.gemmConfig = g.cfg.str();
+    spec.gemmKey = key;
+    spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    ", " + g.cfg.str() + ": TMA producer warpgroup, " + str(g.cfg.bm / 64) +
+                    " wgmma consumer warpgroups, " + str(spec.grid) + " persistent blocks over " + str(tiles) + " tiles" +
+                    (g.cfg.cluster > 1 ? ", clusters of " + str(g.cfg.cluster) + " sharing B tiles" : "") +
+                    (g.tmaStore ? ", TMA stores" : "") +
+                    (g.tmaResidual >= 0 ? ", TMA-loaded residual" : "") +
+                    (g.mm2 ? ", dual product (two weights, one A tile)" : "") +
+                    (g.parts.empty() ? ""
+                                     : ", " + str(g.parts.size()) +
+                                           " products side by side along N (A read once)");
+    return spec;
+  }
+  spec.source = g.source(spec.name);
+  int64_t tiles = ((g.shape.m + g.cfg.bm - 1) / g.cfg.bm) * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
+  spec.grid = static_cast<unsigned>(tiles);
+  spec.gridY = static_cast<unsigned>(g.cfg.splitK);
+  spec.gridZ = static_cast<unsigned>(g.shape.batch);
+  spec.block = static_cast<unsigned>(g.threads);
+  spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages);
+  if (g.cfg.splitK > 1) {
+    int64_t counterBytes = 256 * ((tiles * g.shape.batch * 4 + 255) / 256);
+    spec.scratchBytes = static_cast<unsigned>(counterBytes + g.cfg.splitK * g.shape.batch *
+                                                                 g.shape.m * g.shape.n * 4);
+    spec.scratchZeroOnce = static_cast<unsigned>(counterBytes);
+  }
+  spec.gemmConfig = g.cfg.str();
+  spec.gemmKey = key;
+  spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                  (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
+                  ", tiles " + g.cfg.str() + ", A " + (g.a.kContiguous ? "K" : "M") +
+                  "-contiguous, B " + (g.b.kContiguous ? "K" : "N") + "-contiguous" +
+                  (g.a.vector && g.b.vector ? "" : ", element-wise copies");
+  return spec;
+}
+
+} // namespace fusec::codegen::detail
