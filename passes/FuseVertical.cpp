@@ -22,7 +22,8 @@
 // there is an epilogue, a pointwise kernel for it (the group is split). The
 // cost model predicts each with its own rate; the choice and the times go on
 // the matmul op (fusec.gemm, fusec.gemm_alternatives) for
-// outlining, code generation and `fusec explain`.
+// outlining, code generation and `fusec explain`. Sibling matmuls of one A
+// then share kernels (FuseSiblings.cpp); the grouping state is Grouping.h.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
@@ -31,6 +32,7 @@
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "passes/FusionOutlining.h"
+#include "passes/Grouping.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -52,82 +54,7 @@ namespace fusec {
 
 using namespace mlir;
 
-namespace fusec {
-namespace {
-
-/// The ops of two groups as one, in program order.
-OpGroup united(const OpGroup &a, const OpGroup &b) {
-  OpGroup merged = a;
-  merged.insert(merged.end(), b.begin(), b.end());
-  std::sort(merged.begin(), merged.end(),
-            [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-  return merged;
-}
-
-/// The compute op behind `v`, looking through views; null for inputs and generators.
-Operation *producerOf(Value v) {
-  Operation *def = viewSource(v).getDefiningOp();
-  return def && !isGenerator(def) ? def : nullptr;
-}
-
-class Grouping {
-public:
-  Grouping(std::vector<Operation *> ops, const DeviceProfile &p, std::string gemm,
-           std::string arch)
-      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)), arch(std::move(arch)) {
-    for (Operation *op : this->ops) {
-      groupOf[op] = groups.size();
-      groups.push_back({op});
-    }
-  }
-
-  void run();
-  void recompute();
-  void chooseMatmulPaths();
-  /// Sibling decode matmuls that read the same A share one kernel.
-  void mergeSiblings();
-  /// Sibling products written as they are (Q/K/V, more than 8 rows) share
-  /// one wgmma kernel over their tiles on Hopper.
-  void mergeSideBySide();
-  /// Each pair of groups g < h that `pick` takes (returning a matmul of each)
-  /// whose picked matmuls read the same A, in order; `tryJoin` merges h into
-  /// g or records why not (the GEMV and side-by-side merges).
-  void forSiblingPairs(llvm::function_ref<Operation *(size_t)> pick,
-                       llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin);
-  /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
-  void joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart = -1);
-  llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
-  std::vector<OpGroup> result() const;
-  struct Decision {
-    std::string producer, consumer, reason;
-  };
-  std::vector<Decision> rejections, recomputations;
-
-private:
-  bool tryMerge(size_t producer, size_t consumer, Operation *at);
-  /// `gemvApart`: the predicted time of a GEMV sibling group's parts as
-  /// kernels of their own (mergeSiblings), shown beside the group's; < 0: none.
-  bool markSiblings(const OpGroup &g, double gemvApart = -1);
-  bool tryRecompute(Operation *producer, OpOperand &use, size_t consumer);
-  bool createsCycle(const OpGroup &merged) const;
-  /// What a split-off epilogue costs: its own kernel, or, where one group that
-  /// is no matmul reads all it writes and could take it in, only what it adds
-  /// to that group (a mask or scale ahead of a softmax).
-  double splitEpilogueSeconds(const OpGroup &epilogue, bool &joins) const;
-  double seconds(const OpGroup &g) const {
-    return g.empty() ? 0.0 : predictSeconds(groupCost(g), profile);
-  }
-
-  std::vector<Operation *> ops;
-  const DeviceProfile &profile;
-  std::string gemmChoice;  ///< auto, fusec, cublaslt
-  std::string arch;        ///< the kernels' target: which fusec GEMM kernels exist
-  /// After the GEMM choice, matmul groups take no more ops (a second greedy
-  /// round only merges what the split-off epilogues can join).
-  bool matmulsClosed = false;
-  llvm::DenseMap<Operation *, size_t> groupOf;
-  std::vector<OpGroup> groups;  ///< emptied when merged away
-};
+namespace fusec::detail {
 
 bool Grouping::createsCycle(const OpGroup &merged) const {
   // Leave the group along any edge, then see whether a path comes back in.
@@ -156,30 +83,6 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
       }
   }
   return false;
-}
-
-static SmallVector<Operation *> matmulsOf(const OpGroup &g) {
-  SmallVector<Operation *> mms;
-  for (Operation *op : g)
-    if (isa<MatmulOp>(op))
-      mms.push_back(op);
-  return mms;
-}
-
-/// Sibling products that are not decode-sized and are the group's only ops:
-/// the wgmma kernel over their tiles side by side (Q/K/V).
-static bool isSideBySide(const OpGroup &g) {
-  SmallVector<Operation *> mms = matmulsOf(g);
-  return mms.size() >= 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
-         llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
-}
-
-/// A group of two sibling products that are not decode-sized, joined in an
-/// epilogue: the dual wgmma product (classifySiblings took it).
-static bool isDual(const OpGroup &g) {
-  SmallVector<Operation *> mms = matmulsOf(g);
-  return mms.size() == 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
-         !isSideBySide(g);
 }
 
 bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
@@ -499,171 +402,6 @@ void Grouping::chooseMatmulPaths() {
   matmulsClosed = true;
 }
 
-bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
-  SmallVector<Operation *> mms;
-  for (Operation *op : g)
-    if (isa<MatmulOp>(op))
-      mms.push_back(op);
-  if (mms.size() < 2)
-    return false;
-  // Only fusec's kernels run several matmuls (classifySiblings): the
-  // dot-product kernel, or a dual product or products side by side on the
-  // wgmma GEMM.
-  bool dual = isDual(g), sideBySide = isSideBySide(g);
-  char buf[200];
-  if (sideBySide) {
-    // The alternative: each product in a launch of its own, on the faster of
-    // cuBLASLt and fusec's kernel (what chooseMatmulPaths would pick).
-    double apart = 0;
-    for (Operation *mm : mms) {
-      Cost c = groupCost({mm});
-      apart += std::min(predictSeconds(c, profile, libraryGemmPath(mm)),
-                        predictSeconds(c, profile, GemmPath::FusecWgmma));
-    }
-    std::snprintf(buf, sizeof buf,
-                  "fusec GEMM (wgmma) of %zu sibling products side by side, one launch: %.1f us; "
-                  "each in its own launch: %.1f us",
-                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6,
-                  apart * 1e6);
-  } else if (dual) {
-    // The alternative: one product alone on cuBLASLt, the other with the
-    // epilogue on fusec's kernel reading it (as on a target without the
-    // dual kernel), whichever way round is faster.
-    double apart = std::numeric_limits<double>::infinity();
-    for (Operation *alone : mms) {
-      OpGroup rest;
-      for (Operation *op : g)
-        if (op != alone)
-          rest.push_back(op);
-      apart = std::min(apart, predictSeconds(groupCost({alone}), profile, libraryGemmPath(alone)) +
-                                  predictSeconds(groupCost(rest), profile, GemmPath::FusecWgmma));
-    }
-    std::snprintf(buf, sizeof buf,
-                  "fusec GEMM (wgmma) of 2 sibling products, A read once, neither product "
-                  "written: %.1f us; one product apart: %.1f us",
-                  predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6, apart * 1e6);
-  } else {
-    int n = std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
-                          mms.size(),
-                          predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
-    if (gemvApart >= 0 && n > 0 && n < (int)sizeof buf)
-      std::snprintf(buf + n, sizeof buf - n, "; as separate kernels: %.1f us", gemvApart * 1e6);
-  }
-  Builder b(mms.front()->getContext());
-  for (Operation *mm : mms) {
-    mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
-    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
-    if (dual || sideBySide)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
-  }
-  return true;
-}
-
-void Grouping::mergeSiblings() {
-  if (gemmChoice == "cublaslt")
-    return;
-  // Groups whose matmuls run on fusec's dot-product kernel, by the A they read.
-  auto gemvMatmul = [&](size_t g) -> Operation * {
-    Operation *mm = nullptr;
-    for (Operation *op : groups[g])
-      if (isa<MatmulOp>(op)) {
-        auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
-        if (!choice || choice.getValue() != "fusec" || ownGemmPath(op) != GemmPath::FusecGemv)
-          return nullptr;
-        mm = op;
-      }
-    return mm;
-  };
-  auto own = [&](const OpGroup &x) {
-    return predictSeconds(groupCost(x), profile, GemmPath::FusecGemv);
-  };
-  forSiblingPairs(gemvMatmul, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
-    OpGroup merged = united(groups[g], groups[h]);
-    GroupSchedule schedule;
-    std::string why;
-    if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
-        own(merged) >= own(groups[g]) + own(groups[h])) {
-      if (!why.empty())
-        rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
-      return;
-    }
-    // The parts' own kernels, summed over every merge into g.
-    auto apartOf = [&](size_t x) {
-      auto it = gemvApart.find(x);
-      return it != gemvApart.end() ? it->second : own(groups[x]);
-    };
-    double apart = apartOf(g) + apartOf(h);
-    gemvApart[g] = apart;
-    joinSiblings(g, h, std::move(merged), apart);
-  });
-  mergeSideBySide();
-}
-
-void Grouping::forSiblingPairs(
-    llvm::function_ref<Operation *(size_t)> pick,
-    llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin) {
-  for (size_t g = 0; g < groups.size(); ++g) {
-    Operation *mg = pick(g);
-    if (!mg)
-      continue;
-    Value a = viewSource(cast<MatmulOp>(mg).getLhs());
-    for (size_t h = g + 1; h < groups.size(); ++h)
-      if (Operation *mh = pick(h); mh && viewSource(cast<MatmulOp>(mh).getLhs()) == a)
-        tryJoin(g, h, mg, mh);
-  }
-}
-
-void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart) {
-  for (Operation *op : groups[h])
-    groupOf[op] = g;
-  groups[g] = std::move(merged);
-  groups[h].clear();
-  markSiblings(groups[g], gemvApart);
-}
-
-void Grouping::mergeSideBySide() {
-  if (profile.wgmmaFlopsPerSec <= 0)
-    return;
-  // Groups of products alone (written as they are), by the A they read:
-  // Q/K/V become one wgmma kernel over their tiles when the model predicts
-  // the one launch faster than each on its chosen path.
-  auto productsOnly = [&](size_t g) -> Operation * {
-    bool only =
-        !groups[g].empty() &&
-        llvm::all_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }) &&
-        llvm::all_of(matmulsOf(groups[g]),
-                     [&](Operation *op) { return wgmmaApplies(op, "sm_90a"); });
-    return only ? matmulsOf(groups[g]).front() : nullptr;
-  };
-  auto priced = [&](const OpGroup &x) {
-    SmallVector<Operation *> mms = matmulsOf(x);
-    return predictSeconds(groupCost(x), profile,
-                          mms.size() > 1 ? GemmPath::FusecWgmma : chosenGemmPath(mms.front()));
-  };
-  forSiblingPairs(productsOnly, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
-    OpGroup merged = united(groups[g], groups[h]);
-    GroupSchedule schedule;
-    std::string why;
-    auto reject = [&](std::string reason) {
-      rejections.push_back({nodeLabel(mg), nodeLabel(mh), std::move(reason)});
-    };
-    if (!concatWgmmaApplies(matmulsOf(merged), arch))
-      return reject("sibling products share one kernel side by side only on Hopper's wgmma "
-                    "GEMM (target " + arch + "), as up to 3 2-D products of one K and dtype "
-                    "with 16-byte result rows");
-    if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
-      return reject(why.empty() ? "would create a cycle through another kernel" : why);
-    double apart = priced(groups[g]) + priced(groups[h]), together = priced(merged);
-    if (together >= apart) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "not faster side by side: %.1f us fused vs %.1f us apart",
-                    together * 1e6, apart * 1e6);
-      return reject(buf);
-    }
-    joinSiblings(g, h, std::move(merged));
-  });
-}
-
 std::vector<OpGroup> Grouping::result() const {
   std::vector<OpGroup> out;
   for (const OpGroup &g : groups)
@@ -671,6 +409,12 @@ std::vector<OpGroup> Grouping::result() const {
       out.push_back(g);
   return out;
 }
+
+} // namespace fusec::detail
+
+namespace fusec {
+namespace {
+using detail::Grouping;
 
 struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
   using Base::Base;

@@ -1,0 +1,188 @@
+//===- FuseSiblings.cpp - one kernel for sibling matmuls of one A --------===//
+//
+// Part of fuse-vertical (FuseVertical.cpp). Matmuls that read the same A
+// share a kernel: at decode sizes fusec's dot-product kernel streams all the
+// weights with A read once (their epilogues joined where they meet); on
+// Hopper, products written as they are (Q/K/V) become one wgmma kernel over
+// their tiles side by side. markSiblings records the choice and the
+// prediction of the alternative for outlining and `fusec explain`.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/schedule/GroupSchedule.h"
+#include "passes/Grouping.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cstdio>
+#include <limits>
+
+using namespace mlir;
+
+namespace fusec::detail {
+
+bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
+  SmallVector<Operation *> mms;
+  for (Operation *op : g)
+    if (isa<MatmulOp>(op))
+      mms.push_back(op);
+  if (mms.size() < 2)
+    return false;
+  // Only fusec's kernels run several matmuls (classifySiblings): the
+  // dot-product kernel, or a dual product or products side by side on the
+  // wgmma GEMM.
+  bool dual = isDual(g), sideBySide = isSideBySide(g);
+  char buf[200];
+  if (sideBySide) {
+    // The alternative: each product in a launch of its own, on the faster of
+    // cuBLASLt and fusec's kernel (what chooseMatmulPaths would pick).
+    double apart = 0;
+    for (Operation *mm : mms) {
+      Cost c = groupCost({mm});
+      apart += std::min(predictSeconds(c, profile, libraryGemmPath(mm)),
+                        predictSeconds(c, profile, GemmPath::FusecWgmma));
+    }
+    std::snprintf(buf, sizeof buf,
+                  "fusec GEMM (wgmma) of %zu sibling products side by side, one launch: %.1f us; "
+                  "each in its own launch: %.1f us",
+                  mms.size(), predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6,
+                  apart * 1e6);
+  } else if (dual) {
+    // The alternative: one product alone on cuBLASLt, the other with the
+    // epilogue on fusec's kernel reading it (as on a target without the
+    // dual kernel), whichever way round is faster.
+    double apart = std::numeric_limits<double>::infinity();
+    for (Operation *alone : mms) {
+      OpGroup rest;
+      for (Operation *op : g)
+        if (op != alone)
+          rest.push_back(op);
+      apart = std::min(apart, predictSeconds(groupCost({alone}), profile, libraryGemmPath(alone)) +
+                                  predictSeconds(groupCost(rest), profile, GemmPath::FusecWgmma));
+    }
+    std::snprintf(buf, sizeof buf,
+                  "fusec GEMM (wgmma) of 2 sibling products, A read once, neither product "
+                  "written: %.1f us; one product apart: %.1f us",
+                  predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6, apart * 1e6);
+  } else {
+    int n = std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
+                          mms.size(),
+                          predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
+    if (gemvApart >= 0 && n > 0 && n < (int)sizeof buf)
+      std::snprintf(buf + n, sizeof buf - n, "; as separate kernels: %.1f us", gemvApart * 1e6);
+  }
+  Builder b(mms.front()->getContext());
+  for (Operation *mm : mms) {
+    mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
+    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
+    if (dual || sideBySide)
+      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
+  }
+  return true;
+}
+
+void Grouping::mergeSiblings() {
+  if (gemmChoice == "cublaslt")
+    return;
+  // Groups whose matmuls run on fusec's dot-product kernel, by the A they read.
+  auto gemvMatmul = [&](size_t g) -> Operation * {
+    Operation *mm = nullptr;
+    for (Operation *op : groups[g])
+      if (isa<MatmulOp>(op)) {
+        auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
+        if (!choice || choice.getValue() != "fusec" || ownGemmPath(op) != GemmPath::FusecGemv)
+          return nullptr;
+        mm = op;
+      }
+    return mm;
+  };
+  auto own = [&](const OpGroup &x) {
+    return predictSeconds(groupCost(x), profile, GemmPath::FusecGemv);
+  };
+  forSiblingPairs(gemvMatmul, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
+    OpGroup merged = united(groups[g], groups[h]);
+    GroupSchedule schedule;
+    std::string why;
+    if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
+        own(merged) >= own(groups[g]) + own(groups[h])) {
+      if (!why.empty())
+        rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
+      return;
+    }
+    // The parts' own kernels, summed over every merge into g.
+    auto apartOf = [&](size_t x) {
+      auto it = gemvApart.find(x);
+      return it != gemvApart.end() ? it->second : own(groups[x]);
+    };
+    double apart = apartOf(g) + apartOf(h);
+    gemvApart[g] = apart;
+    joinSiblings(g, h, std::move(merged), apart);
+  });
+  mergeSideBySide();
+}
+
+void Grouping::forSiblingPairs(
+    llvm::function_ref<Operation *(size_t)> pick,
+    llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    Operation *mg = pick(g);
+    if (!mg)
+      continue;
+    Value a = viewSource(cast<MatmulOp>(mg).getLhs());
+    for (size_t h = g + 1; h < groups.size(); ++h)
+      if (Operation *mh = pick(h); mh && viewSource(cast<MatmulOp>(mh).getLhs()) == a)
+        tryJoin(g, h, mg, mh);
+  }
+}
+
+void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart) {
+  for (Operation *op : groups[h])
+    groupOf[op] = g;
+  groups[g] = std::move(merged);
+  groups[h].clear();
+  markSiblings(groups[g], gemvApart);
+}
+
+void Grouping::mergeSideBySide() {
+  if (profile.wgmmaFlopsPerSec <= 0)
+    return;
+  // Groups of products alone (written as they are), by the A they read:
+  // Q/K/V become one wgmma kernel over their tiles when the model predicts
+  // the one launch faster than each on its chosen path.
+  auto productsOnly = [&](size_t g) -> Operation * {
+    bool only =
+        !groups[g].empty() &&
+        llvm::all_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }) &&
+        llvm::all_of(matmulsOf(groups[g]),
+                     [&](Operation *op) { return wgmmaApplies(op, "sm_90a"); });
+    return only ? matmulsOf(groups[g]).front() : nullptr;
+  };
+  auto priced = [&](const OpGroup &x) {
+    SmallVector<Operation *> mms = matmulsOf(x);
+    return predictSeconds(groupCost(x), profile,
+                          mms.size() > 1 ? GemmPath::FusecWgmma : chosenGemmPath(mms.front()));
+  };
+  forSiblingPairs(productsOnly, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
+    OpGroup merged = united(groups[g], groups[h]);
+    GroupSchedule schedule;
+    std::string why;
+    auto reject = [&](std::string reason) {
+      rejections.push_back({nodeLabel(mg), nodeLabel(mh), std::move(reason)});
+    };
+    if (!concatWgmmaApplies(matmulsOf(merged), arch))
+      return reject("sibling products share one kernel side by side only on Hopper's wgmma "
+                    "GEMM (target " + arch + "), as up to 3 2-D products of one K and dtype "
+                    "with 16-byte result rows");
+    if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
+      return reject(why.empty() ? "would create a cycle through another kernel" : why);
+    double apart = priced(groups[g]) + priced(groups[h]), together = priced(merged);
+    if (together >= apart) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "not faster side by side: %.1f us fused vs %.1f us apart",
+                    together * 1e6, apart * 1e6);
+      return reject(buf);
+    }
+    joinSiblings(g, h, std::move(merged));
+  });
+}
+
+} // namespace fusec::detail

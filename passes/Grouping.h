@@ -1,0 +1,129 @@
+//===- Grouping.h - fuse-vertical's grouping state (private to passes/) ----===//
+//
+// The greedy grouping FuseVertical.cpp runs: ops in groups, the merges tried
+// and rejected, each matmul group's GEMM choice. The sibling-matmul merges
+// (one kernel for matmuls that read the same A) are in FuseSiblings.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/cost/CostModel.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/StridedView.h"
+#include "passes/FusionOutlining.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace fusec::detail {
+using mlir::Operation;
+using mlir::OpOperand;
+using mlir::Value;
+using llvm::SmallVector;
+using llvm::isa;
+
+/// The ops of two groups as one, in program order.
+inline OpGroup united(const OpGroup &a, const OpGroup &b) {
+  OpGroup merged = a;
+  merged.insert(merged.end(), b.begin(), b.end());
+  std::sort(merged.begin(), merged.end(),
+            [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  return merged;
+}
+
+/// The compute op behind `v`, looking through views; null for inputs and generators.
+inline Operation *producerOf(Value v) {
+  Operation *def = viewSource(v).getDefiningOp();
+  return def && !isGenerator(def) ? def : nullptr;
+}
+
+class Grouping {
+public:
+  Grouping(std::vector<Operation *> ops, const DeviceProfile &p, std::string gemm,
+           std::string arch)
+      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)), arch(std::move(arch)) {
+    for (Operation *op : this->ops) {
+      groupOf[op] = groups.size();
+      groups.push_back({op});
+    }
+  }
+
+  void run();
+  void recompute();
+  void chooseMatmulPaths();
+  /// Sibling decode matmuls that read the same A share one kernel.
+  void mergeSiblings();
+  /// Sibling products written as they are (Q/K/V, more than 8 rows) share
+  /// one wgmma kernel over their tiles on Hopper.
+  void mergeSideBySide();
+  /// Each pair of groups g < h that `pick` takes (returning a matmul of each)
+  /// whose picked matmuls read the same A, in order; `tryJoin` merges h into
+  /// g or records why not (the GEMV and side-by-side merges).
+  void forSiblingPairs(llvm::function_ref<Operation *(size_t)> pick,
+                       llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin);
+  /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
+  void joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart = -1);
+  llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
+  std::vector<OpGroup> result() const;
+  struct Decision {
+    std::string producer, consumer, reason;
+  };
+  std::vector<Decision> rejections, recomputations;
+
+private:
+  bool tryMerge(size_t producer, size_t consumer, Operation *at);
+  /// `gemvApart`: the predicted time of a GEMV sibling group's parts as
+  /// kernels of their own (mergeSiblings), shown beside the group's; < 0: none.
+  bool markSiblings(const OpGroup &g, double gemvApart = -1);
+  bool tryRecompute(Operation *producer, OpOperand &use, size_t consumer);
+  bool createsCycle(const OpGroup &merged) const;
+  /// What a split-off epilogue costs: its own kernel, or, where one group that
+  /// is no matmul reads all it writes and could take it in, only what it adds
+  /// to that group (a mask or scale ahead of a softmax).
+  double splitEpilogueSeconds(const OpGroup &epilogue, bool &joins) const;
+  double seconds(const OpGroup &g) const {
+    return g.empty() ? 0.0 : predictSeconds(groupCost(g), profile);
+  }
+
+  std::vector<Operation *> ops;
+  const DeviceProfile &profile;
+  std::string gemmChoice;  ///< auto, fusec, cublaslt
+  std::string arch;        ///< the kernels' target: which fusec GEMM kernels exist
+  /// After the GEMM choice, matmul groups take no more ops (a second greedy
+  /// round only merges what the split-off epilogues can join).
+  bool matmulsClosed = false;
+  llvm::DenseMap<Operation *, size_t> groupOf;
+  std::vector<OpGroup> groups;  ///< emptied when merged away
+};
+
+/// The group's matmuls, in program order.
+inline SmallVector<Operation *> matmulsOf(const OpGroup &g) {
+  SmallVector<Operation *> mms;
+  for (Operation *op : g)
+    if (isa<MatmulOp>(op))
+      mms.push_back(op);
+  return mms;
+}
+
+/// Sibling products that are not decode-sized and are the group's only ops:
+/// the wgmma kernel over their tiles side by side (Q/K/V).
+inline bool isSideBySide(const OpGroup &g) {
+  SmallVector<Operation *> mms = matmulsOf(g);
+  return mms.size() >= 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
+         llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
+}
+
+/// A group of two sibling products that are not decode-sized, joined in an
+/// epilogue: the dual wgmma product (classifySiblings took it).
+inline bool isDual(const OpGroup &g) {
+  SmallVector<Operation *> mms = matmulsOf(g);
+  return mms.size() == 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
+         !isSideBySide(g);
+}
+
+} // namespace fusec::detail
