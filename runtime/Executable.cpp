@@ -10,12 +10,26 @@ namespace {
 
 /// A launch of `grid` blocks of `k` in clusters of k.clusterX along x; `attr`
 /// holds the cluster shape the configuration points at.
-CUlaunchConfig clusterLaunch(const PlanKernel &k, unsigned grid, CUstream stream,
-                             CUlaunchAttribute &attr) {
-  attr = CUlaunchAttribute{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = k.clusterX;
-  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+/// The launch of `k` with its attributes: its cluster shape when it has one,
+/// and with `overlap` the programmatic stream serialization that lets it start
+/// while the previous kernel in the stream finishes (it waits in
+/// fz_after_prior()). `attrs` holds them; it must outlive the launch call.
+CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream, bool overlap,
+                            CUlaunchAttribute (&attrs)[2]) {
+  unsigned n = 0;
+  if (k.clusterX > 1) {
+    CUlaunchAttribute &a = attrs[n++];
+    a = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = k.clusterX;
+    a.value.clusterDim.y = a.value.clusterDim.z = 1;
+  }
+  if (overlap) {
+    CUlaunchAttribute &a = attrs[n++];
+    a = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
   CUlaunchConfig cfg{};
   cfg.gridDimX = grid;
   cfg.gridDimY = k.gridY;
@@ -24,8 +38,8 @@ CUlaunchConfig clusterLaunch(const PlanKernel &k, unsigned grid, CUstream stream
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.sharedMemBytes = k.sharedBytes;
   cfg.hStream = stream;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.attrs = attrs;
+  cfg.numAttrs = n;
   return cfg;
 }
 
@@ -74,6 +88,12 @@ llvm::Error Executable::load(KernelCache &cache) {
   CacheStats after = cache.stats();
   hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
 
+  // griddepcontrol exists from sm_90 on; kernels built for older targets
+  // launch one after another.
+  llvm::StringRef arch(desc.arch);
+  unsigned archNumber = 0;
+  overlap = desc.overlapLaunches && arch.consume_front("sm_") &&
+            !arch.consumeInteger(10, archNumber) && archNumber >= 90;
   functions.assign(desc.steps.size(), nullptr);
   grids.assign(desc.steps.size(), 0);
   matmuls.resize(desc.steps.size());
@@ -105,8 +125,8 @@ llvm::Error Executable::load(KernelCache &cache) {
     functions[kernelSteps[k]] = fn;
     grids[kernelSteps[k]] = step.kernel.grid;
     if (step.kernel.clusterX > 1) {
-      CUlaunchAttribute attr;
-      CUlaunchConfig cfg = clusterLaunch(step.kernel, step.kernel.grid, nullptr, attr);
+      CUlaunchAttribute attrs[2];
+      CUlaunchConfig cfg = kernelLaunch(step.kernel, step.kernel.grid, nullptr, false, attrs);
       int fit = 0;
       if (llvm::Error err = drv.check(drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg),
                                       "cuOccupancyMaxActiveClusters"))
@@ -234,16 +254,12 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
         return err;
       params[n] = &tmaps[t];
     }
-    if (k.clusterX > 1) {
-      CUlaunchAttribute attr;
-      CUlaunchConfig cfg = clusterLaunch(k, grids[i], stream, attr);
+    if (!k.cooperative) {
+      CUlaunchAttribute attrs[2];
+      CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlap, attrs);
       return drv.check(drv.cuLaunchKernelEx(&cfg, functions[i], params, nullptr),
                        step.name.c_str());
     }
-    if (!k.cooperative)
-      return drv.check(drv.cuLaunchKernel(functions[i], k.grid, k.gridY, k.gridZ, k.block, 1, 1,
-                                          k.sharedBytes, stream, params, nullptr),
-                       step.name.c_str());
     if (k.scratchZeroBytes > 0)
       if (llvm::Error err = drv.check(drv.cuMemsetD32Async(scratch[i], 0, k.scratchZeroBytes / 4,
                                                            stream),

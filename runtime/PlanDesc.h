@@ -69,6 +69,12 @@ struct PlanDesc {
   std::string device;  ///< device profile the plan was built for
   std::string arch;    ///< NVRTC target ("sm_90a")
   bool fused = true;
+  /// On sm_90+, each kernel is launched while the one before it finishes
+  /// (programmatic dependent launch): its launch and its first weight
+  /// prefetches overlap the other's tail, and it waits in fz_after_prior()
+  /// until the other's writes are visible. False: each launch waits for the
+  /// previous step to complete.
+  bool overlapLaunches = true;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<double> inputScales;  ///< scale of random test values per input (1 by default)
   std::vector<PlanBuffer> buffers;

@@ -123,7 +123,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
   std::string src = "extern \"C\" __global__ void __launch_bounds__(256)\n" + spec.name + "(" +
-                    parameterList(fusion) + ") {\n";
+                    parameterList(fusion) + ") {\n" + kAfterPrior;
   src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(width) + "];\n";
   bool intAcc = false;

@@ -403,7 +403,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                          ";\n    const bool active = kbase < " + str(q.kc) +
                          ";\n    const fz_idx kb = active ? kbase : 0;  // compute on a valid "
                          "column, store nothing\n" + q.keptIndices("    ");
-  std::string common = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
+  std::string common = std::string(kAfterPrior) + "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
                        "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n" + caches +
                        "  __shared__ double fz_red[" + str(q.maxPerPhase) + "][" +
                        str(kThreads / 32) + "][" + str(q.width) + "];\n" +

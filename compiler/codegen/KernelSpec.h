@@ -60,6 +60,12 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                                         const std::string &arch, const GemmChoice &choice);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
+/// The first statement of every kernel body (generateKernel checks): waits for
+/// the kernel before it in the stream, which the runtime may launch this one
+/// beside (programmatic dependent launch; fz_after_prior in Prelude.cpp). Only
+/// L2 prefetches may come before it.
+inline constexpr const char *kAfterPrior =
+    "  fz_after_prior();  // the previous kernel's writes are visible from here on\n";
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".
 std::string parameterList(FusionOp fusion);
 /// Largest element size among the fusion's inputs and outputs.

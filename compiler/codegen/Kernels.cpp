@@ -43,6 +43,12 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   }
   if (!spec)
     return spec.takeError();
+  // The runtime launches kernels beside the one before them (sm_90+): one
+  // without the wait would race it.
+  if (spec->source.find(detail::kAfterPrior) == std::string::npos)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: kernel %s does not start with fz_after_prior()",
+                                   spec->name.c_str());
   spec->source = std::string(kernelPrelude()) + "\n" + detail::headerComment(fusion, *spec) +
                  spec->source;
   return spec;

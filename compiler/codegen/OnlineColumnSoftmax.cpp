@@ -322,6 +322,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   s += "extern \"C\" __global__ void __cluster_dims__(" + str(kMembers) +
        ", 1, 1) __launch_bounds__(" + str(kThreads) + ", 3)\n" + spec.name + "(" +
        parameterList(fusion) + ") {\n";
+  s += kAfterPrior;
   s += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   s += "  " + c0.storage + " (*cache0)[" + W + "] = reinterpret_cast<" + c0.storage + " (*)[" + W +

@@ -139,7 +139,7 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
   bool wide = vec * bytes >= 16;
   std::string src;
   src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ")\n" +
-         spec.name + "(" + parameterList(fusion) + ") {\n";
+         spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
   src += "  typedef " + idxT + " fz_idx;\n";
   src += "  for (fz_idx t = blockIdx.x * (fz_idx)blockDim.x + threadIdx.x; t < " +
          std::to_string(steps) + "; t += (fz_idx)gridDim.x * blockDim.x) {\n" + step + "  }\n";

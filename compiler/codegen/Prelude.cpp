@@ -213,6 +213,23 @@ __device__ __forceinline__ double fz_dsmem_ld(const double *p, unsigned rank) {
 }
 #endif
 
+// Programmatic dependent launch (sm_90+): the runtime may launch a kernel
+// while the one before it in the stream is still running. Every kernel calls
+// fz_after_prior() before its first global load or store: it waits until the
+// prior grid has completed and its writes are visible, then lets the next
+// kernel start launching (so at most two grids overlap). Before it a kernel
+// may only prefetch into L2, which cannot return stale data (L2 is where the
+// GPU's memory is coherent). Launched the ordinary way, both are no-ops.
+__device__ __forceinline__ void fz_after_prior() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void fz_prefetch_l2(const void *p) {
+  asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
+}
+
 // Reductions across the W lanes of a warp segment (W a power of two <= 32).
 struct fz_sum_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct fz_max_op { template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return fz_max(a, b); } };

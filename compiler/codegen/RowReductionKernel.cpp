@@ -80,7 +80,7 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   int64_t rpb = rs.tpb / rs.tpr;
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" +
                     std::to_string(rs.tpb) + ")\n" + spec.name + "(" + parameterList(fusion) +
-                    ") {\n";
+                    ") {\n" + kAfterPrior;
   src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  const int tl = threadIdx.x % " + std::to_string(rs.tpr) + ";\n";
   src += plan.sharedDeclarations();

@@ -140,6 +140,13 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
     for (MatmulOp m : s.mms)
       src += " " + label(m);
     src += "\n    const int fz_n0 = fz_row - " + str(s.first) + ";\n";
+    // The rows' first steps start towards L2 while the kernel before this
+    // one is still running (launched beside it: kAfterPrior).
+    src += "    for (int k = lane * 8; k < " + str(std::min<int64_t>(K, 4 * 256)) + "; k += 256) {\n";
+    for (int j = 0; j < J; ++j)
+      src += "      fz_prefetch_l2(" + s.weights[j].ptr + " + " +
+             offsetExpr(s.weights[j], "0", "k", "fz_n0") + ");\n";
+    src += "    }\n  " + std::string(kAfterPrior);
     src += "    float acc[" + str(J) + "][" + str(M) + "];\n";
     src += "    #pragma unroll\n    for (int j = 0; j < " + str(J) + "; ++j)\n      #pragma unroll\n"
            "      for (int m = 0; m < " + str(M) + "; ++m) acc[j][m] = 0.f;\n";

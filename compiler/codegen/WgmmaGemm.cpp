@@ -332,6 +332,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
        (mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") + partMaps("fz_tmB") +
        (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") + partMaps("fz_tmO") +
        (tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
+  s += kAfterPrior;
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  // 128-byte swizzled tiles need 1024-byte aligned buffers\n";
   s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023u) & ~1023u;\n";

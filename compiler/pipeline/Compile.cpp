@@ -207,6 +207,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
   plan.device = profile->name;
   plan.arch = options.arch.empty() ? profile->arch : options.arch;
   plan.fused = options.fuse;
+  plan.overlapLaunches = options.overlapLaunches;
   llvm::DenseMap<Value, int> bufferOf;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     TensorSpec t = specOf(func.getArgument(i), nameAttr(func.getArgAttrDict(i), i));

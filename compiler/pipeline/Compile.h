@@ -29,6 +29,7 @@ struct CompileOptions {
   /// for autotuning the candidate index every GEMM kernel takes (-1: none).
   std::map<std::string, std::string> gemmTuning;
   int gemmCandidate = -1;
+  bool overlapLaunches = true;  ///< PlanDesc::overlapLaunches
   /// Values measured on this machine for `device` (`fusec bench`), if any.
   MeasuredDevice measured;
 };

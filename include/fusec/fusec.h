@@ -54,6 +54,10 @@ struct Options {
   /// Testing and autotuning: every fusec GEMM kernel takes its i-th tile
   /// configuration candidate (-1: the tuning cache's, else the heuristic's).
   int gemmCandidate = -1;
+  /// On sm_90+, launch each kernel while the one before it finishes
+  /// (programmatic dependent launch; it waits for the other's writes before
+  /// touching memory). False: every launch waits for the previous step.
+  bool overlapLaunches = true;
 };
 
 /// One generated kernel (or library call) of a compiled graph.

@@ -57,6 +57,7 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.arch = options.arch;
   o.gemm = options.gemm;
   o.gemmCandidate = options.gemmCandidate;
+  o.overlapLaunches = options.overlapLaunches;
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
     return toStatus(program.takeError());

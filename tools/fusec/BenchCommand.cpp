@@ -218,6 +218,7 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
                   "matmul groups of the fused plan: auto, fusec or cublaslt (the unfused plan "
                   "always runs matmuls through cuBLASLt)")
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
+  addLaunchFlags(cmd, opts->plan);
   cmd->add_flag("--autotune", opts->autotune,
                 "first time every tile configuration candidate of each fusec GEMM kernel and "
                 "keep the fastest in the tuning cache (<cache dir>/gemm-tuning.json), which "

@@ -74,6 +74,13 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
 }
 
+void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
+  cmd->add_flag("--no-overlap", flags.noOverlap,
+                "launch each kernel only once the previous one has finished (by default, on "
+                "sm_90+ a kernel is launched during the previous one's last blocks and waits "
+                "there for its results: programmatic dependent launch)");
+}
+
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
                                                       const PlanFlags &flags, bool forGpu) {
   CompileOptions o;
@@ -82,6 +89,7 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   o.arch = flags.arch;
   o.gemm = flags.gemm;
   o.gemmCandidate = flags.gemmCandidate;
+  o.overlapLaunches = !flags.noOverlap;
   if (forGpu && (flags.device.empty() || flags.arch.empty())) {
     if (auto ordinal = selectedDeviceOrdinal()) {
       if (auto info = queryDevice(*ordinal)) {

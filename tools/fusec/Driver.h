@@ -42,8 +42,11 @@ struct PlanFlags {
   std::string arch;
   std::string gemm = "auto";
   int gemmCandidate = -1;  ///< autotuning: every GEMM kernel takes this candidate
+  bool noOverlap = false;  ///< launch each kernel after the previous one completes
 };
 void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
+/// --no-overlap, for the commands that launch kernels (run, bench).
+void addLaunchFlags(CLI::App *cmd, PlanFlags &flags);
 
 /// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
 /// from the GPU at hand (when there is one).

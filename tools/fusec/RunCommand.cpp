@@ -70,6 +70,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                 "compare every output with the CPU reference interpreter (f32 1e-5, "
                 "f16/bf16 1e-2 relative); exit 1 on a mismatch");
   addPlanFlags(cmd, opts->plan);
+  addLaunchFlags(cmd, opts->plan);
   cmd->callback([opts, &exitCode] { exitCode = runRun(*opts); });
 }
 

@@ -1,0 +1,109 @@
+//===- DependentLaunchTest.cpp - kernels wait before they touch memory ----===//
+//
+// On sm_90+ the runtime launches each kernel beside the tail of the one before
+// it (programmatic dependent launch), so every generated kernel must execute
+// griddepcontrol.wait before its first global load, store, atomic or
+// asynchronous copy; only L2 prefetches may come first. Checked on the PTX of
+// every kernel of the examples and the bench graphs, for both GEMM choices.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/pipeline/Compile.h"
+#include "frontends/json/GraphReader.h"
+#include "runtime/Nvrtc.h"
+#include "test/unit/PlanTestUtil.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace fusec;
+using fusec::testing::planFor;
+
+namespace {
+
+std::vector<std::string> graphFiles() {
+  std::vector<std::string> files;
+  for (const char *dir : {FUSEC_SOURCE_DIR "/examples", FUSEC_SOURCE_DIR "/bench/graphs"}) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+      if (llvm::StringRef(it->path()).ends_with(".json"))
+        files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Offset of the first instruction that reads or writes global memory (or
+/// starts a copy from it), npos when there is none.
+size_t firstMemoryAccess(llvm::StringRef ptx) {
+  size_t first = llvm::StringRef::npos;
+  for (const char *op : {"ld.global", "st.global", "atom.", "red.", "cp.async", "ld.volatile.global",
+                         "multimem."})
+    first = std::min(first, ptx.find(op));
+  return first;
+}
+
+} // namespace
+
+TEST(DependentLaunch, EveryKernelWaitsForThePriorGridFirst) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  std::vector<std::string> files = graphFiles();
+  ASSERT_GE(files.size(), 40u);
+  int kernels = 0;
+  for (const std::string &f : files) {
+    auto buffer = llvm::MemoryBuffer::getFile(f);
+    ASSERT_TRUE(bool(buffer)) << f;
+    for (const char *gemm : {"auto", "fusec"}) {
+      mlir::MLIRContext ctx;
+      auto plan = planFor(ctx, (*buffer)->getBuffer(), f, true, "sm_90a", gemm);
+      ASSERT_TRUE(bool(plan)) << f << ": " << llvm::toString(plan.takeError());
+      EXPECT_TRUE(plan->overlapLaunches);
+      for (const PlanStep &s : plan->steps) {
+        if (s.kind != PlanStep::Kind::Kernel)
+          continue;
+        auto k = compile({s.name, s.kernel.source, "sm_90a", {}, /*emitPtx=*/true});
+        ASSERT_TRUE(bool(k)) << f << " " << s.name << ": " << llvm::toString(k.takeError());
+        llvm::StringRef ptx = k->ptx;
+        size_t wait = ptx.find("griddepcontrol.wait");
+        ASSERT_NE(wait, llvm::StringRef::npos) << f << " " << s.name;
+        EXPECT_LT(wait, firstMemoryAccess(ptx)) << f << " " << s.name;
+        EXPECT_LT(wait, ptx.find("griddepcontrol.launch_dependents")) << f << " " << s.name;
+        ++kernels;
+      }
+    }
+  }
+  EXPECT_GE(kernels, 100);
+}
+
+TEST(DependentLaunch, OlderTargetsAndTheOptionOut) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/bench/graphs/decode_qkv_m1.json");
+  ASSERT_TRUE(bool(buffer));
+  mlir::MLIRContext ctx;
+  auto plan = planFor(ctx, (*buffer)->getBuffer(), "decode_qkv_m1.json", true, "sm_80");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  // Before sm_90 the instructions do not exist: the kernels compile without them.
+  for (const PlanStep &s : plan->steps) {
+    if (s.kind != PlanStep::Kind::Kernel)
+      continue;
+    auto k = compile({s.name, s.kernel.source, "sm_80", {}, /*emitPtx=*/true});
+    ASSERT_TRUE(bool(k)) << s.name << ": " << llvm::toString(k.takeError());
+    EXPECT_EQ(llvm::StringRef(k->ptx).find("griddepcontrol"), llvm::StringRef::npos) << s.name;
+  }
+  // The plan carries the choice to the runtime.
+  auto module = importGraphText((*buffer)->getBuffer(), "decode_qkv_m1.json", ctx);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  CompileOptions o;
+  o.arch = "sm_90a";
+  o.overlapLaunches = false;
+  ASSERT_FALSE(bool(fuseModule(**module, o)));
+  auto serial = buildPlan(**module, o);
+  ASSERT_TRUE(bool(serial)) << llvm::toString(serial.takeError());
+  EXPECT_FALSE(serial->overlapLaunches);
+}
