@@ -70,10 +70,9 @@ struct PlanDesc {
   std::string arch;    ///< NVRTC target ("sm_90a")
   bool fused = true;
   /// On sm_90+, each kernel is launched while the one before it finishes
-  /// (programmatic dependent launch): its launch and its first weight
-  /// prefetches overlap the other's tail, and it waits in fz_after_prior()
-  /// until the other's writes are visible. False: each launch waits for the
-  /// previous step to complete.
+  /// (programmatic dependent launch): its launch and block set-up overlap the
+  /// other's last blocks, and it waits in fz_after_prior() until the other's
+  /// writes are visible. False: each launch waits for the previous step.
   bool overlapLaunches = true;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<double> inputScales;  ///< scale of random test values per input (1 by default)

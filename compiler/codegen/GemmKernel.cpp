@@ -128,10 +128,6 @@ int GemmGen::gemvRowsPerWarpStep() const {
   return 32 / L;
 }
 
-/// Steps of each weight row a dot-product kernel prefetches before it waits
-/// for the kernel before it (the same number its loop unrolls).
-constexpr int kGemvPrefetchSteps = 4;
-
 std::string GemmGen::gemvSource(const std::string &name) {
   int C = cfg.gemvCols, W = cfg.gemvWarps;
   int64_t M = shape.m, N = shape.n, K = shape.k;
@@ -139,20 +135,13 @@ std::string GemmGen::gemvSource(const std::string &name) {
   std::string s;
   s += "extern \"C\" __global__ void __launch_bounds__(" + str(W * 32) + ")\n" + name + "(" +
        parameterList(fusion) + ") {\n";
+  s += kAfterPrior;
   s += "  const int lane = threadIdx.x % 32, fz_l = lane % " + str(L) + ";\n";
   s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C * R) +
        " + lane / " + str(L) + ";\n";
   // No early exit: the lanes of a warp may hold different rows, and all of
   // them take part in the shuffles. Rows past N read row N - 1, store nothing.
   s += "  const int fz_b = blockIdx.y;  // one matrix of the batch per grid row\n";
-  // The weight rows' first steps start towards L2 while the kernel before
-  // this one is still running (launched beside it: kAfterPrior).
-  s += "  #pragma unroll\n  for (int c = 0; c < " + str(C) + "; ++c) {\n";
-  s += "    const int n = min(fz_n0 + c * " + str(R) + ", " + str(N - 1) + ");\n";
-  s += "    for (int j = 0, k = fz_l * 8; j < " + str(kGemvPrefetchSteps) + " && k < " + str(K) +
-       "; ++j, k += " + str(L * 8) + ")\n";
-  s += "      fz_prefetch_l2(" + b.ptr + " + " + offsetExpr(b, "fz_b", "k", "n") + ");\n  }\n";
-  s += kAfterPrior;
   s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";

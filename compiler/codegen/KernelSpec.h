@@ -62,8 +62,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// The first statement of every kernel body (generateKernel checks): waits for
 /// the kernel before it in the stream, which the runtime may launch this one
-/// beside (programmatic dependent launch; fz_after_prior in Prelude.cpp). Only
-/// L2 prefetches may come before it.
+/// beside (programmatic dependent launch; fz_after_prior in Prelude.cpp).
 inline constexpr const char *kAfterPrior =
     "  fz_after_prior();  // the previous kernel's writes are visible from here on\n";
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".

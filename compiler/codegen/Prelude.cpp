@@ -213,21 +213,19 @@ __device__ __forceinline__ double fz_dsmem_ld(const double *p, unsigned rank) {
 }
 #endif
 
-// Programmatic dependent launch (sm_90+): the runtime may launch a kernel
-// while the one before it in the stream is still running. Every kernel calls
-// fz_after_prior() before its first global load or store: it waits until the
-// prior grid has completed and its writes are visible, then lets the next
-// kernel start launching (so at most two grids overlap). Before it a kernel
-// may only prefetch into L2, which cannot return stale data (L2 is where the
-// GPU's memory is coherent). Launched the ordinary way, both are no-ops.
+// Programmatic dependent launch (sm_90+): the runtime launches a kernel
+// while the one before it in the stream is finishing, so its launch and block
+// set-up overlap the other's last blocks. Every kernel calls fz_after_prior()
+// before its first global load or store: it waits until the prior grid has
+// completed and its writes are visible. Launched the ordinary way it is a
+// no-op. No kernel signals its dependents early (launch_dependents): the
+// next kernel is then launched as this one's blocks exit, which measured
+// faster than an early signal, whose waiting blocks sat beside long GEMMs
+// (bench/NOTES.md, "Kernels launched beside the previous one's tail").
 __device__ __forceinline__ void fz_after_prior() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-}
-__device__ __forceinline__ void fz_prefetch_l2(const void *p) {
-  asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
 }
 
 // Reductions across the W lanes of a warp segment (W a power of two <= 32).

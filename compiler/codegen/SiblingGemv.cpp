@@ -129,7 +129,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "matmul";
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kWarps * 32) + ")\n" +
-                    spec.name + "(" + parameterList(fusion) + ") {\n";
+                    spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
   src += "  const int lane = threadIdx.x % 32;\n";
   src += "  const int fz_row = blockIdx.x * " + str(kWarps) + " + threadIdx.x / 32;\n";
   for (size_t si = 0; si < segs.size(); ++si) {
@@ -140,13 +140,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
     for (MatmulOp m : s.mms)
       src += " " + label(m);
     src += "\n    const int fz_n0 = fz_row - " + str(s.first) + ";\n";
-    // The rows' first steps start towards L2 while the kernel before this
-    // one is still running (launched beside it: kAfterPrior).
-    src += "    for (int k = lane * 8; k < " + str(std::min<int64_t>(K, 4 * 256)) + "; k += 256) {\n";
-    for (int j = 0; j < J; ++j)
-      src += "      fz_prefetch_l2(" + s.weights[j].ptr + " + " +
-             offsetExpr(s.weights[j], "0", "k", "fz_n0") + ");\n";
-    src += "    }\n  " + std::string(kAfterPrior);
+
     src += "    float acc[" + str(J) + "][" + str(M) + "];\n";
     src += "    #pragma unroll\n    for (int j = 0; j < " + str(J) + "; ++j)\n      #pragma unroll\n"
            "      for (int m = 0; m < " + str(M) + "; ++m) acc[j][m] = 0.f;\n";
