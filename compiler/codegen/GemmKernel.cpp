@@ -68,7 +68,24 @@ std::string GemmGen::loader(const Operand &o, bool isA) const {
          offsetExpr(o, "fz_b", r, cc) + " : 0);\n";
     s += "        fz_cp16z(" + smem + "(st) + row * " + str(stride) + " + col, src, ok);\n";
     s += "      }\n";
-  } else {
+  } else if (int64_t total = rows * cols, per = (total + threads - 1) / threads; per <= 16) {
+    // All of a thread's loads first, then the stores: the loads are in
+    // flight together instead of each waiting for the one before.
+    s += "      {\n        " + elem + " fz_e[" + str(per) + "];\n";
+    s += "        #pragma unroll\n        for (int u = 0; u < " + str(per) + "; ++u) {\n";
+    s += "          const int e = threadIdx.x + u * " + str(threads) + ";\n";
+    s += "          const int row = e / " + str(cols) + ", col = e % " + str(cols) + ";\n";
+    coords("row", "col", k, x);
+    s += "          const bool ok = e < " + str(total) + " && " + k + " < kEnd && " + x + " < " +
+         str(mnSize) + ";\n";
+    std::string r = isA ? x : k, cc = isA ? k : x;
+    s += "          fz_e[u] = ok ? " + o.ptr + "[" + offsetExpr(o, "fz_b", r, cc) + "] : " + elem +
+         "{0};\n        }\n";
+    s += "        #pragma unroll\n        for (int u = 0; u < " + str(per) + "; ++u) {\n";
+    s += "          const int e = threadIdx.x + u * " + str(threads) + ";\n";
+    s += "          if (e < " + str(total) + ") " + smem + "(st)[(e / " + str(cols) + ") * " +
+         str(stride) + " + e % " + str(cols) + "] = fz_e[u];\n        }\n      }\n";
+  } else {  // too many elements per thread to hold: one at a time
     s += "      for (int e = threadIdx.x; e < " + str(rows * cols) + "; e += " + str(threads) +
          ") {\n";
     s += "        const int row = e / " + str(cols) + ", col = e % " + str(cols) + ";\n";
@@ -373,7 +390,12 @@ std::string GemmGen::source(const std::string &name) {
        "    for (int j = 0; j < " + str(ni) + "; ++j)\n      acc[i][j][0] = acc[i][j][1] = "
        "acc[i][j][2] = acc[i][j][3] = 0.f;\n";
   std::string load = "    if (kt < fz_kt1) {\n      const int k0 = kt * " + str(cfg.bk) + ";\n" +
-                     loader(a, true) + loader(b, false) + "    }\n    fz_cp_commit();\n";
+                     // An operand copied element by element waits for its loads
+                     // before the stage's other copies would be issued: the
+                     // asynchronous copies go first.
+                     (a.vector || !b.vector ? loader(a, true) + loader(b, false)
+                                            : loader(b, false) + loader(a, true)) +
+                     "    }\n    fz_cp_commit();\n";
   s += "  // the first stages start arriving\n";
   s += "  #pragma unroll 1\n  for (int p = 0; p < " + str(cfg.stages - 1) + "; ++p) {\n";
   s += "    const int kt = fz_kt0 + p, st = p;\n" + load + "  }\n";
