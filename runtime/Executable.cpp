@@ -88,12 +88,7 @@ llvm::Error Executable::load(KernelCache &cache) {
   CacheStats after = cache.stats();
   hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
 
-  // griddepcontrol exists from sm_90 on; kernels built for older targets
-  // launch one after another.
-  llvm::StringRef arch(desc.arch);
-  unsigned archNumber = 0;
-  overlap = desc.overlapLaunches && arch.consume_front("sm_") &&
-            !arch.consumeInteger(10, archNumber) && archNumber >= 90;
+  overlap = launchesOverlap(desc);
   functions.assign(desc.steps.size(), nullptr);
   grids.assign(desc.steps.size(), 0);
   matmuls.resize(desc.steps.size());

@@ -82,4 +82,19 @@ struct PlanDesc {
   int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
 };
 
+/// Whether the runtime launches the plan's kernels beside the previous
+/// kernel's tail: asked for (overlapLaunches), and built for sm_90 or newer,
+/// where griddepcontrol exists and every generated kernel waits in
+/// fz_after_prior(); kernels built for older targets lack the wait.
+inline bool launchesOverlap(const PlanDesc &plan) {
+  const std::string &a = plan.arch;
+  if (!plan.overlapLaunches || a.compare(0, 3, "sm_") != 0)
+    return false;
+  int number = 0;
+  size_t i = 3;
+  for (; i < a.size() && a[i] >= '0' && a[i] <= '9' && i < 8; ++i)
+    number = number * 10 + (a[i] - '0');
+  return i > 3 && number >= 90;
+}
+
 } // namespace fusec

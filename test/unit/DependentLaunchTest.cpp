@@ -106,3 +106,18 @@ TEST(DependentLaunch, OlderTargetsAndTheOptionOut) {
   ASSERT_TRUE(bool(serial)) << llvm::toString(serial.takeError());
   EXPECT_FALSE(serial->overlapLaunches);
 }
+
+TEST(DependentLaunch, OnlyPlansForSm90AndNewerOverlap) {
+  PlanDesc plan;
+  for (const char *arch : {"sm_90a", "sm_90", "sm_100a", "sm_120"}) {
+    plan.arch = arch;
+    EXPECT_TRUE(launchesOverlap(plan)) << arch;
+  }
+  for (const char *arch : {"sm_80", "sm_89", "sm_", "compute_90a", "", "sm_9"}) {
+    plan.arch = arch;
+    EXPECT_FALSE(launchesOverlap(plan)) << arch;
+  }
+  plan.arch = "sm_90a";
+  plan.overlapLaunches = false;
+  EXPECT_FALSE(launchesOverlap(plan));
+}
