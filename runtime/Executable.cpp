@@ -8,12 +8,11 @@
 namespace fusec {
 namespace {
 
-/// A launch of `grid` blocks of `k` in clusters of k.clusterX along x; `attr`
-/// holds the cluster shape the configuration points at.
-/// The launch of `k` with its attributes: its cluster shape when it has one,
-/// and with `overlap` the programmatic stream serialization that lets it start
-/// while the previous kernel in the stream finishes (it waits in
-/// fz_after_prior()). `attrs` holds them; it must outlive the launch call.
+/// The launch of `grid` blocks of `k` with its attributes: its cluster shape
+/// when it has one, and with `overlap` the programmatic stream serialization
+/// that lets it be launched as the previous kernel's last blocks exit, before
+/// that grid has completed (it waits in fz_after_prior()). `attrs` holds them;
+/// it must outlive the launch call.
 CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream, bool overlap,
                             CUlaunchAttribute (&attrs)[2]) {
   unsigned n = 0;
@@ -224,7 +223,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     // At most: A, three Bs and three outputs (products side by side), or A,
     // two Bs (a dual product), the output and a residual.
     constexpr size_t kMaxMaps = 8;
-    CUtensorMap tmaps[kMaxMaps];  // copies: cuLaunchKernel reads them before returning
+    CUtensorMap tmaps[kMaxMaps];  // copies: cuLaunchKernelEx reads them before returning
     size_t n = step.kernel.args.size();
     if (step.kernel.tensorMaps.size() > kMaxMaps)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),

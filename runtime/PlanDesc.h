@@ -69,10 +69,11 @@ struct PlanDesc {
   std::string device;  ///< device profile the plan was built for
   std::string arch;    ///< NVRTC target ("sm_90a")
   bool fused = true;
-  /// On sm_90+, each kernel is launched while the one before it finishes
-  /// (programmatic dependent launch): its launch and block set-up overlap the
-  /// other's last blocks, and it waits in fz_after_prior() until the other's
-  /// writes are visible. False: each launch waits for the previous step.
+  /// On sm_90+, each kernel is launched as the previous kernel's last blocks
+  /// exit, before that grid has completed (programmatic dependent launch): its
+  /// launch and block set-up overlap the other's completion, and it waits in
+  /// fz_after_prior() until the other's writes are visible. False: each
+  /// launch waits for the previous step to complete.
   bool overlapLaunches = true;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<double> inputScales;  ///< scale of random test values per input (1 by default)

@@ -7,6 +7,7 @@
 #include "compiler/shape/ShapeRules.h"
 
 #include <cstdio>
+#include <cstring>
 
 using namespace mlir;
 
@@ -43,9 +44,12 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   }
   if (!spec)
     return spec.takeError();
-  // The runtime launches kernels beside the one before them (sm_90+): one
-  // without the wait would race it.
-  if (spec->source.find(detail::kAfterPrior) == std::string::npos)
+  // The runtime launches kernels before the one ahead of them has completed
+  // (sm_90+): one that touched memory before the wait would race it.
+  size_t entry = spec->source.find("extern \"C\" __global__");
+  size_t body = entry == std::string::npos ? entry : spec->source.find(") {\n", entry);
+  if (body == std::string::npos ||
+      spec->source.compare(body + 4, std::strlen(detail::kAfterPrior), detail::kAfterPrior) != 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: kernel %s does not start with fz_after_prior()",
                                    spec->name.c_str());

@@ -213,9 +213,10 @@ __device__ __forceinline__ double fz_dsmem_ld(const double *p, unsigned rank) {
 }
 #endif
 
-// Programmatic dependent launch (sm_90+): the runtime launches a kernel
-// while the one before it in the stream is finishing, so its launch and block
-// set-up overlap the other's last blocks. Every kernel calls fz_after_prior()
+// Programmatic dependent launch (sm_90+): the runtime launches a kernel as
+// the last blocks of the one before it exit, before that grid has completed,
+// so its launch and block set-up overlap the other's completion. Every kernel
+// calls fz_after_prior()
 // before its first global load or store: it waits until the prior grid has
 // completed and its writes are visible. Launched the ordinary way it is a
 // no-op. No kernel signals its dependents early (launch_dependents): the

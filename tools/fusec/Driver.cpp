@@ -76,9 +76,9 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
 
 void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
   cmd->add_flag("--no-overlap", flags.noOverlap,
-                "launch each kernel only once the previous one has finished (by default, on "
-                "sm_90+ a kernel is launched during the previous one's last blocks and waits "
-                "there for its results: programmatic dependent launch)");
+                "launch each kernel only once the previous one has completed (by default, on "
+                "sm_90+ a kernel is launched as the previous one's last blocks exit and waits "
+                "for its results: programmatic dependent launch)");
 }
 
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
