@@ -161,6 +161,7 @@ int runBench(const BenchOptions &opts) {
     j["arch"] = (*fused)->impl().plan.arch;
     j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
     j["input_sets"] = tf->inputSets;
+    j["overlapped_launches"] = launchesOverlap((*fused)->impl().plan);
     j["fused"] = toJson(*tf, env->copyBytesPerSec);
     j["unfused"] = toJson(*tu, env->copyBytesPerSec);
     j["speedup_measured"] = measured;
@@ -171,11 +172,15 @@ int runBench(const BenchOptions &opts) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "fusec bench %s on %s (profile %s, %s)\nmeasured copy bandwidth %.0f GB/s "
-                "(read + write); %d input set(s) rotated; median of %d runs\n\n",
+                "(read + write); %d input set(s) rotated; median of %d runs\n",
                 opts.graph.c_str(), env->deviceName.c_str(),
                 (*fused)->impl().plan.device.c_str(), (*fused)->impl().plan.arch.c_str(),
                 env->copyBytesPerSec / 1e9, tf->inputSets, opts.iters);
-  llvm::outs() << line;
+  llvm::outs() << line
+               << (launchesOverlap((*fused)->impl().plan)
+                       ? "each kernel is launched as the previous one's blocks exit "
+                         "(--no-overlap: after it completes)\n\n"
+                       : "each kernel is launched after the previous one completes\n\n");
   printPlan("fused", *tf, env->copyBytesPerSec);
   llvm::outs() << "\n";
   printPlan("unfused (--no-fuse)", *tu, env->copyBytesPerSec);
