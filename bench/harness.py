@@ -387,6 +387,10 @@ def write_reports(results, args):
 
 
 def git_commit():
+    # A copy of the tree without its history (a remote GPU machine) names the
+    # commit it was made from here.
+    if os.environ.get("FUSEC_COMMIT"):
+        return os.environ["FUSEC_COMMIT"]
     try:
         return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, timeout=10).stdout.strip() or "?"
