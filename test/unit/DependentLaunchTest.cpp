@@ -13,29 +13,14 @@
 #include "test/unit/PlanTestUtil.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
-
-#include <algorithm>
 
 using namespace fusec;
 using fusec::testing::planFor;
 
 namespace {
-
-std::vector<std::string> graphFiles() {
-  std::vector<std::string> files;
-  for (const char *dir : {FUSEC_SOURCE_DIR "/examples", FUSEC_SOURCE_DIR "/bench/graphs"}) {
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-      if (llvm::StringRef(it->path()).ends_with(".json"))
-        files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 /// Offset of the first instruction that may read or write memory other than
 /// parameters, shared and local memory (loads, stores, atomics, reductions,
@@ -66,7 +51,8 @@ size_t firstMemoryAccess(llvm::StringRef ptx) {
 TEST(DependentLaunch, EveryKernelWaitsForThePriorGridFirst) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
-  std::vector<std::string> files = graphFiles();
+  std::vector<std::string> files =
+      fusec::testing::graphFiles({FUSEC_SOURCE_DIR "/examples", FUSEC_SOURCE_DIR "/bench/graphs"});
   ASSERT_GE(files.size(), 40u);
   int kernels = 0;
   for (const std::string &f : files) {

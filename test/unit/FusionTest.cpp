@@ -16,12 +16,10 @@
 #include "test/unit/PlanTestUtil.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <set>
 
 using namespace fusec;
@@ -473,13 +471,7 @@ TEST(Fusion, OtherEpiloguesStayApartFromCublasLt) {
 TEST(Fusion, EveryExampleKernelCompilesWithNvrtc) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
-  std::error_code ec;
-  std::vector<std::string> files;
-  for (llvm::sys::fs::directory_iterator it(FUSEC_SOURCE_DIR "/examples", ec), end;
-       it != end && !ec; it.increment(ec))
-    if (llvm::StringRef(it->path()).ends_with(".json"))
-      files.push_back(it->path());
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> files = fusec::testing::graphFiles({FUSEC_SOURCE_DIR "/examples"});
   ASSERT_GE(files.size(), 10u);
   for (const std::string &f : files) {
     auto buffer = llvm::MemoryBuffer::getFile(f);

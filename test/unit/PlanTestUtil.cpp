@@ -4,7 +4,11 @@
 #include "frontends/json/GraphReader.h"
 #include "runtime/Nvrtc.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace fusec::testing {
 
@@ -19,6 +23,18 @@ void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
     if (k)
       EXPECT_FALSE(k->cubin.empty());
   }
+}
+
+std::vector<std::string> graphFiles(std::initializer_list<const char *> dirs) {
+  std::vector<std::string> files;
+  for (const char *dir : dirs) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+      if (llvm::StringRef(it->path()).ends_with(".json"))
+        files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 /// Plans a graph for `arch`: code generation differs by target (clusters on sm_90).
