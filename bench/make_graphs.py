@@ -129,6 +129,17 @@ def gemm_cases():
                           node("up", "linear", ["x", "w_up"]),
                           node("a", "silu", ["gate"]), node("h", "mul", ["a", "up"])],
                          ["h"], "decode SwiGLU gate/up, M=%d: silu(x w_gate^T) * x w_up^T" % rows)
+        # The down projection with silu(gate) * up as its prologue (gate and
+        # up as separate activations); beside decode_down_residual, which
+        # reads the product from memory.
+        gname = "decode_swiglu_down_m%d" % rows
+        g[gname] = graph(
+            gname, [("gate", "bf16", [rows, 14336]), ("up", "bf16", [rows, 14336]),
+                    ("w", "bf16", [4096, 14336]), ("r", "bf16", [rows, 4096])],
+            [node("a", "silu", ["gate"]), node("hidden", "mul", ["a", "up"]),
+             node("h", "linear", ["hidden", "w"]), node("y", "add", ["h", "r"])], ["y"],
+            "decode down projection, M=%d: (silu(gate) * up) @ w^T + residual, "
+            "gate and up [%d, 14336], w [4096, 14336]" % (rows, rows))
     g["attention"] = graph(
         "attention", [(n_, "bf16", [32, 4096, 128]) for n_ in ("q", "k", "v")],
         [node("o", "scaled_dot_product_attention", ["q", "k", "v"], causal=True)],

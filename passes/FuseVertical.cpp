@@ -16,7 +16,9 @@
 // recorded (fusec.recomputed, fusec.rejected).
 //
 // Last, each matmul group picks how it runs: fusec's own GEMM with the
-// epilogue in registers (one kernel); cuBLASLt applying the epilogue itself
+// epilogue in registers (one kernel; with a prologue, elementwise ops that
+// compute an operand as the kernel loads it, unless the prologue runs
+// faster as a kernel of its own); cuBLASLt applying the epilogue itself
 // where the group is exactly what its epilogues express (a scale, a residual
 // as C, a bias, gelu(tanh); one call); or cuBLASLt for the product and, when
 // there is an epilogue, a pointwise kernel for it (the group is split). The
@@ -333,10 +335,17 @@ void Grouping::chooseMatmulPaths() {
     if (markSiblings(groups[g]))
       continue;
     auto mm = cast<MatmulOp>(*it);
-    OpGroup epilogue;
-    for (Operation *op : groups[g])
+    // The group is [prologue] matmul [epilogue]: what computes an operand
+    // while it is loaded, the product, what consumes the product.
+    SmallVector<Operation *> prologueOps = matmulPrologue(mm, groups[g]);
+    OpGroup prologue(prologueOps.begin(), prologueOps.end()), epilogue, body;
+    for (Operation *op : groups[g]) {
+      if (llvm::is_contained(prologue, op))
+        continue;
+      body.push_back(op);
       if (op != mm)
         epilogue.push_back(op);
+    }
     DType dt = dtypeOf(mm.getLhs());
     bool supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
     GemmPath path = ownGemmPath(mm);
@@ -344,40 +353,61 @@ void Grouping::chooseMatmulPaths() {
       path = GemmPath::FusecWgmma;
     if ((path == GemmPath::FusecBatchedRows || path == GemmPath::Fusec) && gemvApplies(mm))
       path = GemmPath::FusecGemv;  // a batch of few-row products with K-contiguous B
-    double own = predictSeconds(groupCost(groups[g]), profile, path);
+    // The TMA copies operands as they lie in memory: a computed operand goes
+    // through the portable kernel's element loads (or the dot-product kernel's).
+    GemmPath fusedPath =
+        !prologue.empty() && path == GemmPath::FusecWgmma ? GemmPath::Fusec : path;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    double prologueApart = seconds(prologue);
+    double own = predictSeconds(groupCost(groups[g]), profile, fusedPath);
+    double ownApart =
+        prologue.empty() ? inf : predictSeconds(groupCost(body), profile, path) + prologueApart;
     bool joins = false;
     double library = predictSeconds(groupCost({mm}), profile, libraryGemmPath(mm)) +
-                     (epilogue.empty() ? 0.0 : splitEpilogueSeconds(epilogue, joins));
+                     (epilogue.empty() ? 0.0 : splitEpilogueSeconds(epilogue, joins)) +
+                     prologueApart;
     // cuBLASLt applying the epilogue itself, where the group is exactly that.
     std::string notLibrary;
     std::optional<LibraryEpilogue> libEpi;
     if (!epilogue.empty() && gemmChoice != "fusec")
       libEpi = matchLibraryEpilogue(mm, epilogue, notLibrary);
-    double libraryEpi = libEpi ? predictSeconds(groupCost(groups[g]), profile,
-                                                GemmPath::LibraryEpilogue)
-                               : std::numeric_limits<double>::infinity();
+    double libraryEpi =
+        libEpi ? predictSeconds(groupCost(body), profile, GemmPath::LibraryEpilogue) + prologueApart
+               : inf;
     bool useOwn = supported && (gemmChoice == "fusec" ||
-                                (gemmChoice == "auto" && own <= std::min(library, libraryEpi)));
+                                (gemmChoice == "auto" &&
+                                 std::min(own, ownApart) <= std::min(library, libraryEpi)));
     bool useLibEpi = !useOwn && libEpi && libraryEpi <= library;
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "fusec %s%s: %.1f us; cuBLASLt%s: %.1f us%s",
-                  path == GemmPath::FusecGemv    ? "GEMV"
-                  : path == GemmPath::FusecWgmma ? "GEMM (wgmma)"
-                                                 : "GEMM",
-                  epilogue.empty() ? "" : " with the epilogue", own * 1e6,
-                  epilogue.empty() ? ""
-                  : joins          ? " + the epilogue in its consumer's kernel"
-                                   : " + epilogue kernel",
-                  library * 1e6,
-                  supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
-    std::string alternatives = buf;
+    bool keepPrologue = useOwn && !prologue.empty() && own <= ownApart;
+    auto pathName = [](GemmPath p) {
+      return p == GemmPath::FusecGemv ? "GEMV" : p == GemmPath::FusecWgmma ? "GEMM (wgmma)" : "GEMM";
+    };
+    auto us = [](double s) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+      return std::string(buf);
+    };
+    std::string with = prologue.empty()   ? (epilogue.empty() ? "" : " with the epilogue")
+                       : epilogue.empty() ? " with the prologue"
+                                          : " with the prologue and the epilogue";
+    std::string alternatives = "fusec " + std::string(pathName(fusedPath)) + with + ": " + us(own);
+    if (!prologue.empty())
+      alternatives += std::string("; prologue kernel + fusec ") + pathName(path) +
+                      (epilogue.empty() ? "" : " with the epilogue") + ": " + us(ownApart);
+    alternatives += std::string("; cuBLASLt") + (prologue.empty() ? "" : " + prologue kernel") +
+                    (epilogue.empty() ? ""
+                     : joins          ? " + the epilogue in its consumer's kernel"
+                                      : " + epilogue kernel") +
+                    ": " + us(library) +
+                    (supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
     if (libEpi) {
-      std::snprintf(buf, sizeof buf, "; cuBLASLt with its epilogue (%s): %.1f us",
-                    libEpi->describe().c_str(), libraryEpi * 1e6);
-      alternatives += buf;
+      alternatives += "; cuBLASLt with its epilogue (" + libEpi->describe() + ")" +
+                      (prologue.empty() ? "" : " + prologue kernel") + ": " + us(libraryEpi);
     } else if (!epilogue.empty() && gemmChoice != "fusec") {
       alternatives += "; no cuBLASLt epilogue: " + notLibrary;
     }
+    if (keepPrologue)
+      path = fusedPath;
     Builder b(mm.getContext());
     mm->setAttr("fusec.gemm", b.getStringAttr(useOwn      ? "fusec"
                                               : useLibEpi ? "cublaslt-epilogue"
@@ -387,6 +417,17 @@ void Grouping::chooseMatmulPaths() {
     if (path == GemmPath::FusecGemv)
       mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(alternatives));
+    if (!prologue.empty() && !keepPrologue) {
+      // The prologue becomes a kernel of its own, just before the product's.
+      rejections.push_back(
+          {nodeLabel(prologue.back()), nodeLabel(mm),
+           useOwn ? "not faster as a prologue: " + us(own) + " fused vs " + us(ownApart) +
+                        " with a prologue kernel"
+                  : "the product runs on cuBLASLt, which takes operands from memory"});
+      groups[g] = body;
+      groups.insert(groups.begin() + g, std::move(prologue));
+      ++g;
+    }
     if (useOwn || useLibEpi || epilogue.empty())
       continue;
     // cuBLASLt computes the product; the epilogue becomes a kernel of its own,

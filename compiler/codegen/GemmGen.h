@@ -23,6 +23,10 @@ struct Operand {
   bool kContiguous = true;    ///< K is the unit-stride dim
   bool vector = true;         ///< 16-byte copies are aligned
   int64_t tileRows = 0, tileCols = 0;  ///< shared-memory tile (padded cols)
+  /// The matmul's operand value; `computed`: a prologue of the group computes
+  /// it (no `ptr`), element by element as the kernel loads it.
+  mlir::Value value;
+  bool computed = false;
 };
 
 inline std::string offsetExpr(const Operand &o, const std::string &b, const std::string &r,
@@ -85,10 +89,24 @@ struct GemmGen {
       "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
   int64_t boxesBytes(int slots) const { return cfg.bm / 64 * slots * kBoxBytes; }
 
+  /// For a computed operand: the statements (at `indent`) computing its
+  /// element at row `r`, column `c` of matrix fz_b, and in `value` the
+  /// expression of that element (its compute type; callers store it as `elem`).
+  std::string computedElement(const Operand &o, const std::string &r, const std::string &c,
+                              const std::string &indent, std::string &value) const;
+  /// Statements filling float `dst`[8] with elements (r + l, c) (`alongRows`)
+  /// or (r, c + l) of operand `o`, l < 8: one 16-byte load, or its prologue
+  /// computed with the inputs loaded as vectors where they allow.
+  std::string operandVector(const Operand &o, const std::string &r, const std::string &c,
+                            bool alongRows, const std::string &dst,
+                            const std::string &indent) const;
   /// The copy of k-step `kt` into stage `st`, for one operand (mma.sync path).
   std::string loader(const Operand &o, bool isA) const;
   /// Fragment loads and MMAs of one 16-deep slice `kk` of stage `st`.
   std::string mmaStep() const;
+  /// Whether the dot-product kernel computes a prologue's A once per block
+  /// into shared memory (it fits kGemvStageBytes) rather than per warp.
+  bool gemvStagesA() const;
   /// M <= 8: a warp per weight row(s), no tensor cores.
   std::string gemvSource(const std::string &name);
   /// Weight rows a warp of gemvSource covers per column slot: 1, or more for

@@ -39,6 +39,67 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 } // namespace
 
+namespace {
+/// An emitter over an operand's matrix domain [batch..., rows, cols] with
+/// `r`, `c` as its last two indices (the batch ones from fz_b), and the
+/// operand's own index in that domain (broadcast dims projected away).
+ElementEmitter operandEmitter(const GemmGen &g, const Operand &o, const std::string &r,
+                              const std::string &c, const std::string &indent, Index &idx) {
+  std::vector<std::string> vars(g.batchShape.size());
+  int64_t inner = 1;
+  for (int d = (int)g.batchShape.size() - 1; d >= 0; --d) {
+    vars[d] = "((fz_b / " + str(inner) + ") % " + str(g.batchShape[d]) + ")";
+    inner *= g.batchShape[d];
+  }
+  vars.push_back(r);
+  vars.push_back(c);
+  std::vector<int64_t> domain = g.batchShape;
+  domain.push_back(o.layout.rows);
+  domain.push_back(o.layout.cols);
+  idx = ElementEmitter::project(ElementEmitter::identity(domain.size()), domain,
+                                shapeOf(o.value));
+  return ElementEmitter(g.fusion, vars, indent);
+}
+} // namespace
+
+std::string GemmGen::computedElement(const Operand &o, const std::string &r,
+                                     const std::string &c, const std::string &indent,
+                                     std::string &value) const {
+  // Clamped into the operand: the caller zeroes elements past its edges, and
+  // the prologue's loads stay in bounds without a branch around them.
+  Index idx;
+  ElementEmitter e = operandEmitter(*this, o, "min(" + r + ", " + str(o.layout.rows - 1) + ")",
+                                    "min(" + c + ", " + str(o.layout.cols - 1) + ")", indent, idx);
+  value = e.emit(o.value, idx);
+  return e.takeCode();
+}
+
+std::string GemmGen::operandVector(const Operand &o, const std::string &r, const std::string &c,
+                                   bool alongRows, const std::string &dst,
+                                   const std::string &indent) const {
+  if (!o.computed)
+    return indent + "fz_load<" + elem + ", 8>(" + o.ptr + ", " + offsetExpr(o, "fz_b", r, c) +
+           ", " + dst + ");\n";
+  // Lane l of 8 along the unit-stride dim: inputs contiguous along it are
+  // one vector load, those constant along it one scalar, both before the loop.
+  Index idx;
+  ElementEmitter e = operandEmitter(*this, o, alongRows ? "(" + r + " + l)" : r,
+                                    alongRows ? c : "(" + c + " + l)", indent + "    ", idx);
+  int dim = static_cast<int>(batchShape.size()) + (alongRows ? 0 : 1);
+  HoistedLoads hoist{dim, 8, alongRows ? r : c, indent + "  "};
+  e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &i) {
+    if (dtypeBytes(dtypeOf(arg)) * 8 > 16)  // 8 lanes would be wider than one 16-byte load
+      return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
+             em.offset(shapeOf(arg), i) + ")";
+    return hoist.load(em, arg, i);
+  };
+  std::string v = e.emit(o.value, idx), code = e.takeCode();
+  return indent + "{  // the operand's prologue\n" + hoist.pre + indent +
+         "  #pragma unroll\n" + indent + "  for (int l = 0; l < 8; ++l) {\n" + code + indent +
+         "    " + dst + "[l] = fz_in(fz_out<" + elem + ">::of(" + v + "));\n" + indent + "  }\n" +
+         indent + "}\n";
+}
+
 // The copy of k-step `kt` into stage `st`, for one operand. For A the tile
 // rows are M (or K when M-contiguous); for B, N (or K).
 std::string GemmGen::loader(const Operand &o, bool isA) const {
@@ -56,6 +117,8 @@ std::string GemmGen::loader(const Operand &o, bool isA) const {
     x = o.kContiguous ? "(" + mn0 + " + " + row + ")" : "(" + mn0 + " + " + col + ")";
   };
   std::string k, x;
+  if (o.computed)
+    s += std::string("      // ") + (isA ? "A" : "B") + ": computed by the group's prologue as it is loaded\n";
   if (o.vector) {
     int64_t chunks = rows * cols / 8;
     s += "      for (int c = threadIdx.x; c < " + str(chunks) + "; c += " + str(threads) + ") {\n";
@@ -79,8 +142,15 @@ std::string GemmGen::loader(const Operand &o, bool isA) const {
     s += "          const bool ok = e < " + str(total) + " && " + k + " < kEnd && " + x + " < " +
          str(mnSize) + ";\n";
     std::string r = isA ? x : k, cc = isA ? k : x;
-    s += "          fz_e[u] = ok ? " + o.ptr + "[" + offsetExpr(o, "fz_b", r, cc) + "] : " + elem +
-         "{0};\n        }\n";
+    if (o.computed) {
+      std::string v;
+      s += computedElement(o, r, cc, "          ", v);
+      s += "          fz_e[u] = ok ? fz_out<" + elem + ">::of(" + v + ") : " + elem +
+           "{0};\n        }\n";
+    } else {
+      s += "          fz_e[u] = ok ? " + o.ptr + "[" + offsetExpr(o, "fz_b", r, cc) + "] : " +
+           elem + "{0};\n        }\n";
+    }
     s += "        #pragma unroll\n        for (int u = 0; u < " + str(per) + "; ++u) {\n";
     s += "          const int e = threadIdx.x + u * " + str(threads) + ";\n";
     s += "          if (e < " + str(total) + ") " + smem + "(st)[(e / " + str(cols) + ") * " +
@@ -92,8 +162,13 @@ std::string GemmGen::loader(const Operand &o, bool isA) const {
     coords("row", "col", k, x);
     s += "        const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
     std::string r = isA ? x : k, cc = isA ? k : x;
-    s += "        " + smem + "(st)[row * " + str(stride) + " + col] = ok ? " + o.ptr + "[" +
-         offsetExpr(o, "fz_b", r, cc) + "] : " + elem + "{0};\n";
+    std::string v = o.ptr + "[" + offsetExpr(o, "fz_b", r, cc) + "]";
+    if (o.computed) {
+      s += computedElement(o, r, cc, "        ", v);
+      v = "fz_out<" + elem + ">::of(" + v + ")";
+    }
+    s += "        " + smem + "(st)[row * " + str(stride) + " + col] = ok ? " + v + " : " + elem +
+         "{0};\n";
     s += "      }\n";
   }
   return s;
@@ -145,6 +220,10 @@ int GemmGen::gemvRowsPerWarpStep() const {
   return 32 / L;
 }
 
+bool GemmGen::gemvStagesA() const {
+  return a.computed && shape.m * shape.k * 2 <= kGemvStageBytes;
+}
+
 std::string GemmGen::gemvSource(const std::string &name) {
   int C = cfg.gemvCols, W = cfg.gemvWarps;
   int64_t M = shape.m, N = shape.n, K = shape.k;
@@ -159,6 +238,20 @@ std::string GemmGen::gemvSource(const std::string &name) {
   // No early exit: the lanes of a warp may hold different rows, and all of
   // them take part in the shuffles. Rows past N read row N - 1, store nothing.
   s += "  const int fz_b = blockIdx.y;  // one matrix of the batch per grid row\n";
+  // A computed by the prologue: once per block into shared memory, where
+  // every warp reads it (computed per warp, the prologue's inputs were read
+  // once per weight row: 62 us against 45 for the product alone at 1 x 14336
+  // -> 4096; bench/NOTES.md).
+  bool staged = gemvStagesA();
+  if (staged) {
+    s += "  __shared__ __align__(16) " + elem + " fz_Astage[" + str(M * K) + "];\n";
+    s += "  for (int fz_c = threadIdx.x; fz_c < " + str(M * K / 8) + "; fz_c += " + str(W * 32) +
+         ") {\n";
+    s += "    const int m = fz_c / " + str(K / 8) + ", k = (fz_c % " + str(K / 8) + ") * 8;\n";
+    s += "    float x[8];\n" + operandVector(a, "m", "k", false, "x", "    ");
+    s += "    fz_store<" + elem + ", 8>(fz_Astage, m * " + str(K) + " + k, x);\n  }\n";
+    s += "  __syncthreads();\n";
+  }
   s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
@@ -167,11 +260,13 @@ std::string GemmGen::gemvSource(const std::string &name) {
   s += "    float w[" + str(C) + "][8];\n";
   s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
   s += "      const int n = min(fz_n0 + c * " + str(R) + ", " + str(N - 1) + ");\n";
-  s += "      fz_load<" + elem + ", 8>(" + b.ptr + ", " + offsetExpr(b, "fz_b", "k", "n") +
-       ", w[c]);\n    }\n";
+  s += operandVector(b, "k", "n", true, "w[c]", "      ") + "    }\n";
   s += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m) {\n";
-  s += "      float x[8];\n      fz_load<" + elem + ", 8>(" + a.ptr + ", " +
-       offsetExpr(a, "fz_b", "m", "k") + ", x);\n";
+  if (staged)
+    s += "      float x[8];\n      fz_load_shared<" + elem + ", 8>(fz_Astage + m * " + str(K) +
+         " + k, x);\n";
+  else
+    s += "      float x[8];\n" + operandVector(a, "m", "k", false, "x", "      ");
   s += "      #pragma unroll\n      for (int c = 0; c < " + str(C) + "; ++c)\n"
        "        #pragma unroll\n        for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
        "w[c][i], acc[m][c]);\n    }\n  }\n";

@@ -51,6 +51,14 @@ std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
   return out;
 }
 
+/// What the schedule line says of computed operands.
+std::string prologueNote(const GemmGen &g) {
+  if (!g.a.computed && !g.b.computed)
+    return "";
+  return std::string(", ") + (g.a.computed && g.b.computed ? "A and B" : g.a.computed ? "A" : "B") +
+         " computed by the prologue as loaded";
+}
+
 } // namespace
 
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
@@ -84,18 +92,30 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                 std::string(dtypeName(dt).data(), dtypeName(dt).size()) + ")");
   g.elem = storageType(dt);
   g.batchShape = matmulBatchShape(g.mm);
-  auto la = matmulOperandLayout(g.mm.getLhs(), g.batchShape, 'r');
-  auto lb = matmulOperandLayout(g.mm.getRhs(), g.batchShape, 'c');
-  if (!la || !lb)
-    return fail("a matmul operand is not a strided view");
   auto argOf = [](Value v) -> std::optional<unsigned> {
     if (auto arg = dyn_cast<BlockArgument>(viewSource(v)))
       return arg.getArgNumber();
     return std::nullopt;
   };
   auto ia = argOf(g.mm.getLhs()), ib = argOf(g.mm.getRhs());
-  if (!ia || !ib)
-    return fail("a matmul operand is computed inside the group");
+  // A computed operand (the group's prologue) has no memory layout of its
+  // own: its view's, when it has one, keeps the prologue's loads along the
+  // shared-memory tile's contiguous dim; else rows of the operand's shape.
+  auto layoutOf = [&](Value v, char vectorAs, bool computed) -> std::optional<MatrixLayoutView> {
+    auto l = matmulOperandLayout(v, g.batchShape, vectorAs);
+    ArrayRef<int64_t> sh = shapeOf(v);
+    if (l || !computed || sh.size() < 2)
+      return l;
+    MatrixLayoutView m;
+    m.rows = sh[sh.size() - 2];
+    m.cols = m.ld = sh.back();
+    return m;
+  };
+  auto la = layoutOf(g.mm.getLhs(), 'r', !ia), lb = layoutOf(g.mm.getRhs(), 'c', !ib);
+  if (!la || !lb)
+    return fail("a matmul operand is not a strided view");
+  if ((!ia || !ib) && (g.mm2 || sideBySide))
+    return fail("sibling products take their operands from memory, not from a prologue");
   g.shape.m = la->rows;
   g.shape.k = la->cols;
   g.shape.n = lb->cols;
@@ -104,8 +124,12 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     g.shape.batch *= d;
   if (g.shape.batch > 65535)
     return fail("more than 65535 matrices in the batch");
-  g.a = {ElementEmitter::argName(*ia), *la, la->rowMajor};
-  g.b = {ElementEmitter::argName(*ib), *lb, !lb->rowMajor};
+  g.a = {ia ? ElementEmitter::argName(*ia) : "", *la, la->rowMajor};
+  g.b = {ib ? ElementEmitter::argName(*ib) : "", *lb, !lb->rowMajor};
+  g.a.value = g.mm.getLhs();
+  g.b.value = g.mm.getRhs();
+  g.a.computed = !ia;
+  g.b.computed = !ib;
   // A sibling product's weight (a dual product's second, or a part's): a
   // K-contiguous input of the group, with its own tensor map.
   auto weightOf = [&](MatmulOp m) -> std::optional<GemmGen::Part> {
@@ -143,15 +167,17 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   std::string key = arch + " " + std::string(dtypeName(dt)) + " m" + str(g.shape.m) + " n" +
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
                     (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN") +
-                    (g.mm2 ? " dual" : "");
+                    (g.mm2 ? " dual" : "") + (g.a.computed ? " aP" : "") +
+                    (g.b.computed ? " bP" : "");
   if (!g.parts.empty()) {
     key += " parts";
     for (const GemmGen::Part &p : g.parts)
       key += " " + str(p.n);
   }
   for (Operand *o : {&g.a, &g.b})
-    o->vector = alignedFor16ByteCopies(o->layout);
-  bool hopper = wgmmaApplies(g.mm, arch);
+    o->vector = !o->computed && alignedFor16ByteCopies(o->layout);
+  // The TMA copies operands as they lie in memory: none computed.
+  bool hopper = wgmmaApplies(g.mm, arch) && !g.a.computed && !g.b.computed;
   std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile, hopper);
   if (g.mm2) {
     // Two B tiles per stage and two accumulator sets: 128 x 128 output
@@ -234,7 +260,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
                     ", " + g.cfg.str() + ": a warp per " + str(g.cfg.gemvCols * g.gemvRowsPerWarpStep()) +
-                    " weight rows, 16-byte loads";
+                    " weight rows, 16-byte loads" + prologueNote(g);
     return spec;
   }
   if (g.cfg.wgmma) {
@@ -336,7 +362,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                   (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
                   ", tiles " + g.cfg.str() + ", A " + (g.a.kContiguous ? "K" : "M") +
                   "-contiguous, B " + (g.b.kContiguous ? "K" : "N") + "-contiguous" +
-                  (g.a.vector && g.b.vector ? "" : ", element-wise copies");
+                  (g.a.vector && g.b.vector ? "" : ", element-wise copies") + prologueNote(g);
   return spec;
 }
 

@@ -98,6 +98,17 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                             path == GemmPath::LibraryEpilogue
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
                         : 0.0;
+  // A prologue computes operand elements as they are loaded. The portable
+  // GEMM loads them one by one into its stages, which stalls the tensor
+  // cores (H100: f32 x [48, 1024] scaled and cast ahead of 48 x 768 x 1024,
+  // 32.4 us against 19.2 for the product alone: 13 us for 590K elements
+  // computed, 45 G/s; bench/NOTES.md). The dot-product kernel computes A
+  // into shared memory ahead of its weight stream, at a rate not yet
+  // measured: charged at 2 T elements/s.
+  if (path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows)
+    epilogue += static_cast<double>(c.prologueTileElements) / 45e9;
+  if (path == GemmPath::FusecGemv)
+    epilogue += static_cast<double>(c.prologueGemvElements) / 2e12;
   double seconds = std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
   // Measured on the H100: cuBLASLt's batched few-row calls take at least
   // ~10 us however small (a decode step's new row: 4 x 128 @ 128 x 1, 8 and
@@ -183,6 +194,25 @@ Cost unfusedCost(Operation *op) {
   return c;
 }
 
+SmallVector<Operation *> matmulPrologue(Operation *matmul, ArrayRef<Operation *> members) {
+  llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(), members.end()), found;
+  std::vector<Value> work(matmul->operand_begin(), matmul->operand_end());
+  while (!work.empty()) {
+    Operation *def = work.back().getDefiningOp();
+    work.pop_back();
+    if (!def || isGenerator(def) || (!isView(def) && !memberSet.count(def)))
+      continue;
+    if (!isView(def) && !found.insert(def).second)
+      continue;
+    work.insert(work.end(), def->operand_begin(), def->operand_end());
+  }
+  SmallVector<Operation *> prologue;
+  for (Operation *op : members)
+    if (found.count(op))
+      prologue.push_back(op);
+  return prologue;
+}
+
 bool usedOutside(Value v, ArrayRef<Operation *> members) {
   for (Operation *user : v.getUsers()) {
     if (llvm::is_contained(members, user))
@@ -221,11 +251,31 @@ Cost groupCost(ArrayRef<Operation *> ops) {
     c.bytes += tensorBytes(v);
   for (Operation *op : ops)
     c += opFlops(op);
-  llvm::SmallPtrSet<Value, 8> operands;
+  llvm::SmallPtrSet<Value, 8> operands, prologueInputs;
   for (Operation *op : ops)
     if (auto mm = dyn_cast<MatmulOp>(op)) {
       operands.insert(viewSource(mm.getLhs()));
       operands.insert(viewSource(mm.getRhs()));
+      SmallVector<Operation *> prologue = matmulPrologue(op, ops);
+      for (Operation *p : prologue)
+        for (Value v : p->getOperands())
+          prologueInputs.insert(viewSource(v));
+      auto computed = [&](Value v) {
+        return llvm::is_contained(prologue, viewSource(v).getDefiningOp());
+      };
+      auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+      ArrayRef<int64_t> a = shapeOf(mm.getLhs());
+      int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1, n = shapeOf(mm.getResult()).back();
+      int64_t aElems = shape::numElements(a), bElems = shape::numElements(shapeOf(mm.getRhs()));
+      if (computed(mm.getLhs())) {
+        c.prologueTileElements += aElems * ceilDiv(n, 64);
+        bool staged = m * (a.empty() ? 1 : a.back()) * 2 <= kGemvStageBytes;
+        c.prologueGemvElements += aElems * (staged ? ceilDiv(n, 8) : n);
+      }
+      if (computed(mm.getRhs())) {
+        c.prologueTileElements += bElems * ceilDiv(m, 64);
+        c.prologueGemvElements += bElems;
+      }
     }
   if (!operands.empty()) {
     auto sixteenBit = [](Value v) { return isHalfFloat(dtypeOf(v)); };
@@ -236,6 +286,9 @@ Cost groupCost(ArrayRef<Operation *> ops) {
         shapeOf(outputs[0])[1] % 8 == 0)
       stored = outputs[0];
     llvm::SmallPtrSet<Value, 8> counted;
+    for (Value v : inputs)  // read by the prologue, not after the products
+      if (prologueInputs.count(viewSource(v)))
+        counted.insert(viewSource(v));
     for (Value v : inputs)
       if (!operands.count(viewSource(v)) && counted.insert(viewSource(v)).second) {
         c.epilogueBytes += readBytes(v);

@@ -43,8 +43,16 @@ struct Cost {
   /// run: a 16-bit input of the shape of the group's one 16-bit 2-D output
   /// (a residual; WgmmaGemm.cpp, tmaStoreApplies).
   int64_t tmaEpilogueBytes = 0;
+  /// Operand elements a matmul group's prologue computes (the operand is
+  /// computed from the prologue's inputs as the kernel loads it), counted as
+  /// often as each kernel computes them: the portable GEMM once per 64-wide
+  /// tile of the other dim, the dot-product kernel A once per block of 8
+  /// weight rows (shared memory) and B once (see predictSeconds).
+  int64_t prologueTileElements = 0, prologueGemvElements = 0;
   Cost &operator+=(const Cost &o) {
     bytes += o.bytes;
+    prologueTileElements += o.prologueTileElements;
+    prologueGemvElements += o.prologueGemvElements;
     epilogueBytes += o.epilogueBytes;
     tmaEpilogueBytes += o.tmaEpilogueBytes;
     flops += o.flops;
@@ -95,6 +103,15 @@ Cost unfusedCost(mlir::Operation *op);
 /// read once; values defined by `ops` and used outside (or by `extraUses`, e.g.
 /// the function's return) are written once.
 Cost groupCost(llvm::ArrayRef<mlir::Operation *> ops);
+/// The most shared memory the dot-product kernel gives a prologue's A
+/// (computed once per block there; beyond it, once per warp).
+constexpr int64_t kGemvStageBytes = 48 * 1024;
+
+/// The ops among `members` that `matmul`'s operands are computed from,
+/// through views and transitively: its prologue, in `members` order (views
+/// and generators left out). Empty when both operands are read from memory.
+llvm::SmallVector<mlir::Operation *> matmulPrologue(mlir::Operation *matmul,
+                                                   llvm::ArrayRef<mlir::Operation *> members);
 /// Whether `v` has a use outside `members`, looking through views.
 bool usedOutside(mlir::Value v, llvm::ArrayRef<mlir::Operation *> members);
 /// Inputs and outputs of a set of ops, in first-use / definition order.

@@ -197,13 +197,19 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
                       std::string &why) {
   auto first = cast<MatmulOp>(mms.front());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  for (Operation *op : mms)
-    for (Value v : op->getOperands())
-      if (Operation *def = viewSource(v).getDefiningOp(); def && members.count(def)) {
-        why = "matmul prologue fusion is not implemented (" + opLabel(def) +
-              " would be computed while loading an operand of " + opLabel(op) + ")";
-        return false;
-      }
+  for (Operation *op : mms) {
+    SmallVector<Operation *> prologue = matmulPrologue(op, ops);
+    if (prologue.empty())
+      continue;
+    auto upstream = llvm::find_if(prologue, [](Operation *p) { return isa<MatmulOp>(p); });
+    why = upstream != prologue.end()
+              ? opLabel(*upstream) + " would be computed while loading an operand of " +
+                    opLabel(op) + ": a kernel holds several matmuls only as siblings of one A"
+              : "a matmul prologue is built for one matmul, not for siblings (" +
+                    opLabel(prologue.back()) + " would be computed while loading an operand of " +
+                    opLabel(op) + ")";
+    return false;
+  }
   // The same rows of A: one view (offset, strides) of one tensor.
   auto layoutA = [](MatmulOp mm) { return matmulOperandLayout(mm.getLhs(), {}, 'r'); };
   auto a0 = layoutA(first);
@@ -258,6 +264,36 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
   return true;
 }
 
+/// A prologue computes an operand of the matmul while the kernel loads it:
+/// elementwise ops (views between them fold into the index) whose values
+/// nothing but the prologue and the matmul reads, so none is ever written.
+bool prologueFits(Operation *mm, ArrayRef<Operation *> prologue, std::string &why) {
+  SmallVector<Operation *> readers(prologue.begin(), prologue.end());
+  readers.push_back(mm);
+  for (Operation *op : prologue) {
+    if (!isElementwise(op)) {
+      why = "a matmul prologue computes elementwise ops only (" + opLabel(op) +
+            " would be computed while loading an operand of " + opLabel(mm) + ")";
+      return false;
+    }
+    for (Value r : op->getResults())
+      if (usedOutside(r, readers)) {
+        why = opLabel(op) + " is needed besides as an operand of " + opLabel(mm) +
+              ": a prologue value is computed while loading, never written";
+        return false;
+      }
+  }
+  for (Value v : mm->getOperands())
+    if (shapeOf(v).size() < 2 && llvm::any_of(prologue, [&](Operation *p) {
+          return viewSource(v).getDefiningOp() == p;
+        })) {
+      why = "a matmul prologue computes a matrix operand (" + opLabel(mm) +
+            " multiplies a vector computed in the group)";
+      return false;
+    }
+  return true;
+}
+
 /// One matmul and an elementwise epilogue over its result's shape D: every
 /// other op of the group computes a value of shape D from the matmul's result,
 /// other epilogue values and tensors read from memory (broadcast to D).
@@ -266,15 +302,11 @@ bool classifyMatmul(ArrayRef<Operation *> ops, Operation *mm, GroupSchedule &s,
   ArrayRef<int64_t> d = shapeOf(mm->getResult(0));
   s.kind = GroupKind::Matmul;
   s.domain.assign(d.begin(), d.end());
-  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  for (Value v : mm->getOperands())
-    if (Operation *def = viewSource(v).getDefiningOp(); def && members.count(def)) {
-      why = "matmul prologue fusion is not implemented (" + opLabel(def) +
-            " would be computed while loading an operand of " + opLabel(mm) + ")";
-      return false;
-    }
+  SmallVector<Operation *> prologue = matmulPrologue(mm, ops);
+  if (!prologueFits(mm, prologue, why))
+    return false;
   for (Operation *op : ops) {
-    if (op == mm)
+    if (op == mm || llvm::is_contained(prologue, op))
       continue;
     if (isa<MatmulOp>(op)) {
       why = "a matmul group holds one matmul (" + opLabel(mm) + " and " + opLabel(op) + ")";

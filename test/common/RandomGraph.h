@@ -24,7 +24,9 @@ std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
 /// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand
 /// transposed; a weight shared by the batch) followed by a random elementwise
 /// epilogue (bias, residual, per-row scale, gelu, silu, relu, tanh, sigmoid,
-/// a second output, a cast to f32). Deterministic in `seed`. With
+/// a second output, a cast to f32), and in some graphs a prologue of one or
+/// two elementwise ops on A and/or B as stored (a scale along its rows, an
+/// added tensor, silu, relu, or a cast from f32). Deterministic in `seed`. With
 /// `libraryEpilogue`, the epilogue is one cuBLASLt expresses itself (a scale
 /// by a constant, a residual and/or a bias, gelu(tanh)).
 std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue = false);

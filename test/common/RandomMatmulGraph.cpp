@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <vector>
 
 namespace fusec::test {
@@ -138,6 +139,54 @@ std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue) {
                      {"attrs", {{"dtype", "f32"}}}});
     cur = "out_f32";
   }
+  // A prologue on A and/or B as stored, drawn last so that every other draw
+  // (shapes, layouts, epilogue) is what it was before prologues existed. Its
+  // ops go in front; the stored operand's name now means their result.
+  Json prologue = Json::array();
+  auto addPrologue = [&](const std::string &x) {
+    auto it = std::find_if(inputs.begin(), inputs.end(),
+                           [&](const Json &in) { return in["name"] == x; });
+    std::vector<int64_t> shape = (*it)["shape"].get<std::vector<int64_t>>();
+    std::string stored = x + "_in", v = stored;
+    (*it)["name"] = stored;
+    int ops = 1 + pick(2);
+    for (int i = 0; i < ops; ++i) {
+      std::string name = i + 1 == ops ? x : x + "_p" + std::to_string(i);
+      switch (pick(5)) {
+      case 0:  // a scale along the rows (one per column)
+        inputs.push_back({{"name", name + "_scale"}, {"dtype", dt},
+                          {"shape", std::vector<int64_t>{shape.back()}}});
+        prologue.push_back({{"name", name}, {"op", "mul"}, {"inputs", {v, name + "_scale"}}});
+        break;
+      case 1:
+        inputs.push_back({{"name", name + "_plus"}, {"dtype", dt}, {"shape", shape}});
+        prologue.push_back({{"name", name}, {"op", "add"}, {"inputs", {v, name + "_plus"}}});
+        break;
+      case 2:
+        prologue.push_back({{"name", name}, {"op", "silu"}, {"inputs", {v}}});
+        break;
+      case 3:
+        prologue.push_back({{"name", name}, {"op", "relu"}, {"inputs", {v}}});
+        break;
+      default:  // stored in f32, cast to the matmul's type
+        if (v == stored)
+          (*it)["dtype"] = "f32";
+        else
+          prologue.push_back({{"name", name + "_wide"}, {"op", "cast"}, {"inputs", {v}},
+                              {"attrs", {{"dtype", "f32"}}}});
+        prologue.push_back({{"name", name}, {"op", "cast"},
+                            {"inputs", {v == stored ? v : name + "_wide"}},
+                            {"attrs", {{"dtype", dt}}}});
+        break;
+      }
+      v = name;
+    }
+  };
+  if (pick(3) == 0)
+    addPrologue("a");
+  if (pick(4) == 0)
+    addPrologue("b");
+  nodes.insert(nodes.begin(), prologue.begin(), prologue.end());
   outputs.push_back(cur);
   g["inputs"] = inputs;
   g["nodes"] = nodes;

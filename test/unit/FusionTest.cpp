@@ -316,7 +316,7 @@ TEST(Fusion, RandomMatmulGraphsKeepTheirValues) {
 TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
-  int gemms = 0;
+  int gemms = 0, prologues = 0;
   for (uint64_t seed = 0; seed < 24; ++seed)
     for (const char *arch : {"sm_80", "sm_90a"}) {
       mlir::MLIRContext ctx;
@@ -324,10 +324,15 @@ TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
       auto plan = planFor(ctx, text, "random_matmul.json", true, arch, "fusec");
       ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << text;
       for (const PlanStep &s : plan->steps)
-        gemms += s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul";
+        if (s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul") {
+          ++gemms;
+          prologues += s.kernel.source.find("prologue") != std::string::npos;
+        }
       expectKernelsCompile("random matmul " + std::to_string(seed), *plan);
     }
   EXPECT_EQ(gemms, 48);  // one GEMM kernel per graph and architecture
+  // Operands computed as they are loaded, on both kernels (GEMV and mma.sync).
+  EXPECT_GE(prologues, 8);
 }
 
 // Epilogues cuBLASLt expresses (a scale by a constant, a residual, a bias,
