@@ -119,6 +119,32 @@ std::string GemmGen::loader(const Operand &o, bool isA) const {
   std::string k, x;
   if (o.computed)
     s += std::string("      // ") + (isA ? "A" : "B") + ": computed by the group's prologue as it is loaded\n";
+  // A computed operand whose contiguous extent is a multiple of 8: 8
+  // elements at a time along it, as the dot-product kernel computes them
+  // (inputs as vectors where they allow), every chunk's loads before its
+  // store, a 16-byte store to the stage. Indices are clamped into the
+  // operand; chunks past its edges store zeros.
+  int64_t extent = o.kContiguous ? shape.k : mnSize;
+  if (o.computed && extent % 8 == 0) {
+    int64_t per = (rows * cols / 8 + threads - 1) / threads;
+    coords("row", "col", k, x);
+    bool alongRows = isA != o.kContiguous;
+    std::string kEdge = o.kContiguous ? str(shape.k - 8) : str(shape.k - 1);
+    std::string xEdge = o.kContiguous ? str(mnSize - 1) : str(mnSize - 8);
+    std::string kc = "min(" + k + ", " + kEdge + ")", xc = "min(" + x + ", " + xEdge + ")";
+    std::string r = isA ? xc : kc, cc = isA ? kc : xc;
+    s += "      #pragma unroll\n      for (int u = 0; u < " + str(per) + "; ++u) {\n";
+    s += "        const int c = threadIdx.x + u * " + str(threads) + ";\n";
+    s += "        const int row = c / " + str(cols / 8) + ", col = (c % " + str(cols / 8) +
+         ") * 8;\n";
+    s += "        if (c < " + str(rows * cols / 8) + ") {\n";
+    s += "          const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
+    s += "          float v[8];\n" + operandVector(o, r, cc, alongRows, "v", "          ");
+    s += "          if (!ok)\n            for (int l = 0; l < 8; ++l) v[l] = 0.f;\n";
+    s += "          fz_store<" + elem + ", 8>(" + smem + "(st), row * " + str(stride) +
+         " + col, v);\n        }\n      }\n";
+    return s;
+  }
   if (o.vector) {
     int64_t chunks = rows * cols / 8;
     s += "      for (int c = threadIdx.x; c < " + str(chunks) + "; c += " + str(threads) + ") {\n";
