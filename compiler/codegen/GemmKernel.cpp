@@ -553,10 +553,16 @@ std::string GemmGen::source(const std::string &name) {
     s += "  if (threadIdx.x == 0) {\n    const unsigned prev = atomicAdd(fz_count, 1u);\n"
          "    fz_last = prev == gridDim.y - 1;\n    if (fz_last) *fz_count = 0;  // ready for the "
          "next launch\n  }\n  __syncthreads();\n  if (!fz_last) return;\n  __threadfence();\n";
+    // The split count is known here: an unrolled sum lets a thread's loads
+    // of every split be in flight at once. Over gridDim.y each load waited
+    // for the one before, ~16 accumulators x splits L2 round trips in a row
+    // at the end of every tile (bench/NOTES.md).
     s += each + "    for (int l = 0; l < 2; ++l) {\n      float t = 0.f;\n"
-         "      for (int sp = 0; sp < (int)gridDim.y; ++sp)\n"
-         "        if (fz_en + l < " + str(shape.n) + ") t += __ldcg(&fz_part[(long long)sp * " +
-         str(planes) + " + fz_o + l]);\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
+         "      if (fz_en + l < " + str(shape.n) + ") {\n"
+         "        #pragma unroll" + (cfg.splitK > 16 ? std::string(" 16") : std::string()) +
+         "\n        for (int sp = 0; sp < " + str(cfg.splitK) + "; ++sp)\n"
+         "          t += __ldcg(&fz_part[(long long)sp * " + str(planes) +
+         " + fz_o + l]);\n      }\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
   }
   // Epilogue: per accumulator pair.
   stagedStore = stagingFits();
