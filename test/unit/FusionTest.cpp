@@ -145,6 +145,38 @@ TEST(Fusion, SiblingDecodeMatmulsShareAKernelAndKeepTheirValues) {
   EXPECT_EQ(siblings, 1);
 }
 
+// Elementwise ops that compute a matmul operand join its kernel as a
+// prologue where the cost model says so: one kernel whose only result is the
+// graph's, so the operand is never written, and the same values as unfused.
+// A value the graph also returns stays in a kernel of its own.
+TEST(Fusion, MatmulProloguesKeepTheirValuesAndAreNeverWritten) {
+  struct Case {
+    const char *file;
+    int kernels;
+    bool prologueInMatmul;
+  };
+  for (Case c : {Case{"/examples/decode_prologue.json", 1, true},
+                 Case{"/examples/cast_scale_linear.json", 1, true},
+                 Case{"/test/lit/fusion/Inputs/prologue-needed.json", 2, false}}) {
+    auto buffer = llvm::MemoryBuffer::getFile(std::string(FUSEC_SOURCE_DIR) + c.file);
+    ASSERT_TRUE(bool(buffer)) << c.file;
+    mlir::MLIRContext ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> fused;
+    expectSameResults((*buffer)->getBuffer().str(), 3, true, &fused, &ctx);
+    ASSERT_TRUE(fused) << c.file;
+    int kernels = 0;
+    graphFunction(*fused).walk([&](FusionOp op) {
+      ++kernels;
+      if (!holds<MatmulOp>(op))
+        return;
+      bool prologue = holds<MulOp>(op) || holds<CastOp>(op) || holds<SiluOp>(op);
+      EXPECT_EQ(prologue, c.prologueInMatmul) << c.file;
+      EXPECT_EQ(op.getNumResults(), 1u) << c.file;  // the product's consumer, nothing before it
+    });
+    EXPECT_EQ(kernels, c.kernels) << c.file;
+  }
+}
+
 // Two decode matmuls reading different halves of the same rows are not
 // siblings: one kernel reads A through one view (a review found the halves
 // merged and the second computed from the first half).
