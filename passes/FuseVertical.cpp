@@ -248,6 +248,14 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
     GroupSchedule schedule;
     std::string why;
     bool legal = classifyGroup(withClones, schedule, why) && !createsCycle(withClones);
+    // A clone that computes a matmul operand would be a prologue: priced
+    // here at the library's rate, where it costs nothing, and possibly split
+    // off again by chooseMatmulPaths (computed twice, one kernel more). Only
+    // merges make prologues.
+    for (Operation *op : withClones)
+      if (legal && isa<MatmulOp>(op))
+        for (Operation *pro : matmulPrologue(op, withClones))
+          legal = legal && !llvm::is_contained(clones, pro);
     after = legal ? seconds(withClones) + seconds(producerGroup) : 0;
     if (!keep || !legal) {
       use.set(p->getResult(0));
@@ -328,6 +336,14 @@ void Grouping::recompute() {
 }
 
 void Grouping::chooseMatmulPaths() {
+  // Groups inserted below shift the later ones: the index of each op's group
+  // (splitEpilogueSeconds looks up consumers) is rebuilt after each insertion.
+  auto reindex = [&] {
+    groupOf.clear();
+    for (size_t i = 0; i < groups.size(); ++i)
+      for (Operation *op : groups[i])
+        groupOf[op] = i;
+  };
   for (size_t g = 0; g < groups.size(); ++g) {
     auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
     if (it == groups[g].end())
@@ -357,6 +373,10 @@ void Grouping::chooseMatmulPaths() {
     // through the portable kernel's element loads (or the dot-product kernel's).
     GemmPath fusedPath =
         !prologue.empty() && path == GemmPath::FusecWgmma ? GemmPath::Fusec : path;
+    // Few rows whose operands the dot-product kernel cannot read (gemvApplies)
+    // run on the portable GEMM, whose prologue is charged per tile.
+    if (!prologue.empty() && fusedPath == GemmPath::FusecGemv && !gemvApplies(mm))
+      fusedPath = GemmPath::Fusec;
     constexpr double inf = std::numeric_limits<double>::infinity();
     double prologueApart = seconds(prologue);
     double own = predictSeconds(groupCost(groups[g]), profile, fusedPath);
@@ -424,9 +444,12 @@ void Grouping::chooseMatmulPaths() {
            useOwn ? "not faster as a prologue: " + us(own) + " fused vs " + us(ownApart) +
                         " with a prologue kernel"
                   : "the product runs on cuBLASLt, which takes operands from memory"});
+      // One group per op, in order (A's and B's chains may differ in shape):
+      // the second round of merges joins them again where that pays.
       groups[g] = body;
-      groups.insert(groups.begin() + g, std::move(prologue));
-      ++g;
+      for (Operation *op : prologue)
+        groups.insert(groups.begin() + g++, OpGroup{op});
+      reindex();
     }
     if (useOwn || useLibEpi || epilogue.empty())
       continue;
@@ -435,11 +458,9 @@ void Grouping::chooseMatmulPaths() {
     groups[g] = {mm};
     groups.insert(groups.begin() + g + 1, std::move(epilogue));
     ++g;
+    reindex();
   }
-  groupOf.clear();
-  for (size_t g = 0; g < groups.size(); ++g)
-    for (Operation *op : groups[g])
-      groupOf[op] = g;
+  reindex();
   matmulsClosed = true;
 }
 

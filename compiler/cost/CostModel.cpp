@@ -266,7 +266,8 @@ Cost groupCost(ArrayRef<Operation *> ops) {
       };
       auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
       ArrayRef<int64_t> a = shapeOf(mm.getLhs());
-      int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1, n = shapeOf(mm.getResult()).back();
+      ArrayRef<int64_t> bShape = shapeOf(mm.getRhs());
+      int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1, n = bShape.size() >= 2 ? bShape.back() : 1;
       int64_t aElems = shape::numElements(a), bElems = shape::numElements(shapeOf(mm.getRhs()));
       if (computed(mm.getLhs())) {
         c.prologueTileElements += aElems * ceilDiv(n, 64);

@@ -283,14 +283,25 @@ bool prologueFits(Operation *mm, ArrayRef<Operation *> prologue, std::string &wh
         return false;
       }
   }
-  for (Value v : mm->getOperands())
-    if (shapeOf(v).size() < 2 && llvm::any_of(prologue, [&](Operation *p) {
-          return viewSource(v).getDefiningOp() == p;
-        })) {
+  std::vector<int64_t> batch = matmulBatchShape(cast<MatmulOp>(mm));
+  for (OpOperand &operand : mm->getOpOperands()) {
+    Value v = operand.get();
+    if (!llvm::is_contained(prologue, viewSource(v).getDefiningOp()))
+      continue;
+    if (shapeOf(v).size() < 2) {
       why = "a matmul prologue computes a matrix operand (" + opLabel(mm) +
             " multiplies a vector computed in the group)";
       return false;
     }
+    // An operand no strided view reads (an unaligned slice, batches broadcast
+    // in some dims only) is copied into shape ahead of the matmul
+    // (materializeMatmulOperands): it is read from memory.
+    if (!matmulOperandLayout(v, batch, operand.getOperandNumber() == 0 ? 'r' : 'c')) {
+      why = "a matmul prologue computes an operand read through a strided view (the operand of " +
+            opLabel(mm) + " is copied into shape first)";
+      return false;
+    }
+  }
   return true;
 }
 
