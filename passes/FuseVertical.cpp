@@ -15,7 +15,7 @@
 // pay; ops that widen what the consumer must read do not. Both outcomes are
 // recorded (fusec.recomputed, fusec.rejected).
 //
-// Last, each matmul group picks how it runs: fusec's own GEMM with the
+// Last, each matmul group picks how it runs (MatmulPaths.cpp): fusec's own GEMM with the
 // epilogue in registers (one kernel; with a prologue, elementwise ops that
 // compute an operand as the kernel loads it, unless the prologue runs
 // faster as a kernel of its own); cuBLASLt applying the epilogue itself
@@ -31,7 +31,6 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/GroupSchedule.h"
-#include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "passes/FusionOutlining.h"
 #include "passes/Grouping.h"
@@ -44,7 +43,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <optional>
 
 #define DEBUG_TYPE "fusec-fuse-vertical"
@@ -333,135 +331,6 @@ void Grouping::recompute() {
           break;
       }
   }
-}
-
-void Grouping::chooseMatmulPaths() {
-  // Groups inserted below shift the later ones: the index of each op's group
-  // (splitEpilogueSeconds looks up consumers) is rebuilt after each insertion.
-  auto reindex = [&] {
-    groupOf.clear();
-    for (size_t i = 0; i < groups.size(); ++i)
-      for (Operation *op : groups[i])
-        groupOf[op] = i;
-  };
-  for (size_t g = 0; g < groups.size(); ++g) {
-    auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
-    if (it == groups[g].end())
-      continue;
-    if (markSiblings(groups[g]))
-      continue;
-    auto mm = cast<MatmulOp>(*it);
-    // The group is [prologue] matmul [epilogue]: what computes an operand
-    // while it is loaded, the product, what consumes the product.
-    SmallVector<Operation *> prologueOps = matmulPrologue(mm, groups[g]);
-    OpGroup prologue(prologueOps.begin(), prologueOps.end()), epilogue, body;
-    for (Operation *op : groups[g]) {
-      if (llvm::is_contained(prologue, op))
-        continue;
-      body.push_back(op);
-      if (op != mm)
-        epilogue.push_back(op);
-    }
-    DType dt = dtypeOf(mm.getLhs());
-    bool supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
-    GemmPath path = ownGemmPath(mm);
-    if (path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
-      path = GemmPath::FusecWgmma;
-    if ((path == GemmPath::FusecBatchedRows || path == GemmPath::Fusec) && gemvApplies(mm))
-      path = GemmPath::FusecGemv;  // a batch of few-row products with K-contiguous B
-    // The TMA copies operands as they lie in memory: a computed operand goes
-    // through the portable kernel's element loads (or the dot-product kernel's).
-    GemmPath fusedPath =
-        !prologue.empty() && path == GemmPath::FusecWgmma ? GemmPath::Fusec : path;
-    // Few rows whose operands the dot-product kernel cannot read (gemvApplies)
-    // run on the portable GEMM, whose prologue is charged per tile.
-    if (!prologue.empty() && fusedPath == GemmPath::FusecGemv && !gemvApplies(mm))
-      fusedPath = GemmPath::Fusec;
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    double prologueApart = seconds(prologue);
-    double own = predictSeconds(groupCost(groups[g]), profile, fusedPath);
-    double ownApart =
-        prologue.empty() ? inf : predictSeconds(groupCost(body), profile, path) + prologueApart;
-    bool joins = false;
-    double library = predictSeconds(groupCost({mm}), profile, libraryGemmPath(mm)) +
-                     (epilogue.empty() ? 0.0 : splitEpilogueSeconds(epilogue, joins)) +
-                     prologueApart;
-    // cuBLASLt applying the epilogue itself, where the group is exactly that.
-    std::string notLibrary;
-    std::optional<LibraryEpilogue> libEpi;
-    if (!epilogue.empty() && gemmChoice != "fusec")
-      libEpi = matchLibraryEpilogue(mm, epilogue, notLibrary);
-    double libraryEpi =
-        libEpi ? predictSeconds(groupCost(body), profile, GemmPath::LibraryEpilogue) + prologueApart
-               : inf;
-    bool useOwn = supported && (gemmChoice == "fusec" ||
-                                (gemmChoice == "auto" &&
-                                 std::min(own, ownApart) <= std::min(library, libraryEpi)));
-    bool useLibEpi = !useOwn && libEpi && libraryEpi <= library;
-    bool keepPrologue = useOwn && !prologue.empty() && own <= ownApart;
-    auto pathName = [](GemmPath p) {
-      return p == GemmPath::FusecGemv ? "GEMV" : p == GemmPath::FusecWgmma ? "GEMM (wgmma)" : "GEMM";
-    };
-    auto us = [](double s) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
-      return std::string(buf);
-    };
-    std::string with = prologue.empty()   ? (epilogue.empty() ? "" : " with the epilogue")
-                       : epilogue.empty() ? " with the prologue"
-                                          : " with the prologue and the epilogue";
-    std::string alternatives = "fusec " + std::string(pathName(fusedPath)) + with + ": " + us(own);
-    if (!prologue.empty())
-      alternatives += std::string("; prologue kernel + fusec ") + pathName(path) +
-                      (epilogue.empty() ? "" : " with the epilogue") + ": " + us(ownApart);
-    alternatives += std::string("; cuBLASLt") + (prologue.empty() ? "" : " + prologue kernel") +
-                    (epilogue.empty() ? ""
-                     : joins          ? " + the epilogue in its consumer's kernel"
-                                      : " + epilogue kernel") +
-                    ": " + us(library) +
-                    (supported ? "" : " (fusec's GEMM takes bf16/f16 operands)");
-    if (libEpi) {
-      alternatives += "; cuBLASLt with its epilogue (" + libEpi->describe() + ")" +
-                      (prologue.empty() ? "" : " + prologue kernel") + ": " + us(libraryEpi);
-    } else if (!epilogue.empty() && gemmChoice != "fusec") {
-      alternatives += "; no cuBLASLt epilogue: " + notLibrary;
-    }
-    if (keepPrologue)
-      path = fusedPath;
-    Builder b(mm.getContext());
-    mm->setAttr("fusec.gemm", b.getStringAttr(useOwn      ? "fusec"
-                                              : useLibEpi ? "cublaslt-epilogue"
-                                                          : "cublaslt"));
-    if (path == GemmPath::FusecWgmma)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
-    if (path == GemmPath::FusecGemv)
-      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
-    mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(alternatives));
-    if (!prologue.empty() && !keepPrologue) {
-      // The prologue becomes a kernel of its own, just before the product's.
-      rejections.push_back(
-          {nodeLabel(prologue.back()), nodeLabel(mm),
-           useOwn ? "not faster as a prologue: " + us(own) + " fused vs " + us(ownApart) +
-                        " with a prologue kernel"
-                  : "the product runs on cuBLASLt, which takes operands from memory"});
-      // One group per op, in order (A's and B's chains may differ in shape):
-      // the second round of merges joins them again where that pays.
-      groups[g] = body;
-      for (Operation *op : prologue)
-        groups.insert(groups.begin() + g++, OpGroup{op});
-      reindex();
-    }
-    if (useOwn || useLibEpi || epilogue.empty())
-      continue;
-    // cuBLASLt computes the product; the epilogue becomes a kernel of its own,
-    // next in order (kernel names are numbered by position).
-    groups[g] = {mm};
-    groups.insert(groups.begin() + g + 1, std::move(epilogue));
-    ++g;
-    reindex();
-  }
-  reindex();
-  matmulsClosed = true;
 }
 
 std::vector<OpGroup> Grouping::result() const {
