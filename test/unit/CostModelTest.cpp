@@ -1,0 +1,110 @@
+//===- CostModelTest.cpp - what the cost model counts for matmul prologues ===//
+//
+// A matmul prologue (ops computing an operand while the kernel loads it) is
+// charged per element as often as each kernel computes it: the portable
+// GEMM once per 64-wide tile of the other dim, the dot-product kernel A once
+// per 8-row block when it fits its shared-memory stage (once per weight row
+// when not) and B once. These pin what `fusec explain` predicts from.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/cost/CostModel.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "frontends/json/GraphReader.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace fusec;
+
+namespace {
+
+/// (silu(gate) * up) @ w: gate and up [m, k], w [k, n]; `prologueOnB` puts a
+/// silu on w instead.
+std::string graph(int m, int k, int n, bool prologueOnB) {
+  std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
+  std::string in = "{\"name\": \"gate\", \"dtype\": \"bf16\", \"shape\": [" + M + ", " + K +
+                   "]}, {\"name\": \"up\", \"dtype\": \"bf16\", \"shape\": [" + M + ", " + K +
+                   "]}, {\"name\": \"w\", \"dtype\": \"bf16\", \"shape\": [" + K + ", " + N + "]}";
+  std::string nodes =
+      prologueOnB
+          ? "{\"name\": \"a\", \"op\": \"mul\", \"inputs\": [\"gate\", \"up\"]}, "
+            "{\"name\": \"ws\", \"op\": \"silu\", \"inputs\": [\"w\"]}, "
+            "{\"name\": \"y\", \"op\": \"matmul\", \"inputs\": [\"a\", \"ws\"]}"
+          : "{\"name\": \"g\", \"op\": \"silu\", \"inputs\": [\"gate\"]}, "
+            "{\"name\": \"a\", \"op\": \"mul\", \"inputs\": [\"g\", \"up\"]}, "
+            "{\"name\": \"y\", \"op\": \"matmul\", \"inputs\": [\"a\", \"w\"]}";
+  return "{\"fusec\": 1, \"name\": \"p\", \"inputs\": [" + in + "], \"nodes\": [" + nodes +
+         "], \"outputs\": [\"y\"]}";
+}
+
+struct Counted {
+  size_t prologueOps = 0;
+  Cost all, matmulAlone;
+};
+
+Counted count(const std::string &text) {
+  mlir::MLIRContext ctx;
+  auto module = importGraphText(text, "p.json", ctx);
+  EXPECT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  Counted c;
+  if (!module)
+    return c;
+  std::vector<mlir::Operation *> ops;
+  mlir::Operation *mm = nullptr;
+  for (mlir::Operation &op : graphFunction(**module).getBody().front().without_terminator()) {
+    ops.push_back(&op);
+    if (llvm::isa<MatmulOp>(op))
+      mm = &op;
+  }
+  EXPECT_NE(mm, nullptr);
+  if (!mm)
+    return c;
+  c.prologueOps = matmulPrologue(mm, ops).size();
+  c.all = groupCost(ops);
+  c.matmulAlone = groupCost({mm});
+  return c;
+}
+
+} // namespace
+
+TEST(CostModel, PrologueOnAIsCountedPerTileAndPerBlock) {
+  // 4 x 2048 @ 2048 x 1024: A is 8192 elements and fits the 48 KB stage.
+  Counted c = count(graph(4, 2048, 1024, false));
+  EXPECT_EQ(c.prologueOps, 2u);
+  EXPECT_EQ(c.all.prologueTileElements, 4 * 2048 * (1024 / 64));
+  EXPECT_EQ(c.all.prologueGemvElements, 4 * 2048 * (1024 / 8));
+  // The prologue's inputs are read before the products, not as an epilogue.
+  EXPECT_EQ(c.all.epilogueBytes, 0);
+  EXPECT_EQ(c.matmulAlone.prologueTileElements, 0);
+  EXPECT_EQ(c.matmulAlone.prologueGemvElements, 0);
+}
+
+TEST(CostModel, PrologueOnALargerThanTheStageIsCountedPerWeightRow) {
+  // 8 x 4096 bf16 is 64 KB: every warp (one per weight row) computes it.
+  Counted c = count(graph(8, 4096, 100, false));
+  EXPECT_EQ(c.all.prologueGemvElements, 8 * 4096 * 100);
+  EXPECT_EQ(c.all.prologueTileElements, 8 * 4096 * 2);  // 100 columns: two 64-wide tiles
+}
+
+TEST(CostModel, PrologueOnBIsCountedPerRowTileAndOnceByTheDotProduct) {
+  // mul(gate, up) on A and silu on B: both operands computed.
+  Counted c = count(graph(130, 64, 32, true));
+  EXPECT_EQ(c.prologueOps, 2u);
+  EXPECT_EQ(c.all.prologueTileElements, 130 * 64 * 1 + 64 * 32 * 3);  // 130 rows: 3 tiles
+  EXPECT_EQ(c.all.prologueGemvElements, 130 * 64 * 4 + 64 * 32);      // 32 columns: 4 blocks
+}
+
+TEST(CostModel, PrologueCostsTheOwnKernelsOnly) {
+  Counted c = count(graph(4, 2048, 1024, false));
+  DeviceProfile p = *measuredProfile("h100", {});
+  Cost noPrologue = c.all;
+  noPrologue.prologueTileElements = noPrologue.prologueGemvElements = 0;
+  EXPECT_GT(predictSeconds(c.all, p, GemmPath::Fusec), predictSeconds(noPrologue, p, GemmPath::Fusec));
+  EXPECT_GT(predictSeconds(c.all, p, GemmPath::FusecGemv),
+            predictSeconds(noPrologue, p, GemmPath::FusecGemv));
+  // cuBLASLt never runs a prologue: its prediction ignores the count.
+  EXPECT_EQ(predictSeconds(c.all, p, GemmPath::Library), predictSeconds(noPrologue, p, GemmPath::Library));
+}
