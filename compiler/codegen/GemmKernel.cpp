@@ -37,9 +37,6 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-} // namespace
-
-namespace {
 /// An emitter over an operand's matrix domain [batch..., rows, cols] with
 /// `r`, `c` as its last two indices (the batch ones from fz_b), and the
 /// operand's own index in that domain (broadcast dims projected away).
@@ -187,11 +184,12 @@ std::string GemmGen::loader(const Operand &o, bool isA) const {
     s += "        const int row = e / " + str(cols) + ", col = e % " + str(cols) + ";\n";
     coords("row", "col", k, x);
     s += "        const bool ok = " + k + " < kEnd && " + x + " < " + str(mnSize) + ";\n";
-    std::string r = isA ? x : k, cc = isA ? k : x;
-    std::string v = o.ptr + "[" + offsetExpr(o, "fz_b", r, cc) + "]";
+    std::string r = isA ? x : k, cc = isA ? k : x, v;
     if (o.computed) {
       s += computedElement(o, r, cc, "        ", v);
       v = "fz_out<" + elem + ">::of(" + v + ")";
+    } else {
+      v = o.ptr + "[" + offsetExpr(o, "fz_b", r, cc) + "]";
     }
     s += "        " + smem + "(st)[row * " + str(stride) + " + col] = ok ? " + v + " : " + elem +
          "{0};\n";

@@ -98,20 +98,11 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return std::nullopt;
   };
   auto ia = argOf(g.mm.getLhs()), ib = argOf(g.mm.getRhs());
-  // A computed operand (the group's prologue) has no memory layout of its
-  // own: its view's, when it has one, keeps the prologue's loads along the
-  // shared-memory tile's contiguous dim; else rows of the operand's shape.
-  auto layoutOf = [&](Value v, char vectorAs, bool computed) -> std::optional<MatrixLayoutView> {
-    auto l = matmulOperandLayout(v, g.batchShape, vectorAs);
-    ArrayRef<int64_t> sh = shapeOf(v);
-    if (l || !computed || sh.size() < 2)
-      return l;
-    MatrixLayoutView m;
-    m.rows = sh[sh.size() - 2];
-    m.cols = m.ld = sh.back();
-    return m;
-  };
-  auto la = layoutOf(g.mm.getLhs(), 'r', !ia), lb = layoutOf(g.mm.getRhs(), 'c', !ib);
+  // A computed operand (the group's prologue) keeps its view's layout
+  // (prologueFits requires one): the prologue's loads then run along the
+  // shared-memory tile's contiguous dim.
+  auto la = matmulOperandLayout(g.mm.getLhs(), g.batchShape, 'r');
+  auto lb = matmulOperandLayout(g.mm.getRhs(), g.batchShape, 'c');
   if (!la || !lb)
     return fail("a matmul operand is not a strided view");
   if ((!ia || !ib) && (g.mm2 || sideBySide))

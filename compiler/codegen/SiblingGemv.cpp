@@ -140,7 +140,6 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
     for (MatmulOp m : s.mms)
       src += " " + label(m);
     src += "\n    const int fz_n0 = fz_row - " + str(s.first) + ";\n";
-
     src += "    float acc[" + str(J) + "][" + str(M) + "];\n";
     src += "    #pragma unroll\n    for (int j = 0; j < " + str(J) + "; ++j)\n      #pragma unroll\n"
            "      for (int m = 0; m < " + str(M) + "; ++m) acc[j][m] = 0.f;\n";

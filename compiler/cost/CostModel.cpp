@@ -268,7 +268,7 @@ Cost groupCost(ArrayRef<Operation *> ops) {
       ArrayRef<int64_t> a = shapeOf(mm.getLhs());
       ArrayRef<int64_t> bShape = shapeOf(mm.getRhs());
       int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1, n = bShape.size() >= 2 ? bShape.back() : 1;
-      int64_t aElems = shape::numElements(a), bElems = shape::numElements(shapeOf(mm.getRhs()));
+      int64_t aElems = shape::numElements(a), bElems = shape::numElements(bShape);
       if (computed(mm.getLhs())) {
         c.prologueTileElements += aElems * ceilDiv(n, 64);
         bool staged = m * (a.empty() ? 1 : a.back()) * 2 <= kGemvStageBytes;
