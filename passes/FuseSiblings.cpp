@@ -74,8 +74,12 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   for (Operation *mm : mms) {
     mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
+    // For the outlined group's prediction (9-64 rows are not the GEMV by
+    // their shape alone).
     if (dual || sideBySide)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
+      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());
+    else
+      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
   }
   return true;
 }
@@ -89,7 +93,7 @@ void Grouping::mergeSiblings() {
     for (Operation *op : groups[g])
       if (isa<MatmulOp>(op)) {
         auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
-        if (!choice || choice.getValue() != "fusec" || ownGemmPath(op) != GemmPath::FusecGemv)
+        if (!choice || choice.getValue() != "fusec" || chosenGemmPath(op) != GemmPath::FusecGemv)
           return nullptr;
         mm = op;
       }

@@ -113,8 +113,11 @@ void Grouping::chooseMatmulPaths() {
     // A computed operand goes through the portable kernel's loads or the
     // dot-product kernel's (only where that kernel reads the operands).
     p.fusedPath = p.path;
-    if (!prologue.empty() && (p.path == GemmPath::FusecWgmma ||
-                              (p.path == GemmPath::FusecGemv && !gemvApplies(mm))))
+    // The tensor-core form (9-64 rows) loads both operands from memory.
+    bool tensorCoreGemv = shapeOf(mm.getLhs()).size() >= 2 && shapeOf(mm.getLhs()).end()[-2] > 8;
+    if (!prologue.empty() &&
+        (p.path == GemmPath::FusecWgmma ||
+         (p.path == GemmPath::FusecGemv && (!gemvApplies(mm) || tensorCoreGemv))))
       p.fusedPath = GemmPath::Fusec;
     double prologueApart = seconds(prologue);
     p.own = predictSeconds(groupCost(groups[g]), profile, p.fusedPath);

@@ -8,6 +8,11 @@ namespace fusec::codegen {
 
 std::string GemmConfig::str() const {
   char buf[64];
+  if (gemv && gemvTiles > 0) {
+    std::snprintf(buf, sizeof buf, "gemv t%d w%d k%d s%d", gemvTiles, gemvWarps, gemvSplit,
+                  stages);
+    return buf;
+  }
   if (gemv) {
     std::snprintf(buf, sizeof buf, "gemv c%d w%d", gemvCols, gemvWarps);
     return buf;
@@ -25,6 +30,17 @@ std::string GemmConfig::str() const {
 
 bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
   GemmConfig r;
+  if (std::sscanf(s.c_str(), "gemv t%d w%d k%d s%d", &r.gemvTiles, &r.gemvWarps, &r.gemvSplit,
+                  &r.stages) == 4) {
+    r.gemv = true;
+    r.gemvCols = 1;
+    bool ok = r.gemvTiles >= 1 && r.gemvTiles <= 4 && r.gemvWarps >= 1 && r.gemvWarps <= 16 &&
+              r.gemvSplit >= 1 && r.gemvSplit <= 64 && r.stages >= 2 && r.stages <= 16;
+    if (ok)
+      c = r;
+    return ok;
+  }
+  r = GemmConfig();
   if (std::sscanf(s.c_str(), "gemv c%d w%d", &r.gemvCols, &r.gemvWarps) == 2) {
     r.gemv = true;
     bool ok = r.gemvCols >= 1 && r.gemvCols <= 4 && r.gemvWarps >= 1 && r.gemvWarps <= 32;
@@ -97,6 +113,18 @@ GemmConfig skinny(const GemmShape &s, int bn, const DeviceProfile &p) {
   return c;
 }
 
+/// The tensor-core dot-product kernel (9-64 rows), `split` blocks along K.
+GemmConfig tensorCoreGemv(int tiles, int warps, int split, int stages) {
+  GemmConfig c;
+  c.gemv = true;
+  c.gemvCols = 1;
+  c.gemvTiles = tiles;
+  c.gemvWarps = warps;
+  c.gemvSplit = split;
+  c.stages = stages;
+  return c;
+}
+
 } // namespace
 
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p,
@@ -119,6 +147,19 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
       g.gemvWarps = warps;
       out.push_back(g);
     }
+  }
+  if (s.m > 8 && s.m <= 64 && s.batch == 1) {
+    // 9-64 rows: the weights stream into tensor cores through each warp's
+    // cp.async stages. Eight warps per block splitting K, no split across
+    // blocks (H100, 32 x 4096 -> 4096: 20.0 us against 33.2 with two;
+    // the hand-off of partials costs more than the blocks gain), two 16-row
+    // tiles per warp where they still give every SM a block (32 x 4096 ->
+    // 1024: 11.5 us with one, 13.7 with two; bench/NOTES.md).
+    int tiles = s.m <= 32 && ceilDiv(s.n, 32) >= p.smCount ? 2 : 1;
+    out.push_back(tensorCoreGemv(tiles, 8, 1, 4));
+    out.push_back(tensorCoreGemv(3 - tiles, 8, 1, 4));
+    out.push_back(tensorCoreGemv(tiles, 4, 1, 6));
+    out.push_back(tensorCoreGemv(tiles, 4, 2, 4));
   }
   if (s.m <= 64) {
     // N <= 128 (probabilities @ V over the head dim): one tile covers N

@@ -31,6 +31,10 @@ struct GemmConfig {
   /// rows with every row of A, `gemvWarps` warps per block (GemmKernel.cpp).
   bool gemv = false;
   int gemvCols = 2, gemvWarps = 8;
+  /// M 9-64 ("gemv t2 w4 k1"): tensor cores, each warp 16 x `gemvTiles`
+  /// weight rows over a slice of K, the block's warps splitting K, and
+  /// `gemvSplit` blocks along K (TensorCoreGemv.cpp). 0 for the form above.
+  int gemvTiles = 0, gemvSplit = 1;
   /// Hopper (sm_90a): TMA loads by a producer warpgroup, one consumer
   /// warpgroup per 64 rows of the tile issuing wgmma (WgmmaGemm.cpp).
   bool wgmma = false;

@@ -43,6 +43,33 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
   return s;
 }
 
+/// The tensor-core dot-product body (TensorCoreGemv.cpp): `m` rows of A
+/// (9-64) against `n` rows of each of `weights` K-contiguous weights, a warp
+/// per 16 x `tiles` rows and slice of K, `warps` per block, `split` blocks
+/// along grid.y over K.
+struct TcGemvShape {
+  int64_t m = 0, n = 0, k = 0;
+  int tiles = 2, warps = 4, split = 1, weights = 1;
+  int stages = 4;  ///< cp.async stages of a warp, 32 k each
+  /// With split > 1: scratch holds `counterBytes` of counters (one per
+  /// block), then the partials, `partStride` floats per block and split.
+  int64_t counterBytes = 0, partStride = 0;
+  /// Dynamic shared memory of the block's stages (fz_dyn).
+  int64_t stageBytes() const;
+  /// Floats of the block's shared-memory sums (fz_red).
+  int64_t smemFloats() const;
+  /// Output elements of a block, times the weights (one partial each).
+  int64_t elements() const;
+};
+
+/// The body after the kernel's `lane` and `fz_n0` (the block's first weight
+/// row): the products, the block's and the splits' sums, then for each
+/// element (fz_em, fz_en) inside M and N with fz_vs[j] the product with
+/// weight j, `epilogue` (at six spaces more than `indent`).
+std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &weights,
+                               const TcGemvShape &s, const std::string &elem,
+                               const std::string &epilogue, const std::string &indent);
+
 struct GemmGen {
   FusionOp fusion;
   MatmulOp mm;
@@ -109,6 +136,9 @@ struct GemmGen {
   bool gemvStagesA() const;
   /// M <= 8: a warp per weight row(s), no tensor cores.
   std::string gemvSource(const std::string &name);
+  /// M 9-64 (cfg.gemvTiles > 0): the tensor-core dot-product kernel.
+  std::string tensorCoreGemvSource(const std::string &name);
+  TcGemvShape tcGemvShape() const;
   /// Weight rows a warp of gemvSource covers per column slot: 1, or more for
   /// rows of K <= 128 (the lanes split among rows).
   int gemvRowsPerWarpStep() const;

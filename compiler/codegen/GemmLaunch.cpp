@@ -203,7 +203,11 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
   // one matrix; otherwise the first tensor-core candidate.
   bool gemvOk = gemvApplies(g.mm);
-  if ((g.cfg.gemv && !gemvOk) || (g.cfg.wgmma && !hopper))
+  // The tensor-core form takes 9-64 rows of one matrix, operands in memory.
+  bool tcGemvOk = gemvOk && g.shape.m > 8 && g.shape.m <= 64 && g.shape.batch == 1 &&
+                  !g.a.computed && !g.b.computed;
+  if ((g.cfg.gemv && !gemvOk) || (g.cfg.gemv && g.cfg.gemvTiles > 0 && !tcGemvOk) ||
+      (g.cfg.wgmma && !hopper))
     for (const GemmConfig &c : candidates)
       if (!c.gemv && !c.wgmma) {
         g.cfg = c;
@@ -213,7 +217,10 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   auto size = [&] {
     if (g.cfg.gemv) {
       g.threads = g.cfg.threads();
-      return true;
+      if (g.cfg.gemvTiles == 0)
+        return true;
+      TcGemvShape t = g.tcGemvShape();
+      return t.stageBytes() + t.smemFloats() * 4 <= profile.smemPerBlock;
     }
     if (g.cfg.wgmma) {
       g.threads = g.cfg.threads();
@@ -240,6 +247,26 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "matmul";
+  if (g.cfg.gemv && g.cfg.gemvTiles > 0) {
+    TcGemvShape t = g.tcGemvShape();
+    spec.source = g.tensorCoreGemvSource(spec.name);
+    spec.grid = static_cast<unsigned>((g.shape.n + 16 * t.tiles - 1) / (16 * t.tiles));
+    spec.gridY = static_cast<unsigned>(t.split);
+    spec.block = static_cast<unsigned>(g.threads);
+    spec.sharedBytes = static_cast<unsigned>(t.stageBytes());
+    if (t.split > 1) {
+      spec.scratchBytes =
+          static_cast<unsigned>(t.counterBytes + t.split * int64_t(spec.grid) * t.partStride * 4);
+      spec.scratchZeroOnce = static_cast<unsigned>(t.counterBytes);
+    }
+    spec.gemmConfig = g.cfg.str();
+    spec.gemmKey = key;
+    spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    ", " + g.cfg.str() + ": tensor cores, a warp per " + str(16 * t.tiles) +
+                    " weight rows and 1/" + str(t.warps * t.split) +
+                    " of K, weights through the warp's cp.async stages";
+    return spec;
+  }
   if (g.cfg.gemv) {
     spec.source = g.gemvSource(spec.name);
     int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps * g.gemvRowsPerWarpStep();

@@ -53,7 +53,14 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   double fraction = c.tensorFlops == 0           ? 1.0
                     : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
                         ? p.gemmBandwidthFraction
-                    : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
+                    // 9-64 rows (more than 8 flops per byte: the weights
+                    // dominate the bytes) run on the tensor-core form, measured
+                    // at 56-76% of the copy rate on the H100's 32-row Llama
+                    // layers (bench/NOTES.md): priced as fusec's GEMM.
+                    : path == GemmPath::FusecGemv
+                        ? (static_cast<double>(c.tensorFlops) > 8.5 * static_cast<double>(c.bytes)
+                               ? p.gemmBandwidthFraction
+                               : p.gemvBandwidthFraction)
                     // Measured on the H100: decode attention scores, 32 matrices of
                     // 1 x 128 @ 128 x 4097, streamed at 18% of the copy rate.
                     : path == GemmPath::FusecBatchedRows ? 0.18

@@ -282,8 +282,12 @@ bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string
 }
 
 bool gemvApplies(mlir::Operation *matmul) {
+  // 1-8 rows, batched too (CUDA cores); 9-64 rows of one matrix (tensor cores).
   std::optional<int64_t> rows = kContiguousRows(matmul, true);
-  return rows && *rows <= 8;
+  if (rows && *rows <= 8)
+    return true;
+  rows = kContiguousRows(matmul, false);
+  return rows && *rows <= 64;
 }
 
 } // namespace fusec

@@ -88,9 +88,10 @@ bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std
 constexpr size_t kMaxConcatProducts = 3;
 bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch);
 
-/// Whether fusec's dot-product kernel (1-8 rows of A) takes this matmul:
-/// 16-bit operands, both K-contiguous with 16-byte aligned rows, batched or
-/// not (decode attention scores: a batch of heads, K rows of the cache).
+/// Whether fusec's dot-product kernel takes this matmul: 16-bit operands,
+/// both K-contiguous with 16-byte aligned rows; 1-8 rows of A batched or not
+/// (decode attention scores: a batch of heads, K rows of the cache), on CUDA
+/// cores; 9-64 rows of one matrix on tensor cores (TensorCoreGemv.cpp).
 bool gemvApplies(mlir::Operation *matmul);
 
 } // namespace fusec
