@@ -154,24 +154,6 @@ __device__ __forceinline__ auto fz_load1(const S *__restrict__ p, long long off)
   return fz_in(p[off]);
 }
 
-// 16 bytes read once (a weight streamed by a dot-product kernel): not kept
-// in L1, where the activations every warp reads stay.
-__device__ __forceinline__ uint4 fz_ld_stream16(const void *p) {
-  uint4 r;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  return r;
-}
-// 16 bytes through L1, issued in program order among the asm statements
-// around it (so a batch of loads is in flight before the products that use
-// them: the compiler would otherwise interleave them to save registers).
-__device__ __forceinline__ uint4 fz_ld16(const void *p) {
-  uint4 r;
-  asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
-  return r;
-}
-
 // Asynchronous 16-byte copies global -> shared (sm_80+), to fill a buffer while
 // the block works on another.
 __device__ __forceinline__ void fz_cp16(void *smem, const void *gmem) {

@@ -7,14 +7,16 @@
 // tensor cores take them, the weight as mma.sync's 16-row A operand and the
 // activations as its 8-column B operand (the product transposed).
 //
-// Neither operand goes through shared memory: a lane loads 16 bytes of a
-// weight row (8 consecutive k) straight into registers and uses them as its
-// A fragment of two k16 steps. A dot product does not care in which order
-// the k are summed, so the k16 step's "logical" k are a permutation of the
-// physical ones, the same for both operands: lane (g, t) holds physical
-// k = 8t + 4h .. 8t + 4h + 3 of step h as logical {2t, 2t+1, 2t+8, 2t+9}.
-// Its B fragment is then 16 bytes of an activation row at the same k, read
-// through L1 (every warp of the GPU reads the same rows of A).
+// A lane copies 16 bytes of a weight row (8 consecutive k) into its own slot
+// of its warp's cp.async stages and uses them as its A fragment of two k16
+// steps. A dot product does not care in which order the k are summed, so
+// the k16 step's "logical" k are a permutation of the physical ones, the
+// same for both operands: lane (g, t) holds physical k = 8t + 4h .. 8t + 4h
+// + 3 of step h as logical {2t, 2t+1, 2t+8, 2t+9}. Its B fragment is then
+// 16 bytes of an activation row at the same k. Each lane reads back only
+// what it copied: no barrier, and the bytes in flight hold no registers
+// (loaded into registers instead, ptxas issued them a few at a time to save
+// registers: 32 x 6144 x 4096 took 40 us against 26; bench/NOTES.md).
 //
 // A warp owns 16 x `tiles` weight rows and a slice of K; the block's warps
 // share the rows and split K between them (their sums meet in shared
