@@ -348,7 +348,7 @@ TEST(Fusion, RandomMatmulGraphsKeepTheirValues) {
 TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
-  int gemms = 0, prologues = 0;
+  int gemms = 0, prologues = 0, tensorCoreGemv = 0;
   for (uint64_t seed = 0; seed < 24; ++seed)
     for (const char *arch : {"sm_80", "sm_90a"}) {
       mlir::MLIRContext ctx;
@@ -359,12 +359,18 @@ TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
         if (s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul") {
           ++gemms;
           prologues += s.kernel.source.find("prologue") != std::string::npos;
+          tensorCoreGemv += s.kernel.gemmConfig.rfind("gemv t", 0) == 0;
         }
       expectKernelsCompile("random matmul " + std::to_string(seed), *plan);
     }
   EXPECT_EQ(gemms, 48);  // one GEMM kernel per graph and architecture
   // Operands computed as they are loaded, on both kernels (GEMV and mma.sync).
   EXPECT_GE(prologues, 8);
+  // 16-64 rows of A with K-contiguous operands: the dot-product kernel's
+  // tensor-core form.
+  EXPECT_GE(tensorCoreGemv, 4);
+  std::printf("random matmul kernels: %d, with a prologue %d, tensor-core GEMV %d\n", gemms,
+              prologues, tensorCoreGemv);
 }
 
 // Epilogues cuBLASLt expresses (a scale by a constant, a residual, a bias,
