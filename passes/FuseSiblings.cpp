@@ -74,12 +74,8 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   for (Operation *mm : mms) {
     mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
-    // For the outlined group's prediction (9-64 rows are not the GEMV by
-    // their shape alone).
     if (dual || sideBySide)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());
-    else
-      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
+      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
   }
   return true;
 }

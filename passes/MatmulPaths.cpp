@@ -51,7 +51,7 @@ std::string us(double s) {
 }
 
 const char *pathName(GemmPath p) {
-  return p == GemmPath::FusecGemv ? "GEMV" : p == GemmPath::FusecWgmma ? "GEMM (wgmma)" : "GEMM";
+  return p == GemmPath::FusecGemv || p == GemmPath::FusecTensorGemv ? "GEMV" : p == GemmPath::FusecWgmma ? "GEMM (wgmma)" : "GEMM";
 }
 
 /// The alternatives `fusec explain` shows beside the choice.
@@ -108,16 +108,18 @@ void Grouping::chooseMatmulPaths() {
     p.path = ownGemmPath(mm);
     if (p.path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
       p.path = GemmPath::FusecWgmma;
+    // K-contiguous operands: the dot-product kernel (a batch of few-row
+    // products; 9-64 rows of one matrix on tensor cores).
+    bool tensorCoreGemv = shapeOf(mm.getLhs()).size() >= 2 && shapeOf(mm.getLhs()).end()[-2] > 8;
     if ((p.path == GemmPath::FusecBatchedRows || p.path == GemmPath::Fusec) && gemvApplies(mm))
-      p.path = GemmPath::FusecGemv;  // a batch of few-row products with K-contiguous B
+      p.path = tensorCoreGemv ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
     // A computed operand goes through the portable kernel's loads or the
     // dot-product kernel's (only where that kernel reads the operands).
     p.fusedPath = p.path;
     // The tensor-core form (9-64 rows) loads both operands from memory.
-    bool tensorCoreGemv = shapeOf(mm.getLhs()).size() >= 2 && shapeOf(mm.getLhs()).end()[-2] > 8;
     if (!prologue.empty() &&
-        (p.path == GemmPath::FusecWgmma ||
-         (p.path == GemmPath::FusecGemv && (!gemvApplies(mm) || tensorCoreGemv))))
+        (p.path == GemmPath::FusecWgmma || p.path == GemmPath::FusecTensorGemv ||
+         (p.path == GemmPath::FusecGemv && !gemvApplies(mm))))
       p.fusedPath = GemmPath::Fusec;
     double prologueApart = seconds(prologue);
     p.own = predictSeconds(groupCost(groups[g]), profile, p.fusedPath);
@@ -143,7 +145,7 @@ void Grouping::chooseMatmulPaths() {
                                                           : "cublaslt"));
     if (path == GemmPath::FusecWgmma)
       mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
-    if (path == GemmPath::FusecGemv)
+    if (path == GemmPath::FusecGemv || path == GemmPath::FusecTensorGemv)
       mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
     mm->setAttr("fusec.gemm_alternatives",
                 b.getStringAttr(describe(p, !prologue.empty(), !epilogue.empty(),

@@ -160,6 +160,8 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     out.push_back(tensorCoreGemv(3 - tiles, 8, 1, 4));
     out.push_back(tensorCoreGemv(tiles, 4, 1, 6));
     out.push_back(tensorCoreGemv(tiles, 4, 2, 4));
+    // Small enough for any GPU's shared memory (the A100's 163 KB, the L40S's 99).
+    out.push_back(tensorCoreGemv(1, 4, 1, 2));
   }
   if (s.m <= 64) {
     // N <= 128 (probabilities @ V over the head dim): one tile covers N

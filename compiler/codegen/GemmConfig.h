@@ -31,9 +31,10 @@ struct GemmConfig {
   /// rows with every row of A, `gemvWarps` warps per block (GemmKernel.cpp).
   bool gemv = false;
   int gemvCols = 2, gemvWarps = 8;
-  /// M 9-64 ("gemv t2 w4 k1"): tensor cores, each warp 16 x `gemvTiles`
-  /// weight rows over a slice of K, the block's warps splitting K, and
-  /// `gemvSplit` blocks along K (TensorCoreGemv.cpp). 0 for the form above.
+  /// M 9-64 ("gemv t2 w8 k1 s4"): tensor cores, each warp 16 x `gemvTiles`
+  /// weight rows over a slice of K, the block's `gemvWarps` warps splitting
+  /// K, `gemvSplit` blocks along K and `stages` cp.async stages per warp
+  /// (TensorCoreGemv.cpp). 0 for the form above.
   int gemvTiles = 0, gemvSplit = 1;
   /// Hopper (sm_90a): TMA loads by a producer warpgroup, one consumer
   /// warpgroup per 64 rows of the tile issuing wgmma (WgmmaGemm.cpp).
@@ -52,7 +53,8 @@ struct GemmConfig {
                    : (bm / wm) * (bn / wn) * 32;
   }
   /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4", "wg 128x256x64 s4 c2",
-  /// "wg 128x128x64 s6 pp" or "gemv c2 w8", also a tuning-cache value.
+  /// "wg 128x128x64 s6 pp", "gemv c2 w8" or "gemv t2 w8 k1 s4", also a
+  /// tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };

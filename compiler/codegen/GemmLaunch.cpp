@@ -200,14 +200,22 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   }
   if ((!g.parts.empty() || g.mm2) && (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
     g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
-  // The dot-product kernel takes K-contiguous, 16-byte aligned operands and
-  // one matrix; otherwise the first tensor-core candidate.
+  // The dot-product kernel takes K-contiguous, 16-byte aligned operands:
+  // 1-8 rows on CUDA cores (batched too), 9-64 rows of one matrix on tensor
+  // cores with both operands in memory. A configuration the matmul cannot
+  // take (a tuned entry, or the first candidate) gives way to the first
+  // portable mma.sync one.
   bool gemvOk = gemvApplies(g.mm);
-  // The tensor-core form takes 9-64 rows of one matrix, operands in memory.
   bool tcGemvOk = gemvOk && g.shape.m > 8 && g.shape.m <= 64 && g.shape.batch == 1 &&
                   !g.a.computed && !g.b.computed;
-  if ((g.cfg.gemv && !gemvOk) || (g.cfg.gemv && g.cfg.gemvTiles > 0 && !tcGemvOk) ||
-      (g.cfg.wgmma && !hopper))
+  auto takes = [&](const GemmConfig &c) {
+    if (c.wgmma)
+      return hopper;
+    if (c.gemv)
+      return c.gemvTiles > 0 ? tcGemvOk : gemvOk && g.shape.m <= 8;
+    return true;
+  };
+  if (!takes(g.cfg))
     for (const GemmConfig &c : candidates)
       if (!c.gemv && !c.wgmma) {
         g.cfg = c;
@@ -219,8 +227,11 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
       g.threads = g.cfg.threads();
       if (g.cfg.gemvTiles == 0)
         return true;
+      // The warps' sums are static shared memory (48 KB at most), the stages
+      // dynamic.
       TcGemvShape t = g.tcGemvShape();
-      return t.stageBytes() + t.smemFloats() * 4 <= profile.smemPerBlock;
+      return t.smemFloats() * 4 <= 48 * 1024 &&
+             t.stageBytes() + t.smemFloats() * 4 <= profile.smemPerBlock;
     }
     if (g.cfg.wgmma) {
       g.threads = g.cfg.threads();
@@ -236,10 +247,18 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return stageBytes * g.cfg.stages <= profile.smemPerBlock && g.threads <= 1024;
   };
   if (!size()) {
-    // A tuned or candidate configuration that does not fit: the heuristic's.
+    // A tuned or candidate configuration that does not fit (a smaller GPU's
+    // shared memory): the first candidate the matmul takes that does.
     std::string rejected = g.cfg.str();
-    g.cfg = candidates.front();
-    if (!size())
+    bool fits = false;
+    for (const GemmConfig &c : candidates) {
+      if (!takes(c))
+        continue;
+      g.cfg = c;
+      if ((fits = size()))
+        break;
+    }
+    if (!fits)
       return fail("configuration " + rejected + " needs more shared memory or threads than a "
                   "block has");
   }

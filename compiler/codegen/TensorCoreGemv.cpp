@@ -20,9 +20,13 @@
 //
 // A warp owns 16 x `tiles` weight rows and a slice of K; the block's warps
 // share the rows and split K between them (their sums meet in shared
-// memory), and blocks along grid.y split K further when the rows alone give
-// too few blocks (their partials meet in global scratch, summed by the last
-// block to finish, as the portable GEMM does).
+// memory). Blocks along grid.y can split K further (an autotune candidate:
+// their partials meet in global scratch, summed by the last block to finish,
+// as the portable GEMM does), which so far was slower (bench/NOTES.md).
+//
+// The body takes several weights of one shape (products of one A whose
+// results meet in the epilogue), each its own accumulators; generateGemm
+// passes one.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
@@ -125,7 +129,7 @@ std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &wei
   o += in + "fz_cp_wait<0>();\n";
 
   // The warps' sums meet in shared memory, [warp][j][m][row] (fz_red,
-  // declared by the kernel at its largest body's smemFloats()).
+  // declared by the kernel at smemFloats()).
   const int64_t MP = MT * 8, plane = MP * rowsPerBlock;
   o += in + "#pragma unroll\n" + in + "for (int j = 0; j < " + str(J) + "; ++j)\n";
   o += in + "  #pragma unroll\n" + in + "  for (int r = 0; r < " + str(R) + "; ++r)\n";

@@ -53,14 +53,10 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   double fraction = c.tensorFlops == 0           ? 1.0
                     : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
                         ? p.gemmBandwidthFraction
-                    // 9-64 rows (more than 8 flops per byte: the weights
-                    // dominate the bytes) run on the tensor-core form, measured
-                    // at 56-76% of the copy rate on the H100's 32-row Llama
-                    // layers (bench/NOTES.md): priced as fusec's GEMM.
-                    : path == GemmPath::FusecGemv
-                        ? (static_cast<double>(c.tensorFlops) > 8.5 * static_cast<double>(c.bytes)
-                               ? p.gemmBandwidthFraction
-                               : p.gemvBandwidthFraction)
+                    : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
+                    // Measured on the H100 at 56-76% of the copy rate on the
+                    // 32-row Llama layers (bench/NOTES.md): priced as fusec's GEMM.
+                    : path == GemmPath::FusecTensorGemv ? p.gemmBandwidthFraction
                     // Measured on the H100: decode attention scores, 32 matrices of
                     // 1 x 128 @ 128 x 4097, streamed at 18% of the copy rate.
                     : path == GemmPath::FusecBatchedRows ? 0.18
@@ -163,7 +159,8 @@ GemmPath chosenGemmPath(Operation *matmul) {
   auto choice = matmul->getAttrOfType<StringAttr>("fusec.gemm");
   if (choice && choice.getValue() == "fusec")
     return matmul->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
-           : matmul->hasAttr("fusec.gemm_gemv") ? GemmPath::FusecGemv
+           : matmul->hasAttr("fusec.gemm_gemv")
+               ? (dimsOf(matmul).rows > 8 ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv)
                                                 : ownGemmPath(matmul);
   if (choice && choice.getValue() == "cublaslt-epilogue")
     return GemmPath::LibraryEpilogue;

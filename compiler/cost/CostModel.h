@@ -66,7 +66,8 @@ struct Cost {
 /// How a group's matmul runs, for its rate: cuBLAS, fusec's tensor-core GEMM,
 /// or fusec's dot-product kernel for 1-8 rows.
 /// Who runs a matmul: cuBLASLt, fusec's portable GEMM, its Hopper GEMM (TMA +
-/// wgmma), its dot-product kernel for 1-8 rows, or the portable GEMM on a
+/// wgmma), its dot-product kernel for 1-8 rows (and its tensor-core form for
+/// 9-64 rows of one matrix), or the portable GEMM on a
 /// batch of 1-8 row matrices (decode attention scores), where its 16-row
 /// tiles mostly idle.
 /// LibraryEpilogue: cuBLASLt applying the group's epilogue itself
@@ -80,6 +81,8 @@ enum class GemmPath {
   Fusec,
   FusecWgmma,
   FusecGemv,
+  /// The dot-product kernel's tensor-core form: 9-64 rows of one matrix.
+  FusecTensorGemv,
   FusecBatchedRows
 };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);

@@ -108,3 +108,39 @@ TEST(CostModel, PrologueCostsTheOwnKernelsOnly) {
   // cuBLASLt never runs a prologue: its prediction ignores the count.
   EXPECT_EQ(predictSeconds(c.all, p, GemmPath::Library), predictSeconds(noPrologue, p, GemmPath::Library));
 }
+
+// The dot-product kernel's pricing follows its rows, not the product's flops
+// per byte: 9-64 rows of one matrix run on its tensor-core form (priced at
+// fusec GEMM's memory fraction, as measured), a batch of 8-row products with
+// one shared weight (many flops per weight byte) still on CUDA cores.
+TEST(CostModel, DotProductPathFollowsTheRows) {
+  // (The path chosen is read from the planner's attributes and the shape:
+  // a matmul stands for the linear layer here.)
+  auto linear = [](const std::string &x) {
+    return "{\"fusec\": 1, \"name\": \"l\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"bf16\", "
+           "\"shape\": " + x + "}, {\"name\": \"w\", \"dtype\": \"bf16\", \"shape\": [4096, 4096]}], "
+           "\"nodes\": [{\"name\": \"y\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]}], "
+           "\"outputs\": [\"y\"]}";
+  };
+  DeviceProfile p = *measuredProfile("h100", {});
+  for (auto [x, path] : {std::pair<std::string, GemmPath>{"[32, 4096]", GemmPath::FusecTensorGemv},
+                         {"[8, 8, 4096]", GemmPath::FusecGemv},
+                         {"[4, 4096]", GemmPath::FusecGemv}}) {
+    mlir::MLIRContext ctx;
+    auto module = importGraphText(linear(x), "l.json", ctx);
+    ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+    mlir::Operation *mm = nullptr;
+    graphFunction(**module).walk([&](MatmulOp op) { mm = op; });
+    ASSERT_NE(mm, nullptr);
+    mlir::Builder b(&ctx);
+    mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
+    mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
+    EXPECT_EQ(chosenGemmPath(mm), path) << x;
+  }
+  Cost c;
+  c.bytes = 34 << 20;
+  c.tensorFlops = int64_t(2) * 32 * 4096 * 4096;
+  EXPECT_NEAR(predictSeconds(c, p, GemmPath::FusecTensorGemv) /
+                  predictSeconds(c, p, GemmPath::FusecGemv),
+              p.gemvBandwidthFraction / p.gemmBandwidthFraction, 1e-3);
+}

@@ -14,7 +14,7 @@ using fusec::codegen::GemmConfig;
 TEST(GemmConfig, EveryKindReadsBackAsItself) {
   for (const char *text : {"128x128x32 w64x32 s4 k1", "64x64x32 w32x32 s4 k8", "gemv c2 w8",
                            "wg 128x256x64 s4", "wg 128x128x64 s6 pp", "wg 128x256x64 s4 c2",
-                           "wg 64x128x64 s6"}) {
+                           "wg 64x128x64 s6", "gemv t2 w8 k1 s4", "gemv t1 w4 k3 s6"}) {
     GemmConfig c;
     ASSERT_TRUE(GemmConfig::parse(text, c)) << text;
     EXPECT_EQ(c.str(), text);
@@ -28,6 +28,12 @@ TEST(GemmConfig, EveryKindReadsBackAsItself) {
   EXPECT_TRUE(c.pingpong);
   EXPECT_EQ(c.cluster, 1);
   EXPECT_EQ(c.threads(), 384);
+  ASSERT_TRUE(GemmConfig::parse("gemv t2 w4 k3 s6", c));
+  EXPECT_TRUE(c.gemv);
+  EXPECT_EQ(c.gemvTiles, 2);
+  EXPECT_EQ(c.gemvSplit, 3);
+  EXPECT_EQ(c.stages, 6);
+  EXPECT_EQ(c.threads(), 128);
 }
 
 TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
@@ -35,7 +41,9 @@ TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
                            "wg 128x256x64 s4 pp c2", "wg 128x256x64 s4 c2 pp",
                            "wg 128x256x64 s4 junk", "wg 128x256x32 s4", "wg 256x256x64 s4",
                            "wg 128x256x64 s1", "wg 128x256x64 s4 pp" /* 256 accumulators */,
-                           "gemv c9 w8", "128x128x32 w48x32 s4 k1"}) {
+                           "gemv c9 w8", "128x128x32 w48x32 s4 k1", "gemv t2 w8 k1",
+                           "gemv t0 w8 k1 s4", "gemv t5 w8 k1 s4", "gemv t2 w8 k0 s4",
+                           "gemv t2 w8 k1 s1"}) {
     GemmConfig c;
     c.bm = 7;  // left alone when refused
     EXPECT_FALSE(GemmConfig::parse(text, c)) << "'" << text << "'";
