@@ -51,7 +51,10 @@ std::string us(double s) {
 }
 
 const char *pathName(GemmPath p) {
-  return p == GemmPath::FusecGemv || p == GemmPath::FusecTensorGemv ? "GEMV" : p == GemmPath::FusecWgmma ? "GEMM (wgmma)" : "GEMM";
+  return p == GemmPath::FusecGemv         ? "GEMV"
+         : p == GemmPath::FusecTensorGemv ? "GEMV (tensor cores)"
+         : p == GemmPath::FusecWgmma      ? "GEMM (wgmma)"
+                                          : "GEMM";
 }
 
 /// The alternatives `fusec explain` shows beside the choice.
