@@ -129,6 +129,16 @@ def gemm_cases():
                           node("up", "linear", ["x", "w_up"]),
                           node("a", "silu", ["gate"]), node("h", "mul", ["a", "up"])],
                          ["h"], "decode SwiGLU gate/up, M=%d: silu(x w_gate^T) * x w_up^T" % rows)
+        # An MLP up projection with bias and erf-gelu (GPT-style sizes): an
+        # epilogue cuBLASLt does not apply, so at 32 rows fusec's own kernel
+        # (the dot-product kernel's tensor-core form) runs it.
+        gname = "decode_fc_gelu_m%d" % rows
+        g[gname] = graph(
+            gname, [("x", "bf16", [rows, 4096]), ("w", "bf16", [16384, 4096]),
+                    ("b", "bf16", [16384])],
+            [node("h", "linear", ["x", "w"]), node("hb", "add", ["h", "b"]),
+             node("y", "gelu", ["hb"])], ["y"],
+            "decode MLP up projection, M=%d: gelu(x @ w^T + b), w [16384, 4096]" % rows)
         # The down projection with silu(gate) * up as its prologue (gate and
         # up as separate activations); beside decode_down_residual, which
         # reads the product from memory.
