@@ -113,9 +113,8 @@ void Grouping::chooseMatmulPaths() {
       p.path = GemmPath::FusecWgmma;
     // K-contiguous operands: the dot-product kernel (a batch of few-row
     // products; 9-64 rows of one matrix on tensor cores).
-    bool tensorCoreGemv = shapeOf(mm.getLhs()).size() >= 2 && shapeOf(mm.getLhs()).end()[-2] > 8;
     if ((p.path == GemmPath::FusecBatchedRows || p.path == GemmPath::Fusec) && gemvApplies(mm))
-      p.path = tensorCoreGemv ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
+      p.path = tensorCoreGemvApplies(mm) ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
     // A computed operand goes through the portable kernel's loads or the
     // dot-product kernel's (only where that kernel reads the operands).
     p.fusedPath = p.path;

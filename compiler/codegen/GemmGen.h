@@ -60,6 +60,8 @@ struct TcGemvShape {
   int64_t smemFloats() const;
   /// Output elements of a block, times the weights (one partial each).
   int64_t elements() const;
+  /// Blocks along x: one per 16 x `tiles` weight rows.
+  int64_t blocks() const { return (n + 16 * tiles - 1) / (16 * tiles); }
 };
 
 /// The body after the kernel's `lane` and `fz_n0` (the block's first weight

@@ -206,8 +206,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   // take (a tuned entry, or the first candidate) gives way to the first
   // portable mma.sync one.
   bool gemvOk = gemvApplies(g.mm);
-  bool tcGemvOk = gemvOk && g.shape.m > 8 && g.shape.m <= 64 && g.shape.batch == 1 &&
-                  !g.a.computed && !g.b.computed;
+  bool tcGemvOk = tensorCoreGemvApplies(g.mm) && !g.a.computed && !g.b.computed;
   auto takes = [&](const GemmConfig &c) {
     if (c.wgmma)
       return hopper;
@@ -269,7 +268,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   if (g.cfg.gemv && g.cfg.gemvTiles > 0) {
     TcGemvShape t = g.tcGemvShape();
     spec.source = g.tensorCoreGemvSource(spec.name);
-    spec.grid = static_cast<unsigned>((g.shape.n + 16 * t.tiles - 1) / (16 * t.tiles));
+    spec.grid = static_cast<unsigned>(t.blocks());
     spec.gridY = static_cast<unsigned>(t.split);
     spec.block = static_cast<unsigned>(g.threads);
     spec.sharedBytes = static_cast<unsigned>(t.stageBytes());

@@ -205,8 +205,7 @@ TcGemvShape GemmGen::tcGemvShape() const {
   t.warps = cfg.gemvWarps;
   t.split = cfg.gemvSplit;
   t.stages = cfg.stages;
-  int64_t blocks = (shape.n + 16 * t.tiles - 1) / (16 * t.tiles);
-  t.counterBytes = 256 * ((blocks * 4 + 255) / 256);
+  t.counterBytes = 256 * ((t.blocks() * 4 + 255) / 256);
   t.partStride = t.elements();
   return t;
 }

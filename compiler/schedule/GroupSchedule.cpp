@@ -228,9 +228,9 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
   // Sibling dot products: 1-8 rows (the tensor-core form of 9-64 rows is
   // slower than cuBLASLt on each weight of Q/K/V and gate/up; bench/NOTES.md).
   bool gemv = llvm::all_of(mms, [](Operation *op) {
-    ArrayRef<int64_t> a = shapeOf(cast<MatmulOp>(op).getLhs());
-    return gemvApplies(op) && shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
-           shapeOf(op->getResult(0)).size() == 2 && a.size() >= 2 && a.end()[-2] <= 8;
+    return gemvApplies(op) && !tensorCoreGemvApplies(op) &&
+           shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
+           shapeOf(op->getResult(0)).size() == 2;
   });
   if (!gemv && !sideBySideSiblings(ops, mms) && !dualSiblings(ops, mms, why))
     return false;

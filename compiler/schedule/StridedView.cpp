@@ -281,13 +281,14 @@ bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string
   return true;
 }
 
+bool tensorCoreGemvApplies(mlir::Operation *matmul) {
+  std::optional<int64_t> rows = kContiguousRows(matmul, false);
+  return rows && *rows > 8 && *rows <= 64;
+}
+
 bool gemvApplies(mlir::Operation *matmul) {
-  // 1-8 rows, batched too (CUDA cores); 9-64 rows of one matrix (tensor cores).
   std::optional<int64_t> rows = kContiguousRows(matmul, true);
-  if (rows && *rows <= 8)
-    return true;
-  rows = kContiguousRows(matmul, false);
-  return rows && *rows <= 64;
+  return (rows && *rows <= 8) || tensorCoreGemvApplies(matmul);
 }
 
 } // namespace fusec

@@ -93,5 +93,7 @@ bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string
 /// (decode attention scores: a batch of heads, K rows of the cache), on CUDA
 /// cores; 9-64 rows of one matrix on tensor cores (TensorCoreGemv.cpp).
 bool gemvApplies(mlir::Operation *matmul);
+/// Whether it takes it in the tensor-core form: 9-64 rows of one matrix.
+bool tensorCoreGemvApplies(mlir::Operation *matmul);
 
 } // namespace fusec
