@@ -5,6 +5,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/pipeline/Arena.h"
+#include "compiler/pipeline/SharedLaunch.h"
 #include "compiler/pipeline/InPlaceOutputs.h"
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
@@ -287,6 +288,8 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     copy.copy = {bufferOf.lookup(v), id};
     plan.steps.push_back(copy);
   }
+  if (options.fuse && options.shareLaunches)
+    shareLaunches(plan);
   placeTemporaries(plan);
   return plan;
 }

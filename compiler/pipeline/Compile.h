@@ -30,6 +30,9 @@ struct CompileOptions {
   std::map<std::string, std::string> gemmTuning;
   int gemmCandidate = -1;
   bool overlapLaunches = true;  ///< PlanDesc::overlapLaunches
+  /// Independent small kernels next to each other share one launch
+  /// (SharedLaunch.h).
+  bool shareLaunches = true;
   /// Values measured on this machine for `device` (`fusec bench`), if any.
   MeasuredDevice measured;
 };
