@@ -79,6 +79,9 @@ void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
                 "launch each kernel only once the previous one has completed (by default, on "
                 "sm_90+ a kernel is launched as the previous one's last blocks exit and waits "
                 "for its results: programmatic dependent launch)");
+  cmd->add_flag("--no-share", flags.noShare,
+                "launch every kernel on its own (by default, independent small kernels next to "
+                "each other share one launch, their grids side by side)");
 }
 
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
@@ -90,6 +93,7 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   o.gemm = flags.gemm;
   o.gemmCandidate = flags.gemmCandidate;
   o.overlapLaunches = !flags.noOverlap;
+  o.shareLaunches = !flags.noShare;
   if (forGpu && (flags.device.empty() || flags.arch.empty())) {
     if (auto ordinal = selectedDeviceOrdinal()) {
       if (auto info = queryDevice(*ordinal)) {

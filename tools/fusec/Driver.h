@@ -43,6 +43,7 @@ struct PlanFlags {
   std::string gemm = "auto";
   int gemmCandidate = -1;  ///< autotuning: every GEMM kernel takes this candidate
   bool noOverlap = false;  ///< launch each kernel after the previous one completes
+  bool noShare = false;    ///< every kernel in its own launch (CompileOptions::shareLaunches)
 };
 void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
 /// --no-overlap, for the commands that launch kernels (run, bench).
