@@ -79,6 +79,9 @@ struct PlanDesc {
   std::vector<double> inputScales;  ///< scale of random test values per input (1 by default)
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
+  /// Kernel steps joined into one launch (shareLaunches), for explain:
+  /// "k2_matmul + k3_matmul: ...".
+  std::vector<std::string> sharedLaunches;
   int64_t arenaBytes = 0;
   int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
 };

@@ -184,6 +184,11 @@ std::string explainText(const Explanation &e) {
     for (const std::string &x : e.inPlace)
       s += "  " + x + "\n";
   }
+  if (!e.sharedLaunches.empty()) {
+    s += "\nkernels sharing one launch:\n";
+    for (const std::string &x : e.sharedLaunches)
+      s += "  " + x + "\n";
+  }
   s += "\nmerges considered and rejected:";
   if (e.rejected.empty())
     s += " none\n";
@@ -231,6 +236,7 @@ std::string explainJson(const Explanation &e) {
   for (const ExplainedEdge &ed : e.edges)
     j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});
   j["in_place"] = e.inPlace;
+  j["shared_launches"] = e.sharedLaunches;
   j["rejected"] = nlohmann::json::array();
   for (const Decision &r : e.rejected)
     j["rejected"].push_back(

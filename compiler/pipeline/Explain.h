@@ -49,6 +49,9 @@ struct Explanation {
   std::vector<Decision> rejected, recomputed;
   /// Copy groups not run because their output is written in place.
   std::vector<std::string> inPlace;
+  /// Kernels sharing one launch (PlanDesc::sharedLaunches; filled by the
+  /// caller from the plan, since the module does not know them).
+  std::vector<std::string> sharedLaunches;
   int64_t bytesUnfused() const;
   int64_t bytesFused() const;
   double unfusedUs() const;

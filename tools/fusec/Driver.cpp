@@ -72,6 +72,9 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
                   "matmul groups: auto (the cost model picks), fusec (fusec's GEMM, epilogue "
                   "fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue in its own kernel)")
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
+  cmd->add_flag("--no-share", flags.noShare,
+                "give every kernel its own launch (by default, independent small kernels next "
+                "to each other share one launch, their grids side by side)");
 }
 
 void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
@@ -79,9 +82,6 @@ void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
                 "launch each kernel only once the previous one has completed (by default, on "
                 "sm_90+ a kernel is launched as the previous one's last blocks exit and waits "
                 "for its results: programmatic dependent launch)");
-  cmd->add_flag("--no-share", flags.noShare,
-                "launch every kernel on its own (by default, independent small kernels next to "
-                "each other share one launch, their grids side by side)");
 }
 
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,

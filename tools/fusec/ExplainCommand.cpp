@@ -19,6 +19,7 @@ int runExplain(const ExplainOptions &opts) {
     return reportError(program.takeError());
   Program::Impl &impl = (*program)->impl();
   Explanation e = explain(*impl.fused, impl.profile());
+  e.sharedLaunches = impl.plan.sharedLaunches;
   std::string text = opts.format == "json"  ? explainJson(e)
                      : opts.format == "dot" ? explainDot(e)
                                             : explainText(e);
