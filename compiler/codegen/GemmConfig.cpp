@@ -125,6 +125,46 @@ GemmConfig tensorCoreGemv(int tiles, int warps, int split, int stages) {
   return c;
 }
 
+/// The tensor-core GEMV's tile counts (16 weight rows each per warp), best
+/// first, each with the most stages (4 to 2) whose shared memory fits, for
+/// blocks of 8 warps. Such a block takes most of an SM's shared memory, so
+/// one runs per SM and the grid runs in ceil(blocks / SMs) waves; a wave's
+/// time grows with the tiles and with A's copies beside them (ceil(M / 8)
+/// pieces per step against 2 per tile, from L2: weighted 1/4). Ties go to
+/// more tiles (fewer copies of A per weight byte). H100, 32 rows: 6144 wide
+/// 24.9 us at 3 tiles (one wave) against 27.6 at 2 (1.45 waves); 4096 wide
+/// 19.9 us at 2 against 22.4 at 1; 1024 wide 10.9 us at 1 against 12.5 at 2
+/// (bench/NOTES.md, session 2026-11-23l).
+std::vector<std::pair<int, int>> tensorCoreGemvTiles(const GemmShape &s, const DeviceProfile &p) {
+  struct Option {
+    int tiles, stages;
+    double cost;
+  };
+  std::vector<Option> options;
+  const int64_t pieces = ceilDiv(s.m, 8);
+  for (int tiles = 4; tiles >= 1; --tiles)
+    for (int stages = 4; stages >= 2; --stages) {
+      detail::TcGemvShape t;
+      t.m = s.m;
+      t.n = s.n;
+      t.k = s.k;
+      t.tiles = tiles;
+      t.warps = 8;
+      t.stages = stages;
+      if (!t.fits(p.smemPerBlock))
+        continue;
+      double waves = (double)ceilDiv(t.blocks(), std::max(1, p.smCount));
+      options.push_back({tiles, stages, waves * (tiles + pieces / 8.0)});
+      break;
+    }
+  std::stable_sort(options.begin(), options.end(),
+                   [](const Option &a, const Option &b) { return a.cost < b.cost; });
+  std::vector<std::pair<int, int>> out;
+  for (const Option &o : options)
+    out.push_back({o.tiles, o.stages});
+  return out;
+}
+
 } // namespace
 
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p,
@@ -152,12 +192,13 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     // 9-64 rows: the weights stream into tensor cores through each warp's
     // cp.async stages. Eight warps per block splitting K, no split across
     // blocks (H100, 32 x 4096 -> 4096: 20.0 us against 33.2 with two;
-    // the hand-off of partials costs more than the blocks gain), two 16-row
-    // tiles per warp where they still give every SM a block (32 x 4096 ->
-    // 1024: 11.5 us with one, 13.7 with two; bench/NOTES.md).
-    int tiles = s.m <= 32 && ceilDiv(s.n, 32) >= p.smCount ? 2 : 1;
-    out.push_back(tensorCoreGemv(tiles, 8, 1, 4));
-    out.push_back(tensorCoreGemv(3 - tiles, 8, 1, 4));
+    // splitting K also shortens each warp's run of steps, and K split 4 ways
+    // among a cluster's blocks was as slow as through global partials;
+    // bench/NOTES.md); the tiles per warp that fill the SMs' waves best.
+    std::vector<std::pair<int, int>> tiling = tensorCoreGemvTiles(s, p);
+    int tiles = tiling.empty() ? 1 : tiling[0].first;
+    for (size_t i = 0; i < std::min<size_t>(2, tiling.size()); ++i)
+      out.push_back(tensorCoreGemv(tiling[i].first, 8, 1, tiling[i].second));
     out.push_back(tensorCoreGemv(tiles, 4, 1, 6));
     out.push_back(tensorCoreGemv(tiles, 4, 2, 4));
     // Small enough for any GPU's shared memory (the A100's 163 KB, the L40S's 99).

@@ -22,6 +22,34 @@ struct GemmShape {
   int64_t m = 1, n = 1, k = 1, batch = 1;
 };
 
+namespace detail {
+/// The tensor-core dot-product body (TensorCoreGemv.cpp): `m` rows of A
+/// (9-64) against `n` rows of each of `weights` K-contiguous weights, a warp
+/// per 16 x `tiles` rows and slice of K, `warps` per block, `split` blocks
+/// along grid.y over K.
+struct TcGemvShape {
+  int64_t m = 0, n = 0, k = 0;
+  int tiles = 2, warps = 4, split = 1, weights = 1;
+  int stages = 4;  ///< cp.async stages of a warp, 32 k each
+  /// With split > 1: scratch holds `counterBytes` of counters (one per
+  /// block), then the partials, `partStride` floats per block and split.
+  int64_t counterBytes = 0, partStride = 0;
+  /// Dynamic shared memory of the block's stages (fz_dyn).
+  int64_t stageBytes() const;
+  /// Floats of the block's shared-memory sums (fz_red).
+  int64_t smemFloats() const;
+  /// Output elements of a block, times the weights (one partial each).
+  int64_t elements() const;
+  /// Blocks along x: one per 16 x `tiles` weight rows.
+  int64_t blocks() const { return (n + 16 * tiles - 1) / (16 * tiles); }
+  /// Whether a block's shared memory fits: the sums are static (48 KB at
+  /// most), the stages dynamic, both within `smemPerBlock`.
+  bool fits(int64_t smemPerBlock) const {
+    return smemFloats() * 4 <= 48 * 1024 && stageBytes() + smemFloats() * 4 <= smemPerBlock;
+  }
+};
+} // namespace detail
+
 struct GemmConfig {
   int bm = 128, bn = 128, bk = 32;  ///< block tile
   int wm = 64, wn = 32;             ///< warp tile (multiples of 16 x 16)

@@ -43,27 +43,6 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
   return s;
 }
 
-/// The tensor-core dot-product body (TensorCoreGemv.cpp): `m` rows of A
-/// (9-64) against `n` rows of each of `weights` K-contiguous weights, a warp
-/// per 16 x `tiles` rows and slice of K, `warps` per block, `split` blocks
-/// along grid.y over K.
-struct TcGemvShape {
-  int64_t m = 0, n = 0, k = 0;
-  int tiles = 2, warps = 4, split = 1, weights = 1;
-  int stages = 4;  ///< cp.async stages of a warp, 32 k each
-  /// With split > 1: scratch holds `counterBytes` of counters (one per
-  /// block), then the partials, `partStride` floats per block and split.
-  int64_t counterBytes = 0, partStride = 0;
-  /// Dynamic shared memory of the block's stages (fz_dyn).
-  int64_t stageBytes() const;
-  /// Floats of the block's shared-memory sums (fz_red).
-  int64_t smemFloats() const;
-  /// Output elements of a block, times the weights (one partial each).
-  int64_t elements() const;
-  /// Blocks along x: one per 16 x `tiles` weight rows.
-  int64_t blocks() const { return (n + 16 * tiles - 1) / (16 * tiles); }
-};
-
 /// The body after the kernel's `lane` and `fz_n0` (the block's first weight
 /// row): the products, the block's and the splits' sums, then for each
 /// element (fz_em, fz_en) inside M and N with fz_vs[j] the product with

@@ -226,11 +226,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
       g.threads = g.cfg.threads();
       if (g.cfg.gemvTiles == 0)
         return true;
-      // The warps' sums are static shared memory (48 KB at most), the stages
-      // dynamic.
-      TcGemvShape t = g.tcGemvShape();
-      return t.smemFloats() * 4 <= 48 * 1024 &&
-             t.stageBytes() + t.smemFloats() * 4 <= profile.smemPerBlock;
+      return g.tcGemvShape().fits(profile.smemPerBlock);
     }
     if (g.cfg.wgmma) {
       g.threads = g.cfg.threads();

@@ -50,3 +50,30 @@ TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
     EXPECT_EQ(c.bm, 7) << text;
   }
 }
+
+// 9-64 rows: the tensor-core GEMV's first candidate takes the tiles per warp
+// that fill the SMs' waves best (one block of 8 warps per SM), with the most
+// stages that fit the GPU's shared memory.
+TEST(GemmConfig, TensorCoreGemvTilesFillTheWaves) {
+  using fusec::codegen::GemmShape;
+  const fusec::DeviceProfile *h100 = fusec::findDeviceProfile("h100");
+  const fusec::DeviceProfile *a100 = fusec::findDeviceProfile("a100");
+  ASSERT_TRUE(h100 && a100);
+  ASSERT_EQ(h100->smCount, 132);
+  auto first = [](GemmShape s, const fusec::DeviceProfile &p) {
+    auto c = fusec::codegen::gemmCandidates(s, p, true);
+    return c.empty() ? std::string() : c.front().str();
+  };
+  // 6144 wide: 384 tiles of 16 rows; 3 per warp make 128 blocks, one wave
+  // (2 per warp would make 192: 1.45 waves).
+  EXPECT_EQ(first({32, 6144, 4096, 1}, *h100), "gemv t3 w8 k1 s4");
+  // 4096 wide: 2 per warp, 128 blocks; 1 would need two waves.
+  EXPECT_EQ(first({32, 4096, 4096, 1}, *h100), "gemv t2 w8 k1 s4");
+  EXPECT_EQ(first({32, 4096, 14336, 1}, *h100), "gemv t2 w8 k1 s4");
+  // 1024 wide: fewer blocks than SMs either way; the fewest tiles per block.
+  EXPECT_EQ(first({32, 1024, 4096, 1}, *h100), "gemv t1 w8 k1 s4");
+  // 64 rows: the sums of 2 tiles would pass the 48 KB of static shared
+  // memory, and an A100 fits 3 stages, not 4.
+  EXPECT_EQ(first({64, 4096, 4096, 1}, *h100), "gemv t1 w8 k1 s4");
+  EXPECT_EQ(first({64, 4096, 4096, 1}, *a100), "gemv t1 w8 k1 s3");
+}
