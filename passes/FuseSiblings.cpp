@@ -12,6 +12,7 @@
 #include "passes/Grouping.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <cstdio>
 #include <limits>
@@ -19,6 +20,15 @@
 using namespace mlir;
 
 namespace fusec::detail {
+
+namespace {
+/// The dot-product kernel's path for a sibling matmul: its tensor-core form
+/// past 8 rows.
+GemmPath gemvPath(Operation *matmul) {
+  ArrayRef<int64_t> a = shapeOf(cast<MatmulOp>(matmul).getLhs());
+  return a.size() >= 2 && a.end()[-2] > 8 ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
+}
+} // namespace
 
 bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   SmallVector<Operation *> mms;
@@ -64,9 +74,10 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
                   "written: %.1f us; one product apart: %.1f us",
                   predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6, apart * 1e6);
   } else {
-    int n = std::snprintf(buf, sizeof buf, "fusec GEMV of %zu sibling matmuls, A read once: %.1f us",
+    int n = std::snprintf(buf, sizeof buf, "fusec GEMV%s of %zu sibling matmuls, A read once: %.1f us",
+                          gemvPath(mms.front()) == GemmPath::FusecTensorGemv ? " (tensor cores)" : "",
                           mms.size(),
-                          predictSeconds(groupCost(g), profile, GemmPath::FusecGemv) * 1e6);
+                          predictSeconds(groupCost(g), profile, gemvPath(mms.front())) * 1e6);
     if (gemvApart >= 0 && n > 0 && n < (int)sizeof buf)
       std::snprintf(buf + n, sizeof buf - n, "; as separate kernels: %.1f us", gemvApart * 1e6);
   }
@@ -74,8 +85,11 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   for (Operation *mm : mms) {
     mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
+    // For the outlined group's prediction.
     if (dual || sideBySide)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
+      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());
+    else
+      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
   }
   return true;
 }
@@ -89,15 +103,18 @@ void Grouping::mergeSiblings() {
     for (Operation *op : groups[g])
       if (isa<MatmulOp>(op)) {
         auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
-        if (!choice || choice.getValue() != "fusec" || chosenGemmPath(op) != GemmPath::FusecGemv)
+        GemmPath path = chosenGemmPath(op);
+        if (!choice || choice.getValue() != "fusec" ||
+            (path != GemmPath::FusecGemv && path != GemmPath::FusecTensorGemv))
           return nullptr;
         mm = op;
       }
     return mm;
   };
   auto own = [&](const OpGroup &x) {
-    return predictSeconds(groupCost(x), profile, GemmPath::FusecGemv);
+    return predictSeconds(groupCost(x), profile, gemvPath(matmulsOf(x).front()));
   };
+  mergeTensorCoreSiblings();
   forSiblingPairs(gemvMatmul, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
     OpGroup merged = united(groups[g], groups[h]);
     GroupSchedule schedule;
@@ -118,6 +135,48 @@ void Grouping::mergeSiblings() {
     joinSiblings(g, h, std::move(merged), apart);
   });
   mergeSideBySide();
+}
+
+void Grouping::mergeTensorCoreSiblings() {
+  // Products of 9-64 rows alone in their groups, by the A they read, on
+  // whatever path each chose (cuBLASLt for plain Llama layers): all of one A
+  // in one tensor-core dot-product kernel when the model predicts that
+  // faster than each apart. All at once, not in pairs: Q with K alone is
+  // predicted slower than apart, Q with K and V faster (one launch and one
+  // ramp instead of three).
+  llvm::MapVector<Value, SmallVector<size_t>> byA;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].empty() ||
+        !llvm::all_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op) || isView(op); }))
+      continue;
+    SmallVector<Operation *> mms = matmulsOf(groups[g]);
+    if (mms.size() == 1 && tensorCoreGemvApplies(mms.front()))
+      byA[viewSource(cast<MatmulOp>(mms.front()).getLhs())].push_back(g);
+  }
+  for (auto &[a, gs] : byA) {
+    if (gs.size() < 2)
+      continue;
+    OpGroup merged;
+    double apart = 0;
+    for (size_t g : gs) {
+      merged = united(merged, groups[g]);
+      apart += predictSeconds(groupCost(groups[g]), profile, chosenGemmPath(matmulsOf(groups[g]).front()));
+    }
+    GroupSchedule schedule;
+    std::string why;
+    double together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
+    if (!classifyGroup(merged, schedule, why) || createsCycle(merged) || together >= apart)
+      continue;
+    size_t first = gs.front();
+    for (size_t i = 1; i < gs.size(); ++i) {
+      for (Operation *op : groups[gs[i]])
+        groupOf[op] = first;
+      groups[gs[i]].clear();
+    }
+    groups[first] = std::move(merged);
+    gemvApart[first] = apart;
+    markSiblings(groups[first], apart);
+  }
 }
 
 void Grouping::forSiblingPairs(

@@ -58,6 +58,7 @@ public:
   void chooseMatmulPaths();
   /// Sibling decode matmuls that read the same A share one kernel.
   void mergeSiblings();
+  void mergeTensorCoreSiblings();  ///< 9-64 row products of one A, all at once
   /// Sibling products written as they are (Q/K/V, more than 8 rows) share
   /// one wgmma kernel over their tiles on Hopper.
   void mergeSideBySide();

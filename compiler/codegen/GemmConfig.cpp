@@ -125,6 +125,8 @@ GemmConfig tensorCoreGemv(int tiles, int warps, int split, int stages) {
   return c;
 }
 
+} // namespace
+
 /// The tensor-core GEMV's tile counts (16 weight rows each per warp), best
 /// first, each with the most stages (4 to 2) whose shared memory fits, for
 /// blocks of 8 warps. Such a block takes most of an SM's shared memory, so
@@ -164,8 +166,6 @@ std::vector<std::pair<int, int>> tensorCoreGemvTiles(const GemmShape &s, const D
     out.push_back({o.tiles, o.stages});
   return out;
 }
-
-} // namespace
 
 std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &p,
                                        bool hopper) {

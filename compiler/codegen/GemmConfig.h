@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fusec::codegen {
@@ -86,6 +87,11 @@ struct GemmConfig {
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };
+
+/// The tensor-core GEMV's (tiles per warp, stages) for blocks of 8 warps,
+/// best first (GemmConfig.cpp says how they are ranked); empty where none
+/// fits the GPU's shared memory.
+std::vector<std::pair<int, int>> tensorCoreGemvTiles(const GemmShape &s, const DeviceProfile &p);
 
 /// The configurations worth timing for a shape, the heuristic's choice first.
 /// `hopper`: the shape can take the wgmma kernel (sm_90a, one matrix,

@@ -79,7 +79,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     // Two products of one shape on Hopper: one kernel multiplies each A tile
     // by both weights (classifySiblings); decode sizes: the dot-product kernel.
     if (mms.size() != 2 || gemvApplies(mms[0]) || !dualWgmmaApplies(mms[0], mms[1], arch))
-      return generateSiblingGemv(fusion);
+      return generateSiblingGemv(fusion, profile);
     g.mm2 = mms[1];
   }
   if (!mms.empty())

@@ -54,8 +54,9 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
 /// pattern or its tile does not fit.
 llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion);
 /// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
-/// Several 1-8 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp).
-llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion);
+/// Several 1-64 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp;
+/// past 8 rows its tensor-core form).
+llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProfile &profile);
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
                                         const std::string &arch, const GemmChoice &choice);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.

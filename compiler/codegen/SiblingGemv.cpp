@@ -24,6 +24,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 
@@ -63,7 +64,7 @@ void matmulsOf(Value v, std::set<Operation *> &out) {
 
 } // namespace
 
-llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
+llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProfile &profile) {
   auto fail = [](const std::string &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
   };
@@ -125,9 +126,136 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
     rows += s.n;
   }
 
+  // One segment's results from its products (`values`[j] the product with
+  // weight j) at (fz_em, fz_en), stored.
+  auto segmentEpilogue = [&](const Segment &s, const std::string &values,
+                             const std::string &in) {
+    ElementEmitter e(fusion, {"fz_em", "fz_en"}, in);
+    e.load = [](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+      return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
+             em.offset(shapeOf(arg), idx) + ")";
+    };
+    std::map<Operation *, int> slot;
+    for (size_t j = 0; j < s.mms.size(); ++j)
+      slot[s.mms[j]] = static_cast<int>(j);
+    e.reduced = [&](Operation *op) { return values + "[" + str(slot.at(op)) + "]"; };
+    std::vector<std::string> results;
+    for (unsigned y : s.yields) {
+      Value v = fusion.getYield().getValues()[y];
+      results.push_back(e.emit(v, ElementEmitter::project(ElementEmitter::identity(2),
+                                                          {M, s.n}, shapeOf(v))));
+    }
+    std::string out = e.takeCode();
+    for (size_t r = 0; r < results.size(); ++r)
+      out += in + "out" + str(s.yields[r]) + "[(long long)fz_em * " + str(s.n) +
+             " + fz_en] = fz_out<" + storageType(dtypeOf(fusion.getResult(s.yields[r]))) +
+             ">::of(" + results[r] + ");\n";
+    return out;
+  };
+  auto describe = [&] {
+    std::string what;
+    for (const Segment &s : segs) {
+      what += (what.empty() ? "" : " | ");
+      for (size_t j = 0; j < s.mms.size(); ++j)
+        what += (j ? " + " : "") + label(s.mms[j]);
+    }
+    return what;
+  };
+
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "matmul";
+  if (M > 8) {
+    // 9-64 rows: the tensor-core body (TensorCoreGemv.cpp), blocks of 16 x
+    // `tiles` rows of one segment; K split across blocks when the rows give
+    // fewer blocks than SMs.
+    if (la->batch > 1 || !isHalfFloat(dtypeOf(first.getLhs())))
+      return fail("sibling matmuls of 9-64 rows take one matrix of 16-bit operands");
+    size_t J = 1;
+    for (const Segment &s : segs)
+      J = std::max(J, s.mms.size());
+    TcGemvShape t;
+    t.m = M;
+    t.k = K;
+    // As GemmConfig's first tensor-core candidate: eight warps, no split
+    // across blocks, the tiles that fill the SMs' waves over all segments'
+    // rows (one tile where each segment has several weights).
+    t.tiles = 1;
+    t.warps = 8;
+    if (J == 1) {
+      std::vector<std::pair<int, int>> tiling = tensorCoreGemvTiles({M, rows, K, 1}, profile);
+      if (!tiling.empty())
+        std::tie(t.tiles, t.stages) = tiling.front();
+    }
+    int64_t rowsPerBlock = 16 * t.tiles, blocks = 0, smem = 0, stageBytes = 0;
+    std::vector<int64_t> firstBlock;
+    // The block's shared memory (the widest segment's): fewer warps, then
+    // fewer stages, where a smaller GPU's does not hold it.
+    auto measure = [&] {
+      smem = stageBytes = 0;
+      for (const Segment &s : segs) {
+        t.weights = static_cast<int>(s.mms.size());
+        smem = std::max(smem, t.smemFloats());
+        stageBytes = std::max(stageBytes, t.stageBytes());
+      }
+      return smem * 4 <= 48 * 1024 && stageBytes + smem * 4 <= profile.smemPerBlock;
+    };
+    while (!measure()) {
+      if (t.warps > 4)
+        t.warps = 4;
+      else if (t.stages > 2)
+        --t.stages;
+      else
+        return fail("sibling matmuls of " + str(M) + " rows: no tensor-core configuration fits "
+                    "the block's shared memory");
+    }
+    for (const Segment &s : segs) {
+      firstBlock.push_back(blocks);
+      blocks += (s.n + rowsPerBlock - 1) / rowsPerBlock;
+      t.weights = static_cast<int>(s.mms.size());
+      t.partStride = std::max(t.partStride, t.elements());
+    }
+    t.counterBytes = 256 * ((blocks * 4 + 255) / 256);
+    std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(t.warps * 32) +
+                      ")\n" + spec.name + "(" + parameterList(fusion) +
+                      (t.split > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
+                      kAfterPrior;
+    src += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+    src += "  __shared__ float fz_red[" + str(smem) + "];\n";
+    src += "  const int lane = threadIdx.x % 32;\n";
+    for (size_t si = 0; si < segs.size(); ++si) {
+      const Segment &s = segs[si];
+      int64_t end = si + 1 < segs.size() ? firstBlock[si + 1] : blocks;
+      src += std::string(si == 0 ? "  if" : "  else if") + " (blockIdx.x < " + str(end) +
+             ") {  // " + str(s.n) + " rows of";
+      for (MatmulOp m : s.mms)
+        src += " " + label(m);
+      src += "\n    const int fz_n0 = (blockIdx.x - " + str(firstBlock[si]) + ") * " +
+             str(rowsPerBlock) + ";\n";
+      t.n = s.n;
+      t.weights = static_cast<int>(s.mms.size());
+      src += tensorCoreGemvBody(a, s.weights, t, elem, segmentEpilogue(s, "fz_vs", "          "),
+                                "    ");
+      src += "  }\n";
+    }
+    src += "}\n";
+    spec.source = src;
+    spec.grid = static_cast<unsigned>(blocks);
+    spec.gridY = static_cast<unsigned>(t.split);
+    spec.block = static_cast<unsigned>(t.warps * 32);
+    spec.sharedBytes = static_cast<unsigned>(stageBytes);
+    if (t.split > 1) {
+      spec.scratchBytes = static_cast<unsigned>(t.counterBytes + t.split * blocks * t.partStride * 4);
+      spec.scratchZeroOnce = static_cast<unsigned>(t.counterBytes);
+    }
+    char cfg[48];
+    std::snprintf(cfg, sizeof cfg, "gemv t%d w%d k%d", t.tiles, t.warps, t.split);
+    spec.gemmConfig = cfg;
+    spec.schedule = "sibling GEMV " + str(M) + "x" + str(rows) + "x" + str(K) + " (" + describe() +
+                    "): A read once, tensor cores, a warp per " + str(rowsPerBlock) +
+                    " weight rows and 1/" + str(t.warps * t.split) + " of K";
+    return spec;
+  }
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kWarps * 32) + ")\n" +
                     spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
   src += "  const int lane = threadIdx.x % 32;\n";
@@ -161,26 +289,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
            "        const float t = fz_warp_reduce<32>(acc[j][m], fz_sum_op());\n"
            "        if (lane == m) { fz_v[j] = t; fz_em = m; }\n      }\n";
     src += "    if (fz_em >= 0) {\n      const int fz_en = fz_n0;\n";
-    ElementEmitter e(fusion, {"fz_em", "fz_en"}, "      ");
-    e.load = [](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-      return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
-             em.offset(shapeOf(arg), idx) + ")";
-    };
-    std::map<Operation *, int> slot;
-    for (int j = 0; j < J; ++j)
-      slot[s.mms[j]] = j;
-    e.reduced = [&](Operation *op) { return "fz_v[" + str(slot.at(op)) + "]"; };
-    std::vector<std::string> results;
-    for (unsigned y : s.yields) {
-      Value v = fusion.getYield().getValues()[y];
-      results.push_back(e.emit(v, ElementEmitter::project(ElementEmitter::identity(2),
-                                                           {M, s.n}, shapeOf(v))));
-    }
-    src += e.takeCode();
-    for (size_t r = 0; r < results.size(); ++r)
-      src += "      out" + str(s.yields[r]) + "[(long long)fz_em * " + str(s.n) +
-             " + fz_en] = fz_out<" +
-             storageType(dtypeOf(fusion.getResult(s.yields[r]))) + ">::of(" + results[r] + ");\n";
+    src += segmentEpilogue(s, "fz_v", "      ");
     src += "    }\n  }\n";
   }
   src += "}\n";
@@ -188,13 +297,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion) {
   spec.grid = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
   spec.block = kWarps * 32;
   spec.gemmConfig = "gemv c1 w8";
-  std::string what;
-  for (const Segment &s : segs) {
-    what += (what.empty() ? "" : " | ");
-    for (size_t j = 0; j < s.mms.size(); ++j)
-      what += (j ? " + " : "") + label(s.mms[j]);
-  }
-  spec.schedule = "sibling GEMV " + str(M) + "x" + str(rows) + "x" + str(K) + " (" + what +
+  spec.schedule = "sibling GEMV " + str(M) + "x" + str(rows) + "x" + str(K) + " (" + describe() +
                   "): A read once, a warp per weight row";
   return spec;
 }

@@ -161,7 +161,7 @@ static bool dualSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, s
     return false;
   };
   if (mms.size() != 2 || !dualWgmmaApplies(mms[0], mms[1], "sm_90a"))
-    return notBuilt("siblings share a kernel only at decode sizes (1-8 rows of A, K-contiguous "
+    return notBuilt("siblings share a kernel only at decode sizes (1-64 rows of A, K-contiguous "
                     "16-bit weights, 2-D), as two products of one shape (2-D, K-contiguous "
                     "16-bit, more than 64 rows) joined in one epilogue, or as up to 3 such "
                     "products of one K written as they are (side by side)");
@@ -225,11 +225,8 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
       return false;
     }
   }
-  // Sibling dot products: 1-8 rows (the tensor-core form of 9-64 rows is
-  // slower than cuBLASLt on each weight of Q/K/V and gate/up; bench/NOTES.md).
   bool gemv = llvm::all_of(mms, [](Operation *op) {
-    return gemvApplies(op) && !tensorCoreGemvApplies(op) &&
-           shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
+    return gemvApplies(op) && shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
            shapeOf(op->getResult(0)).size() == 2;
   });
   if (!gemv && !sideBySideSiblings(ops, mms) && !dualSiblings(ops, mms, why))
