@@ -121,6 +121,16 @@ def gemm_cases():
             g[gname] = graph(gname, ins, nodes, [out],
                              "decode linear, M=%d: x [%d, %d] @ w^T, w [%d, %d]%s" %
                              (rows, rows, k_, n_, k_, " + residual" if out == "y" else ""))
+        # Q, K and V as three weights (as a model stores them), all outputs:
+        # one kernel reading x once against three library calls.
+        gname = "decode_qkv_split_m%d" % rows
+        g[gname] = graph(
+            gname, [("x", "bf16", [rows, 4096]), ("w_q", "bf16", [4096, 4096]),
+                    ("w_k", "bf16", [1024, 4096]), ("w_v", "bf16", [1024, 4096])],
+            [node("q", "linear", ["x", "w_q"]), node("k", "linear", ["x", "w_k"]),
+             node("v", "linear", ["x", "w_v"])], ["q", "k", "v"],
+            "decode Q/K/V projections, M=%d: x @ w_q^T, x @ w_k^T, x @ w_v^T (three weights)"
+            % rows)
         ins = [("x", "bf16", [rows, 4096]), ("w_gate", "bf16", [14336, 4096]),
                ("w_up", "bf16", [14336, 4096])]
         gname = "decode_gate_up_m%d" % rows
