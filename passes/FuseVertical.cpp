@@ -110,6 +110,10 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     return reject("sibling matmuls share a kernel only on fusec's kernels (--gemm cublaslt)");
   double apart = seconds(groups[producer]) + seconds(groups[consumer]);
   double together = seconds(merged);
+  // Sibling matmuls of 9-64 rows run on the tensor-core dot-product kernel
+  // (classifySiblings), each apart on the path chosen for it later.
+  if (mms.size() > 1 && tensorCoreGemvApplies(mms.front()))
+    together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
   if (isDual(merged)) {
     if (!dualWgmmaApplies(mms[0], mms[1], arch) || profile.wgmmaFlopsPerSec <= 0)
       return reject("two sibling products share a kernel only on Hopper's wgmma GEMM (target " +

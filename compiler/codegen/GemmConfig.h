@@ -35,12 +35,15 @@ struct TcGemvShape {
   /// With split > 1: scratch holds `counterBytes` of counters (one per
   /// block), then the partials, `partStride` floats per block and split.
   int64_t counterBytes = 0, partStride = 0;
-  /// Dynamic shared memory of the block's stages (fz_dyn).
-  int64_t stageBytes() const;
+  /// Dynamic shared memory of the block's stages (fz_dyn): per warp and
+  /// stage, a 512-byte piece per 8 weight rows and per 8 rows of A.
+  int64_t stageBytes() const {
+    return (int64_t)warps * stages * (weights * tiles * 2 + (m + 7) / 8) * 512;
+  }
   /// Floats of the block's shared-memory sums (fz_red).
-  int64_t smemFloats() const;
+  int64_t smemFloats() const { return (int64_t)warps * weights * ((m + 7) / 8 * 8) * 16 * tiles; }
   /// Output elements of a block, times the weights (one partial each).
-  int64_t elements() const;
+  int64_t elements() const { return 16 * tiles * m * weights; }
   /// Blocks along x: one per 16 x `tiles` weight rows.
   int64_t blocks() const { return (n + 16 * tiles - 1) / (16 * tiles); }
   /// Whether a block's shared memory fits: the sums are static (48 KB at

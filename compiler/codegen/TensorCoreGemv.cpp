@@ -38,16 +38,6 @@ namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 } // namespace
 
-int64_t TcGemvShape::stageBytes() const {
-  return (int64_t)warps * stages * (weights * tiles * 2 + (m + 7) / 8) * 512;
-}
-
-int64_t TcGemvShape::smemFloats() const {
-  return (int64_t)warps * weights * ((m + 7) / 8 * 8) * 16 * tiles;
-}
-
-int64_t TcGemvShape::elements() const { return 16 * tiles * m * weights; }
-
 std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &weights,
                                const TcGemvShape &s, const std::string &elem,
                                const std::string &epilogue, const std::string &in) {

@@ -143,8 +143,9 @@ void shareLaunches(PlanDesc &plan, double smallUs) {
     };
     size_t aInputs = inputsOf(ta->params);
     size_t bInputs = inputsOf(tb->params);
+    // The runtime binds at most 64 buffers per kernel (Executable.cpp).
     if (na.size() != a.kernel.args.size() || nb.size() != b.kernel.args.size() ||
-        !independent(a, b, aInputs, bInputs)) {
+        na.size() + nb.size() > 64 || !independent(a, b, aInputs, bInputs)) {
       out.push_back(std::move(a));
       continue;
     }
@@ -194,13 +195,12 @@ void shareLaunches(PlanDesc &plan, double smallUs) {
     m.cost.flops += b.cost.flops;
     m.cost.launchesUnfused += b.cost.launchesUnfused;
     m.cost.predictedUs = std::max(a.cost.predictedUs, b.cost.predictedUs);
-    char note[160];
-    std::snprintf(note, sizeof note,
-                  "%s + %s: independent, each predicted at most %.0f us; one launch, "
-                  "predicted %.1f us instead of %.1f",
-                  a.name.c_str(), b.name.c_str(), smallUs, m.cost.predictedUs,
-                  a.cost.predictedUs + b.cost.predictedUs);
-    plan.sharedLaunches.push_back(note);
+    char us[96];
+    std::snprintf(us, sizeof us,
+                  ": independent, each predicted at most %.0f us; one launch, predicted %.1f us "
+                  "instead of %.1f",
+                  smallUs, m.cost.predictedUs, a.cost.predictedUs + b.cost.predictedUs);
+    plan.sharedLaunches.push_back(a.name + " + " + b.name + us);
     m.cost.unfusedUs += b.cost.unfusedUs;
     out.push_back(std::move(m));
     ++i;  // b is in m

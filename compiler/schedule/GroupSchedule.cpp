@@ -3,6 +3,7 @@
 
 #include "compiler/schedule/StridedView.h"
 
+#include "compiler/codegen/GemmConfig.h"
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/shape/ShapeRules.h"
@@ -229,6 +230,24 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
     return gemvApplies(op) && shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
            shapeOf(op->getResult(0)).size() == 2;
   });
+  // 9-64 rows: the tensor-core form holds every weight's sums in shared
+  // memory; its smallest configuration (one tile, 4 warps, 2 stages) must
+  // fit the smallest GPU's (an L40S's 99 KB), counting each matmul as a
+  // weight of one segment, the most there can be.
+  if (gemv && tensorCoreGemvApplies(mms.front())) {
+    codegen::detail::TcGemvShape t;
+    t.m = shapeOf(cast<MatmulOp>(mms.front()).getLhs()).end()[-2];
+    t.tiles = 1;
+    t.warps = 4;
+    t.stages = 2;
+    t.weights = static_cast<int>(mms.size());
+    if (!t.fits(99 << 10)) {
+      why = opLabel(mms.front()) + " and " + opLabel(mms.back()) + " read the same A, but " +
+            std::to_string(mms.size()) + " sibling matmuls of " + std::to_string(t.m) +
+            " rows do not fit the tensor-core dot-product kernel's shared memory";
+      return false;
+    }
+  }
   if (!gemv && !sideBySideSiblings(ops, mms) && !dualSiblings(ops, mms, why))
     return false;
   // The width N each epilogue value depends on (one per value).

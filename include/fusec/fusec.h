@@ -58,6 +58,9 @@ struct Options {
   /// (programmatic dependent launch; it waits for the other's writes before
   /// touching memory). False: every launch waits for the previous step.
   bool overlapLaunches = true;
+  /// Independent small kernels next to each other share one launch, their
+  /// grids side by side (`--no-share` on the CLI turns it off).
+  bool shareLaunches = true;
 };
 
 /// One generated kernel (or library call) of a compiled graph.

@@ -58,6 +58,7 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.gemm = options.gemm;
   o.gemmCandidate = options.gemmCandidate;
   o.overlapLaunches = options.overlapLaunches;
+  o.shareLaunches = options.shareLaunches;
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
     return toStatus(program.takeError());

@@ -50,6 +50,9 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     PlanFlags f = flags;
     f.noFuse = false;
     f.gemmCandidate = i;
+    // Each GEMM kernel timed alone: a kernel sharing a launch has no tuning
+    // key, and which kernels share depends on the candidates' block sizes.
+    f.noShare = true;
     auto program = compileGraph(graph, f, /*forGpu=*/true);
     if (!program)
       return program.takeError();
