@@ -38,6 +38,9 @@ struct StepCost {
 
 struct PlanKernel : KernelLaunch {
   std::vector<int> args;  ///< buffer ids: the group's inputs, then its outputs
+  /// How many of args, from the front, are inputs (a kernel sharing a
+  /// launch: its first part's; such a kernel is not joined again).
+  size_t inputs = 0;
 };
 
 struct PlanMatmul {

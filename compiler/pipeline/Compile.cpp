@@ -272,6 +272,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       step.kind = PlanStep::Kind::Kernel;
       static_cast<KernelLaunch &>(step.kernel) = std::move(*k);
       step.kernel.args = ins;
+      step.kernel.inputs = ins.size();
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
     }
     plan.steps.push_back(std::move(step));

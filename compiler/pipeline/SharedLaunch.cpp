@@ -92,9 +92,9 @@ bool shareable(const PlanStep &s) {
 }
 
 /// Whether b reads or writes nothing a writes, and writes nothing a reads.
-bool independent(const PlanStep &a, const PlanStep &b, size_t aInputs, size_t bInputs) {
-  std::set<int> aOut(a.kernel.args.begin() + aInputs, a.kernel.args.end());
-  std::set<int> bOut(b.kernel.args.begin() + bInputs, b.kernel.args.end());
+bool independent(const PlanStep &a, const PlanStep &b) {
+  std::set<int> aOut(a.kernel.args.begin() + a.kernel.inputs, a.kernel.args.end());
+  std::set<int> bOut(b.kernel.args.begin() + b.kernel.inputs, b.kernel.args.end());
   for (int id : b.kernel.args)
     if (aOut.count(id))
       return false;
@@ -133,19 +133,9 @@ void shareLaunches(PlanDesc &plan, double smallUs) {
     std::string pa, pb;
     std::vector<std::string> na = paramNames(ta->params, "p0_", pa);
     std::vector<std::string> nb = paramNames(tb->params, "p1_", pb);
-    // The parameters are the group's inputs then its outputs (args' order);
-    // outputs are the non-const pointers.
-    auto inputsOf = [](const std::string &params) {
-      size_t n = 0;
-      for (size_t at = 0; (at = params.find("const ", at)) != std::string::npos; at += 6)
-        ++n;
-      return n;
-    };
-    size_t aInputs = inputsOf(ta->params);
-    size_t bInputs = inputsOf(tb->params);
     // The runtime binds at most 64 buffers per kernel (Executable.cpp).
     if (na.size() != a.kernel.args.size() || nb.size() != b.kernel.args.size() ||
-        na.size() + nb.size() > 64 || !independent(a, b, aInputs, bInputs)) {
+        na.size() + nb.size() > 64 || !independent(a, b)) {
       out.push_back(std::move(a));
       continue;
     }
@@ -187,6 +177,7 @@ void shareLaunches(PlanDesc &plan, double smallUs) {
     m.kernel.block = a.kernel.block;
     m.kernel.args = a.kernel.args;
     m.kernel.args.insert(m.kernel.args.end(), b.kernel.args.begin(), b.kernel.args.end());
+    m.kernel.inputs = a.kernel.inputs;  // a's (PlanKernel::inputs)
     m.cost = a.cost;
     m.cost.nodes.insert(m.cost.nodes.end(), b.cost.nodes.begin(), b.cost.nodes.end());
     m.cost.ops.insert(m.cost.ops.end(), b.cost.ops.begin(), b.cost.ops.end());
