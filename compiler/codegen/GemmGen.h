@@ -43,6 +43,11 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
   return s;
 }
 
+/// "; 128 blocks for 132 SMs (one wave)": the tensor-core GEMV's grid against
+/// the GPU's SMs, one 8-warp block per SM (tensorCoreGemvTiles), for the
+/// schedule line.
+std::string tcGemvWaves(int64_t blocks, int smCount);
+
 /// The body after the kernel's `lane` and `fz_n0` (the block's first weight
 /// row): the products, the block's and the splits' sums, then for each
 /// element (fz_em, fz_en) inside M and N with fz_vs[j] the product with

@@ -278,7 +278,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     ", " + g.cfg.str() + ": tensor cores, a warp per " + str(16 * t.tiles) +
                     " weight rows and 1/" + str(t.warps * t.split) +
-                    " of K, weights through the warp's cp.async stages";
+                    " of K, weights through the warp's cp.async stages" +
+                    tcGemvWaves(int64_t(spec.grid) * t.split, profile.smCount);
     return spec;
   }
   if (g.cfg.gemv) {

@@ -253,7 +253,8 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     spec.gemmConfig = cfg;
     spec.schedule = "sibling GEMV " + str(M) + "x" + str(rows) + "x" + str(K) + " (" + describe() +
                     "): A read once, tensor cores, a warp per " + str(rowsPerBlock) +
-                    " weight rows and 1/" + str(t.warps * t.split) + " of K";
+                    " weight rows and 1/" + str(t.warps * t.split) + " of K" +
+                    tcGemvWaves(blocks * t.split, profile.smCount);
     return spec;
   }
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kWarps * 32) + ")\n" +

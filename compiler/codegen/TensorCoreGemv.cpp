@@ -32,11 +32,27 @@
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
 
+#include <cstdio>
+
 namespace fusec::codegen::detail {
 
 namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 } // namespace
+
+std::string tcGemvWaves(int64_t blocks, int smCount) {
+  if (smCount <= 0)
+    return "";
+  char buf[80];
+  double waves = (double)blocks / smCount;
+  if (blocks <= smCount)
+    std::snprintf(buf, sizeof buf, "; %lld blocks for %d SMs (one wave)", (long long)blocks,
+                  smCount);
+  else
+    std::snprintf(buf, sizeof buf, "; %lld blocks for %d SMs (%.2f waves)", (long long)blocks,
+                  smCount, waves);
+  return buf;
+}
 
 std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &weights,
                                const TcGemvShape &s, const std::string &elem,
