@@ -1,0 +1,123 @@
+//===- SharedLaunchTest.cpp - which neighbouring kernels share one launch --===//
+//
+// shareLaunches joins two neighbouring kernel steps only when neither reads
+// or writes what the other writes, both are small, and their launch shapes
+// and resources allow one kernel; every refusal here is one of those rules.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/pipeline/SharedLaunch.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace fusec;
+
+namespace {
+
+const char *kPrelude = "// prelude\n__device__ float fz_sq(float v) { return v * v; }\n";
+
+/// A kernel step reading buffers `ins` and writing `outs`, in the shape the
+/// generators emit (prelude, header comment, one extern "C" entry point).
+PlanStep kernel(const std::string &name, std::vector<int> ins, std::vector<int> outs,
+                const std::string &extraBody = "") {
+  PlanStep s;
+  s.kind = PlanStep::Kind::Kernel;
+  s.name = name;
+  std::string params;
+  for (size_t i = 0; i < ins.size(); ++i)
+    params += (params.empty() ? "" : ", ") + std::string("const float *__restrict__ in") +
+              std::to_string(i);
+  for (size_t i = 0; i < outs.size(); ++i)
+    params += (params.empty() ? "" : ", ") + std::string("float *__restrict__ out") +
+              std::to_string(i);
+  s.kernel.source = std::string(kPrelude) + "// kernel " + name + " (pointwise)\n" +
+                    "extern \"C\" __global__ void __launch_bounds__(256)\n" + name + "(" +
+                    params + ") {\n" +
+                    "  fz_after_prior();  // the previous kernel's writes are visible from here on\n" +
+                    extraBody + "  const int i = blockIdx.x * 256 + threadIdx.x;\n" +
+                    "  if (i < gridDim.x * 256) out0[i] = fz_sq(in0[i]);\n}\n";
+  s.kernel.block = 256;
+  s.kernel.grid = 4;
+  s.kernel.args = ins;
+  s.kernel.inputs = ins.size();
+  s.kernel.args.insert(s.kernel.args.end(), outs.begin(), outs.end());
+  s.cost.predictedUs = 4.2;
+  return s;
+}
+
+PlanDesc planOf(std::vector<PlanStep> steps) {
+  PlanDesc p;
+  p.steps = std::move(steps);
+  return p;
+}
+
+TEST(SharedLaunch, IndependentSmallKernelsJoin) {
+  PlanDesc p = planOf({kernel("k0_a", {0}, {1}), kernel("k1_b", {0}, {2})});
+  shareLaunches(p);
+  ASSERT_EQ(p.steps.size(), 1u);
+  const PlanStep &m = p.steps[0];
+  EXPECT_EQ(m.name, "k0_a_k1_b");
+  EXPECT_EQ(m.kernel.grid, 8u);
+  EXPECT_EQ(m.kernel.args, (std::vector<int>{0, 1, 0, 2}));
+  EXPECT_DOUBLE_EQ(m.cost.predictedUs, 4.2);
+  ASSERT_EQ(p.sharedLaunches.size(), 1u);
+  EXPECT_EQ(p.sharedLaunches[0].rfind("k0_a + k1_b: independent", 0), 0u) << p.sharedLaunches[0];
+  // Each part sees its own block index and grid; the wait comes once, first.
+  const std::string &src = m.kernel.source;
+  EXPECT_NE(src.find("if (blockIdx.x < 4u)"), std::string::npos) << src;
+  EXPECT_NE(src.find("fz_k1_b(p1_in0, p1_out0, blockIdx.x - 4u);"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int i = fz_bx * 256 + threadIdx.x;"), std::string::npos) << src;
+  EXPECT_NE(src.find("if (i < 4u * 256)"), std::string::npos) << src;
+  size_t wait = src.find("fz_after_prior();");
+  ASSERT_NE(wait, std::string::npos);
+  EXPECT_EQ(src.find("fz_after_prior();", wait + 1), std::string::npos) << src;
+  EXPECT_EQ(src.find("fz_sq(float v)"), src.rfind("fz_sq(float v)")) << "one prelude";
+}
+
+TEST(SharedLaunch, DependentOrLargeOrUnlikeKernelsStayApart) {
+  auto stays = [](std::vector<PlanStep> steps, const char *why) {
+    PlanDesc p = planOf(std::move(steps));
+    size_t n = p.steps.size();
+    shareLaunches(p);
+    EXPECT_EQ(p.steps.size(), n) << why;
+    EXPECT_TRUE(p.sharedLaunches.empty()) << why;
+  };
+  stays({kernel("k0_a", {0}, {1}), kernel("k1_b", {1}, {2})}, "b reads what a writes");
+  stays({kernel("k0_a", {0}, {1}), kernel("k1_b", {3}, {0})}, "b writes what a reads");
+  stays({kernel("k0_a", {0}, {1}), kernel("k1_b", {3}, {1})}, "both write one buffer");
+  PlanStep big = kernel("k1_b", {0}, {2});
+  big.cost.predictedUs = 25;
+  stays({kernel("k0_a", {0}, {1}), big}, "b is predicted past 10 us");
+  PlanStep wide = kernel("k1_b", {0}, {2});
+  wide.kernel.block = 128;
+  stays({kernel("k0_a", {0}, {1}), wide}, "other block sizes");
+  PlanStep rows = kernel("k1_b", {0}, {2});
+  rows.kernel.gridY = 2;
+  stays({kernel("k0_a", {0}, {1}), rows}, "other grid rows");
+  PlanStep dyn = kernel("k1_b", {0}, {2});
+  dyn.kernel.sharedBytes = 1024;
+  stays({kernel("k0_a", {0}, {1}), dyn}, "dynamic shared memory");
+  const std::string smem = "  __shared__ float fz_tile[256];\n";
+  stays({kernel("k0_a", {0}, {1}, smem), kernel("k1_b", {0}, {2}, smem)},
+        "static shared memory in both");
+  std::vector<int> many;
+  for (int i = 0; i < 40; ++i)
+    many.push_back(10 + i);
+  std::vector<int> more;
+  for (int i = 0; i < 40; ++i)
+    more.push_back(100 + i);
+  stays({kernel("k0_a", many, {1}), kernel("k1_b", more, {2})}, "over 64 buffers together");
+}
+
+TEST(SharedLaunch, EachKernelJoinsAtMostOnce) {
+  // Three independent small kernels: the first two join, the third stays.
+  PlanDesc p = planOf(
+      {kernel("k0_a", {0}, {1}), kernel("k1_b", {0}, {2}), kernel("k2_c", {0}, {3})});
+  shareLaunches(p);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].name, "k0_a_k1_b");
+  EXPECT_EQ(p.steps[1].name, "k2_c");
+}
+
+} // namespace
