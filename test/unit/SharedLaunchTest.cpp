@@ -101,13 +101,14 @@ TEST(SharedLaunch, DependentOrLargeOrUnlikeKernelsStayApart) {
   const std::string smem = "  __shared__ float fz_tile[256];\n";
   stays({kernel("k0_a", {0}, {1}, smem), kernel("k1_b", {0}, {2}, smem)},
         "static shared memory in both");
-  std::vector<int> many;
-  for (int i = 0; i < 40; ++i)
-    many.push_back(10 + i);
-  std::vector<int> more;
-  for (int i = 0; i < 40; ++i)
-    more.push_back(100 + i);
-  stays({kernel("k0_a", many, {1}), kernel("k1_b", more, {2})}, "over 64 buffers together");
+  auto buffers = [](int first) {
+    std::vector<int> ids(40);
+    for (int i = 0; i < 40; ++i)
+      ids[i] = first + i;
+    return ids;
+  };
+  stays({kernel("k0_a", buffers(10), {1}), kernel("k1_b", buffers(100), {2})},
+        "over 64 buffers together");
 }
 
 TEST(SharedLaunch, EachKernelJoinsAtMostOnce) {
