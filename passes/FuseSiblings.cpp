@@ -165,8 +165,27 @@ void Grouping::mergeTensorCoreSiblings() {
     GroupSchedule schedule;
     std::string why;
     double together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
-    if (!classifyGroup(merged, schedule, why) || createsCycle(merged) || together >= apart)
+    auto reject = [&](std::string reason) {
+      rejections.push_back({nodeLabel(matmulsOf(groups[gs.front()]).front()),
+                            nodeLabel(matmulsOf(groups[gs.back()]).front()), std::move(reason)});
+    };
+    if (!classifyGroup(merged, schedule, why)) {
+      reject(why);
       continue;
+    }
+    if (createsCycle(merged)) {
+      reject("would create a cycle through another kernel");
+      continue;
+    }
+    if (together >= apart) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "not faster as one tensor-core dot-product kernel of %zu siblings: %.1f us "
+                    "vs %.1f us apart",
+                    gs.size(), together * 1e6, apart * 1e6);
+      reject(buf);
+      continue;
+    }
     size_t first = gs.front();
     for (size_t i = 1; i < gs.size(); ++i) {
       for (Operation *op : groups[gs[i]])

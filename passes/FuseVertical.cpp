@@ -111,7 +111,8 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
   double apart = seconds(groups[producer]) + seconds(groups[consumer]);
   double together = seconds(merged);
   // Sibling matmuls of 9-64 rows run on the tensor-core dot-product kernel
-  // (classifySiblings), each apart on the path chosen for it later.
+  // (classifySiblings); apart, each is priced at cuBLASLt's rate, as every
+  // matmul group is before the GEMM choice (seconds()).
   if (mms.size() > 1 && tensorCoreGemvApplies(mms.front()))
     together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
   if (isDual(merged)) {

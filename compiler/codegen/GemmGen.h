@@ -44,8 +44,8 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
 }
 
 /// "; 128 blocks for 132 SMs (one wave)": the tensor-core GEMV's grid against
-/// the GPU's SMs, one 8-warp block per SM (tensorCoreGemvTiles), for the
-/// schedule line.
+/// the GPU's SMs, for the schedule line of 8-warp blocks (one per SM, as
+/// tensorCoreGemvTiles assumes; smaller blocks may share an SM).
 std::string tcGemvWaves(int64_t blocks, int smCount);
 
 /// The body after the kernel's `lane` and `fz_n0` (the block's first weight

@@ -279,7 +279,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                     ", " + g.cfg.str() + ": tensor cores, a warp per " + str(16 * t.tiles) +
                     " weight rows and 1/" + str(t.warps * t.split) +
                     " of K, weights through the warp's cp.async stages" +
-                    tcGemvWaves(int64_t(spec.grid) * t.split, profile.smCount);
+                    (t.warps == 8 ? tcGemvWaves(int64_t(spec.grid) * t.split, profile.smCount)
+                                  : std::string());
     return spec;
   }
   if (g.cfg.gemv) {

@@ -167,8 +167,8 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
   spec.family = "matmul";
   if (M > 8) {
     // 9-64 rows: the tensor-core body (TensorCoreGemv.cpp), blocks of 16 x
-    // `tiles` rows of one segment; K split across blocks when the rows give
-    // fewer blocks than SMs.
+    // `tiles` rows of one segment, K not split across blocks (t.split stays
+    // 1: splits were measured slower; the scratch below serves split > 1).
     if (la->batch > 1 || !isHalfFloat(dtypeOf(first.getLhs())))
       return fail("sibling matmuls of 9-64 rows take one matrix of 16-bit operands");
     size_t J = 1;
@@ -254,7 +254,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     spec.schedule = "sibling GEMV " + str(M) + "x" + str(rows) + "x" + str(K) + " (" + describe() +
                     "): A read once, tensor cores, a warp per " + str(rowsPerBlock) +
                     " weight rows and 1/" + str(t.warps * t.split) + " of K" +
-                    tcGemvWaves(blocks * t.split, profile.smCount);
+                    (t.warps == 8 ? tcGemvWaves(blocks * t.split, profile.smCount) : std::string());
     return spec;
   }
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kWarps * 32) + ")\n" +

@@ -11,6 +11,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace fusec {
@@ -190,9 +192,9 @@ static bool sideBySideSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> 
          llvm::all_of(outputs, [](Value v) { return isa_and_nonnull<MatmulOp>(v.getDefiningOp()); });
 }
 
-/// Sibling matmuls of 1-8 rows that read the same A (Q/K/V projections,
-/// SwiGLU's gate and up): one dot-product kernel reads A once and streams all
-/// the weights. Every other op is elementwise over one matmul's result shape
+/// Sibling matmuls of 1-64 rows that read the same A (Q/K/V projections,
+/// SwiGLU's gate and up): one dot-product kernel (past 8 rows its
+/// tensor-core form) reads A once and streams all the weights. Every other op is elementwise over one matmul's result shape
 /// and depends on matmuls of one width N (silu(gate) * up joins two).
 bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, GroupSchedule &s,
                       std::string &why) {
@@ -232,8 +234,9 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
   });
   // 9-64 rows: the tensor-core form holds every weight's sums in shared
   // memory; its smallest configuration (one tile, 4 warps, 2 stages) must
-  // fit the smallest GPU's (an L40S's 99 KB), counting each matmul as a
-  // weight of one segment, the most there can be.
+  // fit the smallest GPU's of the profiles (an L40S's 99 KB), counting each
+  // matmul as a weight of one segment, the most there can be (conservative:
+  // Q/K/V, three segments of one weight, are refused from 57 rows).
   if (gemv && tensorCoreGemvApplies(mms.front())) {
     codegen::detail::TcGemvShape t;
     t.m = shapeOf(cast<MatmulOp>(mms.front()).getLhs()).end()[-2];
@@ -241,7 +244,10 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
     t.warps = 4;
     t.stages = 2;
     t.weights = static_cast<int>(mms.size());
-    if (!t.fits(99 << 10)) {
+    int64_t smallest = std::numeric_limits<int64_t>::max();
+    for (const DeviceProfile &p : deviceProfiles())
+      smallest = std::min(smallest, p.smemPerBlock);
+    if (!t.fits(smallest)) {
       why = opLabel(mms.front()) + " and " + opLabel(mms.back()) + " read the same A, but " +
             std::to_string(mms.size()) + " sibling matmuls of " + std::to_string(t.m) +
             " rows do not fit the tensor-core dot-product kernel's shared memory";

@@ -109,6 +109,12 @@ TEST(SharedLaunch, DependentOrLargeOrUnlikeKernelsStayApart) {
   };
   stays({kernel("k0_a", buffers(10), {1}), kernel("k1_b", buffers(100), {2})},
         "over 64 buffers together");
+  // Which buffers a kernel writes comes from the plan (PlanKernel::inputs),
+  // not from its parameter text: here b's first buffer, a's input, counts
+  // as written although its parameter is const.
+  PlanStep writes = kernel("k1_b", {0}, {2});
+  writes.kernel.inputs = 0;
+  stays({kernel("k0_a", {0}, {1}), writes}, "b writes what a reads (by the plan)");
 }
 
 TEST(SharedLaunch, EachKernelJoinsAtMostOnce) {
