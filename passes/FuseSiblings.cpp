@@ -25,8 +25,7 @@ namespace {
 /// The dot-product kernel's path for a sibling matmul: its tensor-core form
 /// past 8 rows.
 GemmPath gemvPath(Operation *matmul) {
-  ArrayRef<int64_t> a = shapeOf(cast<MatmulOp>(matmul).getLhs());
-  return a.size() >= 2 && a.end()[-2] > 8 ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
+  return tensorCoreGemvApplies(matmul) ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
 }
 } // namespace
 
@@ -132,7 +131,7 @@ void Grouping::mergeSiblings() {
     };
     double apart = apartOf(g) + apartOf(h);
     gemvApart[g] = apart;
-    joinSiblings(g, h, std::move(merged), apart);
+    joinSiblings(g, {h}, std::move(merged), apart);
   });
   mergeSideBySide();
 }
@@ -153,49 +152,37 @@ void Grouping::mergeTensorCoreSiblings() {
     if (mms.size() == 1 && tensorCoreGemvApplies(mms.front()))
       byA[viewSource(cast<MatmulOp>(mms.front()).getLhs())].push_back(g);
   }
-  for (auto &[a, gs] : byA) {
-    if (gs.size() < 2)
-      continue;
+  auto tryJoinAll = [&](ArrayRef<size_t> gs) {
     OpGroup merged;
     double apart = 0;
     for (size_t g : gs) {
       merged = united(merged, groups[g]);
-      apart += predictSeconds(groupCost(groups[g]), profile, chosenGemmPath(matmulsOf(groups[g]).front()));
+      apart += predictSeconds(groupCost(groups[g]), profile,
+                              chosenGemmPath(matmulsOf(groups[g]).front()));
     }
-    GroupSchedule schedule;
-    std::string why;
-    double together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
     auto reject = [&](std::string reason) {
       rejections.push_back({nodeLabel(matmulsOf(groups[gs.front()]).front()),
                             nodeLabel(matmulsOf(groups[gs.back()]).front()), std::move(reason)});
     };
-    if (!classifyGroup(merged, schedule, why)) {
-      reject(why);
-      continue;
-    }
-    if (createsCycle(merged)) {
-      reject("would create a cycle through another kernel");
-      continue;
-    }
+    GroupSchedule schedule;
+    std::string why;
+    if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
+      return reject(why.empty() ? "would create a cycle through another kernel" : why);
+    double together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
     if (together >= apart) {
       char buf[160];
       std::snprintf(buf, sizeof buf,
                     "not faster as one tensor-core dot-product kernel of %zu siblings: %.1f us "
                     "vs %.1f us apart",
                     gs.size(), together * 1e6, apart * 1e6);
-      reject(buf);
-      continue;
+      return reject(buf);
     }
-    size_t first = gs.front();
-    for (size_t i = 1; i < gs.size(); ++i) {
-      for (Operation *op : groups[gs[i]])
-        groupOf[op] = first;
-      groups[gs[i]].clear();
-    }
-    groups[first] = std::move(merged);
-    gemvApart[first] = apart;
-    markSiblings(groups[first], apart);
-  }
+    gemvApart[gs.front()] = apart;
+    joinSiblings(gs.front(), gs.drop_front(), std::move(merged), apart);
+  };
+  for (auto &[a, gs] : byA)
+    if (gs.size() >= 2)
+      tryJoinAll(gs);
 }
 
 void Grouping::forSiblingPairs(
@@ -212,11 +199,14 @@ void Grouping::forSiblingPairs(
   }
 }
 
-void Grouping::joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart) {
-  for (Operation *op : groups[h])
-    groupOf[op] = g;
+void Grouping::joinSiblings(size_t g, ArrayRef<size_t> others, OpGroup merged,
+                            double gemvApart) {
+  for (size_t h : others) {
+    for (Operation *op : groups[h])
+      groupOf[op] = g;
+    groups[h].clear();
+  }
   groups[g] = std::move(merged);
-  groups[h].clear();
   markSiblings(groups[g], gemvApart);
 }
 
@@ -259,7 +249,7 @@ void Grouping::mergeSideBySide() {
                     together * 1e6, apart * 1e6);
       return reject(buf);
     }
-    joinSiblings(g, h, std::move(merged));
+    joinSiblings(g, {h}, std::move(merged));
   });
 }
 

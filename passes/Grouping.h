@@ -68,7 +68,9 @@ public:
   void forSiblingPairs(llvm::function_ref<Operation *(size_t)> pick,
                        llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin);
   /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
-  void joinSiblings(size_t g, size_t h, OpGroup merged, double gemvApart = -1);
+  /// Groups `others` join group g as `merged`, marked as siblings.
+  void joinSiblings(size_t g, llvm::ArrayRef<size_t> others, OpGroup merged,
+                    double gemvApart = -1);
   llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
   std::vector<OpGroup> result() const;
   struct Decision {

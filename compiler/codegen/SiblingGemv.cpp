@@ -187,20 +187,12 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
       if (!tiling.empty())
         std::tie(t.tiles, t.stages) = tiling.front();
     }
-    int64_t rowsPerBlock = 16 * t.tiles, blocks = 0, smem = 0, stageBytes = 0;
+    int64_t rowsPerBlock = 16 * t.tiles, blocks = 0;
     std::vector<int64_t> firstBlock;
-    // The block's shared memory (the widest segment's): fewer warps, then
+    // The block's shared memory is the widest segment's: fewer warps, then
     // fewer stages, where a smaller GPU's does not hold it.
-    auto measure = [&] {
-      smem = stageBytes = 0;
-      for (const Segment &s : segs) {
-        t.weights = static_cast<int>(s.mms.size());
-        smem = std::max(smem, t.smemFloats());
-        stageBytes = std::max(stageBytes, t.stageBytes());
-      }
-      return smem * 4 <= 48 * 1024 && stageBytes + smem * 4 <= profile.smemPerBlock;
-    };
-    while (!measure()) {
+    t.weights = static_cast<int>(J);
+    while (!t.fits(profile.smemPerBlock)) {
       if (t.warps > 4)
         t.warps = 4;
       else if (t.stages > 2)
@@ -209,6 +201,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
         return fail("sibling matmuls of " + str(M) + " rows: no tensor-core configuration fits "
                     "the block's shared memory");
     }
+    const int64_t smem = t.smemFloats(), stageBytes = t.stageBytes();
     for (const Segment &s : segs) {
       firstBlock.push_back(blocks);
       blocks += (s.n + rowsPerBlock - 1) / rowsPerBlock;

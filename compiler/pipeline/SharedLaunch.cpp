@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace fusec {
@@ -104,97 +105,105 @@ bool independent(const PlanStep &a, const PlanStep &b) {
   return true;
 }
 
+/// a and b as one kernel, their grids side by side, if they may share a
+/// launch (the file comment says when); `note` says so for explain.
+std::optional<PlanStep> joined(const PlanStep &a, const PlanStep &b, double smallUs,
+                               std::string &note) {
+  if (!shareable(a) || !shareable(b) || a.cost.predictedUs > smallUs ||
+      b.cost.predictedUs > smallUs || a.kernel.block != b.kernel.block ||
+      a.kernel.gridY != b.kernel.gridY)
+    return std::nullopt;
+  auto ta = cut(a.kernel.source, a.name), tb = cut(b.kernel.source, b.name);
+  // Both bodies' static shared memory would add up: at most one may have
+  // any (each alone fits). Code before the kernels that names the grid
+  // would see the joined one.
+  auto usesShared = [](const KernelText &t) {
+    return t.body.find("__shared__") != std::string::npos;
+  };
+  if (!ta || !tb || ta->prelude != tb->prelude || (usesShared(*ta) && usesShared(*tb)) ||
+      ta->prelude.find("blockIdx") != std::string::npos ||
+      ta->prelude.find("gridDim") != std::string::npos)
+    return std::nullopt;
+  std::string pa, pb;
+  std::vector<std::string> na = paramNames(ta->params, "p0_", pa);
+  std::vector<std::string> nb = paramNames(tb->params, "p1_", pb);
+  // The runtime binds at most 64 buffers per kernel (Executable.cpp).
+  if (na.size() != a.kernel.args.size() || nb.size() != b.kernel.args.size() ||
+      na.size() + nb.size() > 64 || !independent(a, b))
+    return std::nullopt;
+  auto part = [](const KernelText &t, const std::string &fn, unsigned grid) {
+    std::string body = t.body;
+    replaceAll(body, "blockIdx.x", "fz_bx");
+    replaceAll(body, "gridDim.x", std::to_string(grid) + "u");
+    return "static __device__ __forceinline__ void " + fn + "(" + t.params +
+           ", const unsigned fz_bx) {\n" + body + "}\n\n";
+  };
+  auto call = [](const std::string &fn, const std::vector<std::string> &names,
+                 const std::string &prefix, const std::string &bx) {
+    std::string c = fn + "(";
+    for (const std::string &n : names)
+      c += prefix + n + ", ";
+    return c + bx + ");";
+  };
+  PlanStep m;
+  m.kind = PlanStep::Kind::Kernel;
+  m.name = a.name + "_" + b.name;
+  m.kernel.source = ta->prelude + ta->header + part(*ta, "fz_" + a.name, a.kernel.grid) +
+                    tb->header + part(*tb, "fz_" + b.name, b.kernel.grid) +
+                    "// " + a.name + " and " + b.name +
+                    " read and write nothing of each other's: one launch, their grids side "
+                    "by side along x.\nextern \"C\" __global__ void __launch_bounds__(" +
+                    std::to_string(a.kernel.block) + ")\n" + m.name + "(" + pa + ", " + pb +
+                    ") {\n  fz_after_prior();  // the previous kernel's writes are visible "
+                    "from here on\n  if (blockIdx.x < " + std::to_string(a.kernel.grid) +
+                    "u)\n    " + call("fz_" + a.name, na, "p0_", "blockIdx.x") +
+                    "\n  else\n    " +
+                    call("fz_" + b.name, nb, "p1_",
+                         "blockIdx.x - " + std::to_string(a.kernel.grid) + "u") +
+                    "\n}\n";
+  m.kernel.family = a.kernel.family == b.kernel.family ? a.kernel.family : "shared";
+  m.kernel.schedule = "one launch: " + a.name + " (" + a.kernel.schedule + ") | " + b.name +
+                      " (" + b.kernel.schedule + ")";
+  m.kernel.grid = a.kernel.grid + b.kernel.grid;
+  m.kernel.gridY = a.kernel.gridY;
+  m.kernel.block = a.kernel.block;
+  m.kernel.args = a.kernel.args;
+  m.kernel.args.insert(m.kernel.args.end(), b.kernel.args.begin(), b.kernel.args.end());
+  m.kernel.inputs = a.kernel.inputs;  // a's (PlanKernel::inputs)
+  m.cost = a.cost;
+  m.cost.nodes.insert(m.cost.nodes.end(), b.cost.nodes.begin(), b.cost.nodes.end());
+  m.cost.ops.insert(m.cost.ops.end(), b.cost.ops.begin(), b.cost.ops.end());
+  m.cost.bytesFused += b.cost.bytesFused;
+  m.cost.bytesUnfused += b.cost.bytesUnfused;
+  m.cost.flops += b.cost.flops;
+  m.cost.launchesUnfused += b.cost.launchesUnfused;
+  m.cost.predictedUs = std::max(a.cost.predictedUs, b.cost.predictedUs);
+  m.cost.unfusedUs += b.cost.unfusedUs;
+  char us[96];
+  std::snprintf(us, sizeof us,
+                ": independent, each predicted at most %.0f us; one launch, predicted %.1f us "
+                "instead of %.1f",
+                smallUs, m.cost.predictedUs, a.cost.predictedUs + b.cost.predictedUs);
+  note = a.name + " + " + b.name + us;
+  return m;
+}
+
 } // namespace
 
 void shareLaunches(PlanDesc &plan, double smallUs) {
   std::vector<PlanStep> out;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    PlanStep &a = plan.steps[i];
-    if (i + 1 == plan.steps.size() || !shareable(a) || !shareable(plan.steps[i + 1]) ||
-        a.cost.predictedUs > smallUs || plan.steps[i + 1].cost.predictedUs > smallUs) {
-      out.push_back(std::move(a));
+    std::string note;
+    std::optional<PlanStep> m;
+    if (i + 1 < plan.steps.size())
+      m = joined(plan.steps[i], plan.steps[i + 1], smallUs, note);
+    if (!m) {
+      out.push_back(std::move(plan.steps[i]));
       continue;
     }
-    PlanStep &b = plan.steps[i + 1];
-    auto ta = cut(a.kernel.source, a.name), tb = cut(b.kernel.source, b.name);
-    // Both bodies' static shared memory would add up: at most one may have
-    // any (each alone fits). Code before the kernels that names the grid
-    // would see the joined one.
-    auto usesShared = [](const KernelText &t) {
-      return t.body.find("__shared__") != std::string::npos;
-    };
-    if (a.kernel.block != b.kernel.block || a.kernel.gridY != b.kernel.gridY || !ta || !tb ||
-        ta->prelude != tb->prelude || (usesShared(*ta) && usesShared(*tb)) ||
-        ta->prelude.find("blockIdx") != std::string::npos ||
-        ta->prelude.find("gridDim") != std::string::npos) {
-      out.push_back(std::move(a));
-      continue;
-    }
-    std::string pa, pb;
-    std::vector<std::string> na = paramNames(ta->params, "p0_", pa);
-    std::vector<std::string> nb = paramNames(tb->params, "p1_", pb);
-    // The runtime binds at most 64 buffers per kernel (Executable.cpp).
-    if (na.size() != a.kernel.args.size() || nb.size() != b.kernel.args.size() ||
-        na.size() + nb.size() > 64 || !independent(a, b)) {
-      out.push_back(std::move(a));
-      continue;
-    }
-    auto part = [](const KernelText &t, const std::string &fn, unsigned grid) {
-      std::string body = t.body;
-      replaceAll(body, "blockIdx.x", "fz_bx");
-      replaceAll(body, "gridDim.x", std::to_string(grid) + "u");
-      return "static __device__ __forceinline__ void " + fn + "(" + t.params +
-             ", const unsigned fz_bx) {\n" + body + "}\n\n";
-    };
-    auto call = [](const std::string &fn, const std::vector<std::string> &names,
-                   const std::string &prefix, const std::string &bx) {
-      std::string c = fn + "(";
-      for (const std::string &n : names)
-        c += prefix + n + ", ";
-      return c + bx + ");";
-    };
-    PlanStep m;
-    m.kind = PlanStep::Kind::Kernel;
-    m.name = a.name + "_" + b.name;
-    m.kernel.source = ta->prelude + ta->header + part(*ta, "fz_" + a.name, a.kernel.grid) +
-                      tb->header + part(*tb, "fz_" + b.name, b.kernel.grid) +
-                      "// " + a.name + " and " + b.name +
-                      " read and write nothing of each other's: one launch, their grids side "
-                      "by side along x.\nextern \"C\" __global__ void __launch_bounds__(" +
-                      std::to_string(a.kernel.block) + ")\n" + m.name + "(" + pa + ", " + pb +
-                      ") {\n  fz_after_prior();  // the previous kernel's writes are visible "
-                      "from here on\n  if (blockIdx.x < " + std::to_string(a.kernel.grid) +
-                      "u)\n    " + call("fz_" + a.name, na, "p0_", "blockIdx.x") +
-                      "\n  else\n    " +
-                      call("fz_" + b.name, nb, "p1_",
-                           "blockIdx.x - " + std::to_string(a.kernel.grid) + "u") +
-                      "\n}\n";
-    m.kernel.family = a.kernel.family == b.kernel.family ? a.kernel.family : "shared";
-    m.kernel.schedule = "one launch: " + a.name + " (" + a.kernel.schedule + ") | " + b.name +
-                        " (" + b.kernel.schedule + ")";
-    m.kernel.grid = a.kernel.grid + b.kernel.grid;
-    m.kernel.gridY = a.kernel.gridY;
-    m.kernel.block = a.kernel.block;
-    m.kernel.args = a.kernel.args;
-    m.kernel.args.insert(m.kernel.args.end(), b.kernel.args.begin(), b.kernel.args.end());
-    m.kernel.inputs = a.kernel.inputs;  // a's (PlanKernel::inputs)
-    m.cost = a.cost;
-    m.cost.nodes.insert(m.cost.nodes.end(), b.cost.nodes.begin(), b.cost.nodes.end());
-    m.cost.ops.insert(m.cost.ops.end(), b.cost.ops.begin(), b.cost.ops.end());
-    m.cost.bytesFused += b.cost.bytesFused;
-    m.cost.bytesUnfused += b.cost.bytesUnfused;
-    m.cost.flops += b.cost.flops;
-    m.cost.launchesUnfused += b.cost.launchesUnfused;
-    m.cost.predictedUs = std::max(a.cost.predictedUs, b.cost.predictedUs);
-    char us[96];
-    std::snprintf(us, sizeof us,
-                  ": independent, each predicted at most %.0f us; one launch, predicted %.1f us "
-                  "instead of %.1f",
-                  smallUs, m.cost.predictedUs, a.cost.predictedUs + b.cost.predictedUs);
-    plan.sharedLaunches.push_back(a.name + " + " + b.name + us);
-    m.cost.unfusedUs += b.cost.unfusedUs;
-    out.push_back(std::move(m));
-    ++i;  // b is in m
+    out.push_back(std::move(*m));
+    plan.sharedLaunches.push_back(note);
+    ++i;  // steps i and i + 1 are in m
   }
   plan.steps = std::move(out);
 }
