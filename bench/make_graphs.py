@@ -160,6 +160,34 @@ def gemm_cases():
              node("h", "linear", ["hidden", "w"]), node("y", "add", ["h", "r"])], ["y"],
             "decode down projection, M=%d: (silu(gate) * up) @ w^T + residual, "
             "gate and up [%d, 14336], w [4096, 14336]" % (rows, rows))
+    # Four decode layers in a row, each with its own weight: what one layer
+    # costs inside a stream of layers (a kernel's launch and set-up overlap
+    # the previous one's tail), against its time alone between two events.
+    # o: four 4096 -> 4096 + residual (32 MB weights); wide: 4096 -> 6144 ->
+    # 4096 -> 6144 -> 4096, the Q/K/V weight's size (48 MB).
+    for rows in (1, 32):
+        gname = "decode_o_chain4_m%d" % rows
+        ins = [("x", "bf16", [rows, 4096])] + [("w%d" % i, "bf16", [4096, 4096])
+                                               for i in range(4)]
+        nodes, prev = [], "x"
+        for i in range(4):
+            nodes += [node("h%d" % i, "linear", [prev, "w%d" % i]),
+                      node("y%d" % i, "add", ["h%d" % i, prev])]
+            prev = "y%d" % i
+        g[gname] = graph(gname, ins, nodes, [prev],
+                         "four decode layers in a row, M=%d: y = y @ w_i^T + y, "
+                         "w_i [4096, 4096]" % rows)
+        gname = "decode_wide_chain4_m%d" % rows
+        widths = [4096, 6144, 4096, 6144, 4096]
+        ins = [("x", "bf16", [rows, 4096])] + [("w%d" % i, "bf16", [widths[i + 1], widths[i]])
+                                               for i in range(4)]
+        nodes, prev = [], "x"
+        for i in range(4):
+            nodes.append(node("h%d" % i, "linear", [prev, "w%d" % i]))
+            prev = "h%d" % i
+        g[gname] = graph(gname, ins, nodes, [prev],
+                         "four decode layers in a row, M=%d: 4096 -> 6144 -> 4096 -> 6144 "
+                         "-> 4096 (48 MB weights, the Q/K/V weight's size)" % rows)
     g["attention"] = graph(
         "attention", [(n_, "bf16", [32, 4096, 128]) for n_ in ("q", "k", "v")],
         [node("o", "scaled_dot_product_attention", ["q", "k", "v"], causal=True)],
