@@ -50,6 +50,13 @@ struct StepTiming {
   std::vector<std::string> nodes;
   double bytes = 0, medianUs = 0, predictedUs = 0;
   double flops = 0;  ///< tensor-core flops (matmul steps)
+  /// What the step adds to the whole graph: steps 0..i run in a row less
+  /// steps 0..i-1 (medians), launches overlapping as in the whole graph. Timed
+  /// alone (medianUs) a step also pays the launch and ramp that the stream
+  /// hides behind the step before it: a 786 KB add takes ~6 us alone and adds
+  /// ~1 us in a row (bench/NOTES.md, round 76). The steps' values sum to the
+  /// whole graph's time.
+  double inGraphUs = 0;
 };
 
 struct PlanTiming {
