@@ -1,36 +1,48 @@
 #!/usr/bin/env bash
-# `fusec bench` on a many-kernel example: every step is timed alone and in
-# the graph, and the in-graph times add up to the whole graph's (each is the
-# first steps in a row less the steps before). Exit 77 without a GPU.
+# `fusec bench --json` on the GPU. On a many-kernel example: each step's time
+# in the graph (the first steps in a row less the steps before) is measured,
+# not left over, and the steps' times add up to the whole graph's. On four
+# chained decode layers (33.6 MB weights, a plan of 134 MB): a step timed
+# alone rotates more sets of its weight than the plan's input sets. Exit 77
+# without a GPU.
 set -u
 fusec=${1:-build/bin/fusec}
-graph=${2:-examples/reductions.json}
+src=${2:-.}
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
-if ! out=$("$fusec" bench "$graph" --json --iters 20 --warmup-s 0 2>"$err"); then
-  if grep -q "no NVIDIA driver\|no CUDA device\|no GPU" "$err"; then
-    echo "SKIP: no GPU: $(head -1 "$err")"
-    exit 77
+bench() {
+  if ! "$fusec" bench "$1" --json --iters 20 --warmup-s 0 2>"$err"; then
+    if grep -q "no NVIDIA driver\|no CUDA device" "$err"; then
+      echo "SKIP: no GPU: $(head -1 "$err")" >&2
+      exit 77
+    fi
+    cat "$err" >&2
+    exit 1
   fi
-  cat "$err"
-  exit 1
-fi
+}
+many=$(bench "$src/examples/reductions.json") || exit $?
+chain=$(bench "$src/bench/graphs/decode_o_chain4_m1.json") || exit $?
 python3 -c '
 import json, math, sys
-j = json.loads(sys.argv[1])
+many, chain = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 for name in ("fused", "unfused"):
-    plan = j[name]
-    steps = plan["steps"]
-    whole = plan["median_us"]
-    assert steps and whole > 0, (name, plan)
+    plan = many[name]
+    steps, whole = plan["steps"], plan["median_us"]
+    assert len(steps) >= 3 and whole > 0, (name, plan)
     for s in steps:
         assert s["median_us"] > 0 and math.isfinite(s["in_graph_us"]), (name, s)
+        assert s["in_graph_us"] < whole, (name, s, whole)
+    # Each step but the last is its own prefix timing, not left at zero (event
+    # times come in steps of about 0.5 us, so a short one may read 0).
+    timed = sum(1 for s in steps[:-1] if s["in_graph_us"] != 0)
+    assert 2 * timed >= len(steps) - 1, (name, steps)
     total = sum(s["in_graph_us"] for s in steps)
     assert abs(total - whole) <= 1e-6 * whole, (name, total, whole)
-    alone = sum(s["median_us"] for s in steps)
-    # In a row each launch overlaps the kernel before: not slower than alone.
-    assert whole <= 1.05 * alone + 1.0, (name, whole, alone)
-    print("%s: %d steps, whole graph %.1f us, in-graph times sum to %.1f, alone %.1f"
-          % (name, len(steps), whole, total, alone))
-assert len(j["unfused"]["steps"]) > len(j["fused"]["steps"])
-' "$out"
+    print("%s: %d steps, whole graph %.1f us, in-graph times sum to %.1f"
+          % (name, len(steps), whole, total))
+assert len(many["unfused"]["steps"]) > len(many["fused"]["steps"])
+for s in chain["fused"]["steps"]:
+    assert s["input_sets"] > chain["input_sets"], (s, chain["input_sets"])
+    print("%s alone: %d sets of its weight rotated (the plan: %d), %.1f us"
+          % (s["name"], s["input_sets"], chain["input_sets"], s["median_us"]))
+' "$many" "$chain"

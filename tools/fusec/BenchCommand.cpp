@@ -57,6 +57,13 @@ void printPlan(const char *title, const PlanTiming &t, double copyBw) {
                 "predicted(us)");
   llvm::outs() << line;
   for (const StepTiming &s : t.steps) {
+    if (s.medianUs <= 0) {  // not timed (--no-steps)
+      std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10s %12s %8s %8s %12.1f\n",
+                    s.name.substr(0, 28).c_str(), s.family.c_str(), fmtBytes(s.bytes).c_str(),
+                    "-", "-", "-", "-", s.predictedUs);
+      llvm::outs() << line;
+      continue;
+    }
     double gbs = s.bytes / (s.medianUs * 1e-6) / 1e9;
     std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10.1f %12.1f %8.0f %7.1f%% %12.1f",
                   s.name.substr(0, 28).c_str(), s.family.c_str(), fmtBytes(s.bytes).c_str(),
@@ -77,7 +84,7 @@ void printPlan(const char *title, const PlanTiming &t, double copyBw) {
   llvm::outs() << line;
   if (!t.steps.empty() && t.steps.front().medianUs > 0)
     llvm::outs() << "  (time: each kernel run alone, between two events, its graph inputs "
-                    "rotated out of L2;\n   in graph: what it adds to the whole graph, its "
+                    "rotated out of L2;\n   in graph: what it adds to the graph's time, its "
                     "launch beside the kernel before it)\n";
 }
 
@@ -91,6 +98,7 @@ nlohmann::json toJson(const PlanTiming &t, double copyBw) {
     double bw = s.bytes / (s.medianUs * 1e-6);
     j["steps"].push_back({{"name", s.name}, {"family", s.family}, {"bytes", s.bytes},
                           {"median_us", s.medianUs}, {"in_graph_us", s.inGraphUs},
+                          {"input_sets", s.inputSets},
                           {"predicted_us", s.predictedUs},
                           {"floor_us", s.bytes / copyBw * 1e6},
                           {"pct_copy_bw", 100.0 * bw / copyBw}, {"nodes", s.nodes},

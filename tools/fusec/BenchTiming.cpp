@@ -85,7 +85,7 @@ class StepInputs {
 public:
   StepInputs(CudaDriver &drv, const PlanDesc &plan, const PlanStep &step, int planSets,
              int64_t l2Bytes, const std::vector<CUdeviceptr> &base)
-      : drv(drv), base(base) {
+      : drv(drv), sets_(planSets) {
     std::vector<int> ids;
     auto add = [&](int buffer) {
       if (buffer >= 0 && plan.buffers[buffer].kind == PlanBuffer::Kind::Input &&
@@ -105,22 +105,33 @@ public:
       bytes += plan.inputs[id].bytes();
     if (bytes <= 0 || bytes >= 3 * l2Bytes)
       return;
-    int sets = static_cast<int>(std::min<int64_t>(16, (3 * l2Bytes + bytes - 1) / bytes));
+    // At most 8 for a kernel with tensor maps: the runtime keeps the maps of
+    // 8 recent addresses, and more would encode one on every launch.
+    int most = step.kind == PlanStep::Kind::Kernel && !step.kernel.tensorMaps.empty() ? 8 : 16;
+    int sets = static_cast<int>(std::min<int64_t>(most, (3 * l2Bytes + bytes - 1) / bytes));
     if (sets <= planSets)
       return;
     for (int k = 1; k < sets; ++k) {
       std::vector<CUdeviceptr> ptrs = base;
+      bool made = true;
       for (int id : ids) {
         size_t n = static_cast<size_t>(plan.inputs[id].bytes());
         CUdeviceptr p = 0;
-        if (drv.cuMemAlloc(&p, n) != CUDA_SUCCESS)
-          return;  // no room: the step is timed on the plan's sets
+        made = drv.cuMemAlloc(&p, n) == CUDA_SUCCESS;
+        if (!made)
+          break;
         owned.push_back(p);
-        drv.cuMemcpyDtoDAsync(p, base[id], n, nullptr);
+        made = drv.cuMemcpyDtoDAsync(p, base[id], n, nullptr) == CUDA_SUCCESS;
+        if (!made)
+          break;
         ptrs[id] = p;
       }
+      if (!made)  // no room: the step rotates the copies made so far
+        break;
       copies.push_back(std::move(ptrs));
     }
+    if (!copies.empty())
+      sets_ = static_cast<int>(copies.size()) + 1;
   }
   ~StepInputs() {
     for (CUdeviceptr p : owned)
@@ -132,10 +143,12 @@ public:
     int k = i % static_cast<int>(copies.size() + 1);
     return k == 0 ? planInputs : copies[k - 1];
   }
+  /// Sets of the step's inputs its runs rotate through.
+  int sets() const { return sets_; }
 
 private:
   CudaDriver &drv;
-  const std::vector<CUdeviceptr> &base;
+  int sets_;
   std::vector<CUdeviceptr> owned;
   std::vector<std::vector<CUdeviceptr>> copies;
 };
@@ -304,7 +317,10 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
                                        ? 2 * plan.buffers[step.copy.dst].tensor.bytes()
                                        : step.cost.bytesFused);
     st.medianUs = median(*ms) * 1e3;
-    st.inGraphUs = prefixUs[s] - (s > 0 ? prefixUs[s - 1] : 0.0);
+    if (settings.perStep) {
+      st.inGraphUs = prefixUs[s] - (s > 0 ? prefixUs[s - 1] : 0.0);
+      st.inputSets = rotated.sets();
+    }
     if (step.kind == PlanStep::Kind::Matmul ||
         (step.kind == PlanStep::Kind::Kernel && step.kernel.family == "matmul"))
       st.flops = static_cast<double>(step.cost.flops);

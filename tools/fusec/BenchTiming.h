@@ -57,6 +57,9 @@ struct StepTiming {
   /// ~1 us in a row (bench/NOTES.md, round 76). The steps' values sum to the
   /// whole graph's time.
   double inGraphUs = 0;
+  /// Sets of its graph inputs the step rotated through, timed alone: the
+  /// plan's, or more copies of its own where those fit in L2 (0 untimed).
+  int inputSets = 0;
 };
 
 struct PlanTiming {
