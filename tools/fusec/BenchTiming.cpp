@@ -130,8 +130,13 @@ public:
         break;
       copies.push_back(std::move(ptrs));
     }
-    if (!copies.empty())
-      sets_ = static_cast<int>(copies.size()) + 1;
+    if (!copies.empty()) {
+      // Set 0 is the plan's first, the rest the copies: the step's inputs
+      // then take copies.size() addresses in turn, no more (a kernel's tensor
+      // maps are cached for 8 recent addresses).
+      copies.insert(copies.begin(), base);
+      sets_ = static_cast<int>(copies.size());
+    }
   }
   ~StepInputs() {
     for (CUdeviceptr p : owned)
@@ -140,8 +145,7 @@ public:
   /// The inputs of run i: `planInputs` (the plan's set for that run) where
   /// the step's inputs are not rotated here.
   const std::vector<CUdeviceptr> &of(int i, const std::vector<CUdeviceptr> &planInputs) const {
-    int k = i % static_cast<int>(copies.size() + 1);
-    return k == 0 ? planInputs : copies[k - 1];
+    return copies.empty() ? planInputs : copies[i % copies.size()];
   }
   /// Sets of the step's inputs its runs rotate through.
   int sets() const { return sets_; }
