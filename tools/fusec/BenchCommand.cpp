@@ -54,7 +54,7 @@ void printPlan(const char *title, const PlanTiming &t, double copyBw) {
   char line[512];
   std::snprintf(line, sizeof line, "  %-28s %-17s %10s %10s %12s %8s %8s %12s\n", "kernel",
                 "family", "bytes", "time(us)", "in graph(us)", "GB/s", "%copyBW",
-                "predicted(us)");
+                "roofline(us)");
   llvm::outs() << line;
   for (const StepTiming &s : t.steps) {
     if (s.medianUs <= 0) {  // not timed (--no-steps)
@@ -201,7 +201,8 @@ int runBench(const BenchOptions &opts) {
   llvm::outs() << "\n";
   printPlan("unfused (--no-fuse)", *tu, env->copyBytesPerSec);
   std::snprintf(line, sizeof line,
-                "\nspeedup of fusion: measured %.2fx, predicted %.2fx\n"
+                "\nspeedup of fusion: measured %.2fx; %.2fx from the rooflines (fusec explain "
+                "has the planner's prediction)\n"
                 "host cost per launch: %.2f us\n",
                 measured, predicted, tf->hostUsPerLaunch);
   llvm::outs() << line;
