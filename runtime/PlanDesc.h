@@ -85,6 +85,9 @@ struct PlanDesc {
   /// Kernel steps joined into one launch (shareLaunches), for explain:
   /// "k2_matmul + k3_matmul: ...".
   std::vector<std::string> sharedLaunches;
+  /// What those joins are predicted to save, us: for each pair, the two
+  /// kernels' predictions less the joined kernel's (explain's whole graph).
+  double sharedLaunchSavedUs = 0;
   int64_t arenaBytes = 0;
   int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
 };

@@ -38,7 +38,7 @@ double Explanation::unfusedUs() const {
   return t;
 }
 double Explanation::predictedUs() const {
-  double t = 0;
+  double t = -sharedSavedUs;
   for (const auto &k : kernels)
     t += k.predictedUs;
   return t;
@@ -172,10 +172,16 @@ std::string explainText(const Explanation &e) {
                                                        : "cuBLASLt") +
            " (" + k.gemmAlternatives + ")\n";
   }
+  // Kernels sharing a launch (listed below) are predicted as one.
+  std::string launches =
+      e.sharedLaunches.empty()
+          ? std::string()
+          : " in " + std::to_string(e.kernels.size() - e.sharedLaunches.size()) + " launches";
   std::snprintf(buf, sizeof buf,
-                "\nwhole graph: %zu kernel(s) instead of %d; HBM %s -> %s; predicted %.1f us -> "
+                "\nwhole graph: %zu kernel(s)%s instead of %d; HBM %s -> %s; predicted %.1f us -> "
                 "%.1f us (%.2fx)\n",
-                e.kernels.size(), e.launchesUnfused(), mb(e.bytesUnfused()).c_str(),
+                e.kernels.size(), launches.c_str(), e.launchesUnfused(),
+                mb(e.bytesUnfused()).c_str(),
                 mb(e.bytesFused()).c_str(), e.unfusedUs(), e.predictedUs(),
                 e.predictedUs() > 0 ? e.unfusedUs() / e.predictedUs() : 0.0);
   s += buf;

@@ -52,6 +52,9 @@ struct Explanation {
   /// Kernels sharing one launch (PlanDesc::sharedLaunches; filled by the
   /// caller from the plan, since the module does not know them).
   std::vector<std::string> sharedLaunches;
+  /// What sharing those launches saves (PlanDesc::sharedLaunchSavedUs):
+  /// predictedUs() is the kernels' predictions less this.
+  double sharedSavedUs = 0;
   int64_t bytesUnfused() const;
   int64_t bytesFused() const;
   double unfusedUs() const;

@@ -201,6 +201,8 @@ void shareLaunches(PlanDesc &plan, double smallUs) {
       out.push_back(std::move(plan.steps[i]));
       continue;
     }
+    plan.sharedLaunchSavedUs += plan.steps[i].cost.predictedUs +
+                                plan.steps[i + 1].cost.predictedUs - m->cost.predictedUs;
     out.push_back(std::move(*m));
     plan.sharedLaunches.push_back(note);
     ++i;  // steps i and i + 1 are in m

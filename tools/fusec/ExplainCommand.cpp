@@ -20,6 +20,7 @@ int runExplain(const ExplainOptions &opts) {
   Program::Impl &impl = (*program)->impl();
   Explanation e = explain(*impl.fused, impl.profile());
   e.sharedLaunches = impl.plan.sharedLaunches;
+  e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;
   std::string text = opts.format == "json"  ? explainJson(e)
                      : opts.format == "dot" ? explainDot(e)
                                             : explainText(e);
