@@ -329,8 +329,10 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
         (step.kind == PlanStep::Kind::Kernel && step.kernel.family == "matmul"))
       st.flops = static_cast<double>(step.cost.flops);
     st.predictedUs = predictedUs(step, profile, env.copyBytesPerSec);
+    st.plannerUs = step.cost.predictedUs;
     t.bytes += st.bytes;
     t.predictedUs += st.predictedUs;
+    t.plannerUs += st.plannerUs;
     t.steps.push_back(st);
   }
   t.predictedUs += plan.steps.size() * profile.launchSeconds * 1e6;

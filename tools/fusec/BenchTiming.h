@@ -49,6 +49,9 @@ struct StepTiming {
   std::string name, family;
   std::vector<std::string> nodes;
   double bytes = 0, medianUs = 0, predictedUs = 0;
+  /// The planner's prediction for the step (what `fusec explain` prints for
+  /// it: path fractions and a launch included); predictedUs is its roofline.
+  double plannerUs = 0;
   double flops = 0;  ///< tensor-core flops (matmul steps)
   /// What the step adds to the whole graph: steps 0..i run in a row less
   /// steps 0..i-1 (medians), launches overlapping as in the whole graph. Timed
@@ -65,6 +68,7 @@ struct StepTiming {
 struct PlanTiming {
   std::vector<StepTiming> steps;
   double medianUs = 0, predictedUs = 0, bytes = 0;
+  double plannerUs = 0;  ///< the steps' planner predictions, summed
   double hostUsPerLaunch = 0;
   int inputSets = 1;
   double matmulPeak = 0;  ///< the profile's matmul rate, flop/s
