@@ -252,6 +252,7 @@ std::string explainJson(const Explanation &e) {
     j["recomputed"].push_back(
         {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
   j["total"] = {{"kernels", e.kernels.size()},
+                {"launches", e.kernels.size() - e.sharedLaunches.size()},
                 {"launches_unfused", e.launchesUnfused()},
                 {"bytes_unfused", e.bytesUnfused()},
                 {"bytes_fused", e.bytesFused()},

@@ -20,10 +20,12 @@ bench() {
     exit 1
   fi
 }
-many=$(bench "$src/examples/reductions.json") || exit $?
+# Without a cache directory bench and explain both predict from the profile's
+# table (no copy rate measured by an earlier bench), so the planner columns match.
+many=$(FUSEC_CACHE_DIR=off bench "$src/examples/reductions.json") || exit $?
 chain=$(bench "$src/bench/graphs/decode_o_chain4_m1.json") || exit $?
 profile=$(python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(j["profile"], j["arch"])' "$many")
-explained=$("$fusec" explain "$src/examples/reductions.json" --format json \
+explained=$(FUSEC_CACHE_DIR=off "$fusec" explain "$src/examples/reductions.json" --format json \
             --device "${profile% *}" --arch "${profile#* }") || exit 1
 python3 -c '
 import json, math, sys
@@ -45,13 +47,13 @@ for name in ("fused", "unfused"):
     print("%s: %d steps, whole graph %.1f us, in-graph times sum to %.1f"
           % (name, len(steps), whole, total))
 assert len(many["unfused"]["steps"]) > len(many["fused"]["steps"])
-# The planner column is what fusec explain predicts for the same kernel (the
-# copy rate both read may differ by a remeasurement: a few percent).
+# The planner column is what fusec explain predicts for the same kernel.
 planned = {k["name"]: k["predicted_us"] for k in explained["kernels"]}
 same = [s for s in many["fused"]["steps"] if s["name"] in planned]
-assert same and all(s["planner_us"] > 0 for s in many["fused"]["steps"]), many["fused"]
+kernels = [s for s in many["fused"]["steps"] if s["family"] != "copy"]
+assert same and all(s["planner_us"] > 0 for s in kernels), many["fused"]
 for s in same:
-    assert abs(s["planner_us"] - planned[s["name"]]) <= 0.03 * planned[s["name"]], (s, planned)
+    assert abs(s["planner_us"] - planned[s["name"]]) <= 1e-6 * planned[s["name"]], (s, planned)
 print("planner column matches fusec explain on %d kernels" % len(same))
 for s in chain["fused"]["steps"]:
     assert s["input_sets"] > chain["input_sets"], (s, chain["input_sets"])
