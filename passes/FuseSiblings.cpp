@@ -21,14 +21,6 @@ using namespace mlir;
 
 namespace fusec::detail {
 
-namespace {
-/// The dot-product kernel's path for a sibling matmul: its tensor-core form
-/// past 8 rows.
-GemmPath gemvPath(Operation *matmul) {
-  return tensorCoreGemvApplies(matmul) ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
-}
-} // namespace
-
 bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   SmallVector<Operation *> mms;
   for (Operation *op : g)

@@ -67,8 +67,8 @@ public:
   /// g or records why not (the GEMV and side-by-side merges).
   void forSiblingPairs(llvm::function_ref<Operation *(size_t)> pick,
                        llvm::function_ref<void(size_t, size_t, Operation *, Operation *)> tryJoin);
-  /// Group h's sibling matmuls join group g as `merged` (g's and h's ops).
-  /// Groups `others` join group g as `merged`, marked as siblings.
+  /// Groups `others` join group g as `merged` (all their ops), marked as
+  /// siblings.
   void joinSiblings(size_t g, llvm::ArrayRef<size_t> others, OpGroup merged,
                     double gemvApart = -1);
   llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings

@@ -168,7 +168,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
   if (M > 8) {
     // 9-64 rows: the tensor-core body (TensorCoreGemv.cpp), blocks of 16 x
     // `tiles` rows of one segment, K not split across blocks (t.split stays
-    // 1: splits were measured slower; the scratch below serves split > 1).
+    // 1: splits were measured slower), so no scratch.
     if (la->batch > 1 || !isHalfFloat(dtypeOf(first.getLhs())))
       return fail("sibling matmuls of 9-64 rows take one matrix of 16-bit operands");
     size_t J = 1;
@@ -205,14 +205,9 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     for (const Segment &s : segs) {
       firstBlock.push_back(blocks);
       blocks += (s.n + rowsPerBlock - 1) / rowsPerBlock;
-      t.weights = static_cast<int>(s.mms.size());
-      t.partStride = std::max(t.partStride, t.elements());
     }
-    t.counterBytes = 256 * ((blocks * 4 + 255) / 256);
     std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(t.warps * 32) +
-                      ")\n" + spec.name + "(" + parameterList(fusion) +
-                      (t.split > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
-                      kAfterPrior;
+                      ")\n" + spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
     src += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
     src += "  __shared__ float fz_red[" + str(smem) + "];\n";
     src += "  const int lane = threadIdx.x % 32;\n";
@@ -234,20 +229,15 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     src += "}\n";
     spec.source = src;
     spec.grid = static_cast<unsigned>(blocks);
-    spec.gridY = static_cast<unsigned>(t.split);
     spec.block = static_cast<unsigned>(t.warps * 32);
     spec.sharedBytes = static_cast<unsigned>(stageBytes);
-    if (t.split > 1) {
-      spec.scratchBytes = static_cast<unsigned>(t.counterBytes + t.split * blocks * t.partStride * 4);
-      spec.scratchZeroOnce = static_cast<unsigned>(t.counterBytes);
-    }
     char cfg[48];
-    std::snprintf(cfg, sizeof cfg, "gemv t%d w%d k%d", t.tiles, t.warps, t.split);
+    std::snprintf(cfg, sizeof cfg, "gemv t%d w%d k1", t.tiles, t.warps);
     spec.gemmConfig = cfg;
     spec.schedule = "sibling GEMV " + str(M) + "x" + str(rows) + "x" + str(K) + " (" + describe() +
                     "): A read once, tensor cores, a warp per " + str(rowsPerBlock) +
-                    " weight rows and 1/" + str(t.warps * t.split) + " of K" +
-                    (t.warps == 8 ? tcGemvWaves(blocks * t.split, profile.smCount) : std::string());
+                    " weight rows and 1/" + str(t.warps) + " of K" +
+                    (t.warps == 8 ? tcGemvWaves(blocks, profile.smCount) : std::string());
     return spec;
   }
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kWarps * 32) + ")\n" +

@@ -150,6 +150,10 @@ GemmPath ownGemmPath(Operation *matmul) {
   return GemmPath::Fusec;
 }
 
+GemmPath gemvPath(Operation *matmul) {
+  return dimsOf(matmul).rows > 8 ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
+}
+
 GemmPath libraryGemmPath(Operation *matmul) {
   MatmulDims d = dimsOf(matmul);
   return d.rows <= 8 && d.batch > 1 ? GemmPath::LibraryBatchedRows : GemmPath::Library;
@@ -159,8 +163,7 @@ GemmPath chosenGemmPath(Operation *matmul) {
   auto choice = matmul->getAttrOfType<StringAttr>("fusec.gemm");
   if (choice && choice.getValue() == "fusec")
     return matmul->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
-           : matmul->hasAttr("fusec.gemm_gemv")
-               ? (dimsOf(matmul).rows > 8 ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv)
+           : matmul->hasAttr("fusec.gemm_gemv") ? gemvPath(matmul)
                                                 : ownGemmPath(matmul);
   if (choice && choice.getValue() == "cublaslt-epilogue")
     return GemmPath::LibraryEpilogue;

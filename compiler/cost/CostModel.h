@@ -88,6 +88,9 @@ enum class GemmPath {
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
 GemmPath ownGemmPath(mlir::Operation *matmul);
+/// The dot-product kernel's path for a matmul it takes (sibling products):
+/// its tensor-core form past 8 rows (FusecTensorGemv), else FusecGemv.
+GemmPath gemvPath(mlir::Operation *matmul);
 /// The path cuBLASLt takes for `matmul` (Library or LibraryBatchedRows).
 GemmPath libraryGemmPath(mlir::Operation *matmul);
 /// The path the planner chose for `matmul` (its fusec.gemm attributes, set by

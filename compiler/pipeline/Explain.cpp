@@ -176,7 +176,7 @@ std::string explainText(const Explanation &e) {
   std::string launches =
       e.sharedLaunches.empty()
           ? std::string()
-          : " in " + std::to_string(e.kernels.size() - e.sharedLaunches.size()) + " launches";
+          : " in " + std::to_string(e.launches()) + " launches";
   std::snprintf(buf, sizeof buf,
                 "\nwhole graph: %zu kernel(s)%s instead of %d; HBM %s -> %s; predicted %.1f us -> "
                 "%.1f us (%.2fx)\n",
@@ -252,7 +252,7 @@ std::string explainJson(const Explanation &e) {
     j["recomputed"].push_back(
         {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
   j["total"] = {{"kernels", e.kernels.size()},
-                {"launches", e.kernels.size() - e.sharedLaunches.size()},
+                {"launches", e.launches()},
                 {"launches_unfused", e.launchesUnfused()},
                 {"bytes_unfused", e.bytesUnfused()},
                 {"bytes_fused", e.bytesFused()},

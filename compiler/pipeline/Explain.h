@@ -59,6 +59,8 @@ struct Explanation {
   int64_t bytesFused() const;
   double unfusedUs() const;
   double predictedUs() const;
+  /// Launches of the fused plan: kernels, less one per shared launch.
+  size_t launches() const { return kernels.size() - sharedLaunches.size(); }
   int launchesUnfused() const;
 };
 

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/SharedLaunch.h"
 
+#include "compiler/codegen/KernelSpec.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -52,8 +54,7 @@ std::optional<KernelText> cut(const std::string &source, const std::string &name
   k.header = source.substr(header, at - header);
   k.params = source.substr(open, close - open);
   k.body = source.substr(close + 4, end - (close + 4));
-  const std::string wait =
-      "  fz_after_prior();  // the previous kernel's writes are visible from here on\n";
+  const std::string wait = codegen::detail::kAfterPrior;
   if (size_t w = k.body.find(wait); w != std::string::npos)
     k.body.erase(w, wait.size());
   return k;
@@ -154,8 +155,8 @@ std::optional<PlanStep> joined(const PlanStep &a, const PlanStep &b, double smal
                     " read and write nothing of each other's: one launch, their grids side "
                     "by side along x.\nextern \"C\" __global__ void __launch_bounds__(" +
                     std::to_string(a.kernel.block) + ")\n" + m.name + "(" + pa + ", " + pb +
-                    ") {\n  fz_after_prior();  // the previous kernel's writes are visible "
-                    "from here on\n  if (blockIdx.x < " + std::to_string(a.kernel.grid) +
+                    ") {\n" + codegen::detail::kAfterPrior + "  if (blockIdx.x < " +
+                    std::to_string(a.kernel.grid) +
                     "u)\n    " + call("fz_" + a.name, na, "p0_", "blockIdx.x") +
                     "\n  else\n    " +
                     call("fz_" + b.name, nb, "p1_",

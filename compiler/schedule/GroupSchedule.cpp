@@ -194,8 +194,9 @@ static bool sideBySideSiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> 
 
 /// Sibling matmuls of 1-64 rows that read the same A (Q/K/V projections,
 /// SwiGLU's gate and up): one dot-product kernel (past 8 rows its
-/// tensor-core form) reads A once and streams all the weights. Every other op is elementwise over one matmul's result shape
-/// and depends on matmuls of one width N (silu(gate) * up joins two).
+/// tensor-core form) reads A once and streams all the weights. Every other
+/// op is elementwise over one matmul's result shape and depends on matmuls of
+/// one width N (silu(gate) * up joins two).
 bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, GroupSchedule &s,
                       std::string &why) {
   auto first = cast<MatmulOp>(mms.front());
