@@ -86,18 +86,20 @@ TEST(SharedLaunch, DependentOrLargeOrUnlikeKernelsStayApart) {
   stays({kernel("k0_a", {0}, {1}), kernel("k1_b", {1}, {2})}, "b reads what a writes");
   stays({kernel("k0_a", {0}, {1}), kernel("k1_b", {3}, {0})}, "b writes what a reads");
   stays({kernel("k0_a", {0}, {1}), kernel("k1_b", {3}, {1})}, "both write one buffer");
-  PlanStep big = kernel("k1_b", {0}, {2});
-  big.cost.predictedUs = 25;
-  stays({kernel("k0_a", {0}, {1}), big}, "b is predicted past 10 us");
-  PlanStep wide = kernel("k1_b", {0}, {2});
-  wide.kernel.block = 128;
-  stays({kernel("k0_a", {0}, {1}), wide}, "other block sizes");
-  PlanStep rows = kernel("k1_b", {0}, {2});
-  rows.kernel.gridY = 2;
-  stays({kernel("k0_a", {0}, {1}), rows}, "other grid rows");
-  PlanStep dyn = kernel("k1_b", {0}, {2});
-  dyn.kernel.sharedBytes = 1024;
-  stays({kernel("k0_a", {0}, {1}), dyn}, "dynamic shared memory");
+  // An independent b that differs from a in one way.
+  auto b = [&](auto change) {
+    PlanStep s = kernel("k1_b", {0}, {2});
+    change(s);
+    return s;
+  };
+  stays({kernel("k0_a", {0}, {1}), b([](PlanStep &s) { s.cost.predictedUs = 25; })},
+        "b is predicted past 10 us");
+  stays({kernel("k0_a", {0}, {1}), b([](PlanStep &s) { s.kernel.block = 128; })},
+        "other block sizes");
+  stays({kernel("k0_a", {0}, {1}), b([](PlanStep &s) { s.kernel.gridY = 2; })},
+        "other grid rows");
+  stays({kernel("k0_a", {0}, {1}), b([](PlanStep &s) { s.kernel.sharedBytes = 1024; })},
+        "dynamic shared memory");
   const std::string smem = "  __shared__ float fz_tile[256];\n";
   stays({kernel("k0_a", {0}, {1}, smem), kernel("k1_b", {0}, {2}, smem)},
         "static shared memory in both");

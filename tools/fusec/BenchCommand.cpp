@@ -177,6 +177,7 @@ int runBench(const BenchOptions &opts) {
     return reportError(tu.takeError());
   double measured = tu->medianUs / tf->medianUs;
   double predicted = tu->predictedUs / tf->predictedUs;
+  double planned = tf->plannerUs > 0 ? tu->plannerUs / tf->plannerUs : 0.0;
   if (opts.json) {
     nlohmann::json j;
     j["graph"] = opts.graph;
@@ -190,7 +191,7 @@ int runBench(const BenchOptions &opts) {
     j["unfused"] = toJson(*tu, env->copyBytesPerSec);
     j["speedup_measured"] = measured;
     j["speedup_predicted"] = predicted;
-    j["speedup_planner"] = tf->plannerUs > 0 ? tu->plannerUs / tf->plannerUs : 0.0;
+    j["speedup_planner"] = planned;
     llvm::outs() << j.dump(2) << "\n";
     return kOk;
   }
@@ -212,8 +213,7 @@ int runBench(const BenchOptions &opts) {
   std::snprintf(line, sizeof line,
                 "\nspeedup of fusion: measured %.2fx; %.2fx from the rooflines, %.2fx predicted "
                 "by the planner\nhost cost per launch: %.2f us\n",
-                measured, predicted, tf->plannerUs > 0 ? tu->plannerUs / tf->plannerUs : 0.0,
-                tf->hostUsPerLaunch);
+                measured, predicted, planned, tf->hostUsPerLaunch);
   llvm::outs() << line;
   return kOk;
 }

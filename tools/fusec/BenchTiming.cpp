@@ -241,24 +241,28 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   auto inputsOf = [&](int i) -> const std::vector<CUdeviceptr> & {
     return sets[i % t.inputSets]->pointers();
   };
+  // Step s run alone (its own inputs rotated too: StepInputs): its median
+  // and the sets of its inputs it went through, in `st`.
+  auto timeAlone = [&](size_t s, StepTiming &st) -> llvm::Error {
+    StepInputs rotated(drv, plan, plan.steps[s], t.inputSets, env.l2Bytes, inputsOf(0));
+    auto ms = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters, [&](int i) {
+      return exe.enqueueStep(s, rotated.of(i, inputsOf(i)), outs.pointers(), nullptr);
+    });
+    if (!ms)
+      return ms.takeError();
+    st.medianUs = median(*ms) * 1e3;
+    st.inputSets = rotated.sets();
+    return llvm::Error::success();
+  };
   if (settings.tunedStepsOnly) {
     if (llvm::Error err = exe.enqueue(inputsOf(0), outs.pointers(), nullptr))
       return std::move(err);
     for (const PlanStep &step : plan.steps) {
       StepTiming st;
       st.name = step.name;
-      if (tunableGemmStep(step)) {
-        size_t s = &step - plan.steps.data();
-        StepInputs rotated(drv, plan, step, t.inputSets, env.l2Bytes, inputsOf(0));
-        auto ms = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
-                           [&](int i) {
-                             return exe.enqueueStep(s, rotated.of(i, inputsOf(i)),
-                                                    outs.pointers(), nullptr);
-                           });
-        if (!ms)
-          return ms.takeError();
-        st.medianUs = median(*ms) * 1e3;
-      }
+      if (tunableGemmStep(step))
+        if (llvm::Error err = timeAlone(&step - plan.steps.data(), st))
+          return std::move(err);
       t.steps.push_back(st);
     }
     return t;
@@ -300,18 +304,12 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   }
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep &step = plan.steps[s];
-    StepInputs rotated(drv, plan, step, settings.perStep ? t.inputSets : 1 << 30, env.l2Bytes,
-                       inputsOf(0));
-    auto ms = settings.perStep
-                  ? timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
-                             [&](int i) {
-                               return exe.enqueueStep(s, rotated.of(i, inputsOf(i)),
-                                                      outs.pointers(), nullptr);
-                             })
-                  : llvm::Expected<std::vector<float>>(std::vector<float>{0.f});
-    if (!ms)
-      return ms.takeError();
     StepTiming st;
+    if (settings.perStep) {
+      if (llvm::Error err = timeAlone(s, st))
+        return std::move(err);
+      st.inGraphUs = prefixUs[s] - (s > 0 ? prefixUs[s - 1] : 0.0);
+    }
     st.name = step.name;
     st.family = step.kind == PlanStep::Kind::Kernel   ? step.kernel.family
                 : step.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)"
@@ -320,11 +318,6 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     st.bytes = static_cast<double>(step.kind == PlanStep::Kind::Copy
                                        ? 2 * plan.buffers[step.copy.dst].tensor.bytes()
                                        : step.cost.bytesFused);
-    st.medianUs = median(*ms) * 1e3;
-    if (settings.perStep) {
-      st.inGraphUs = prefixUs[s] - (s > 0 ? prefixUs[s - 1] : 0.0);
-      st.inputSets = rotated.sets();
-    }
     if (step.kind == PlanStep::Kind::Matmul ||
         (step.kind == PlanStep::Kind::Kernel && step.kernel.family == "matmul"))
       st.flops = static_cast<double>(step.cost.flops);
