@@ -293,6 +293,14 @@ def main():
         [node("h", "add", ["x", "b"]), node("t", "tanh", ["h"]), node("s", "sigmoid", ["x"]),
          node("p", "mul", ["t", "s"]), node("y", "add", ["p", "x"])],
         ["y"], "tanh(x + b) * sigmoid(x) + x on odd f32 sizes")
+    # Few long rows: one block per row would leave most SMs idle, so each row
+    # is split over several blocks.
+    graphs["sum_all"] = graph(
+        "sum_all", [("x", "bf16", [8192, 8192])], [node("y", "sum", ["x"])], ["y"],
+        "sum(x) over every element: a whole-tensor reduction")
+    graphs["mean_rows8"] = graph(
+        "mean_rows8", [("x", "bf16", [8, 8388608])], [node("y", "mean", ["x"], axes=-1)], ["y"],
+        "mean(x, -1) over 8 rows of 8M elements")
     # Decode-sized rows: latency, not bandwidth.
     for rows in (1, 32):
         small = memory_bound(rows, 4096, suffix="_%dx4096" % rows)

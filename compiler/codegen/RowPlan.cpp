@@ -24,12 +24,21 @@ RowPlan::RowPlan(FusionOp fusion, std::vector<int64_t> domain, std::vector<int64
       kept(std::move(kept)), lane(lane), vec(vec), tpr(tpr), slots(slots), cached(cached) {
   for (int64_t a : this->reduced)
     cols *= this->domain[a];
+  for (int64_t a : this->kept)
+    rows *= this->domain[a];
+}
+
+int64_t RowPlan::counterBytes() const { return splits > 1 ? 256 * ((rows * 4 + 255) / 256) : 0; }
+
+int64_t RowPlan::scratchBytes() const {
+  return splits > 1 ? counterBytes() + rows * partials * splits * 8 : 0;
 }
 
 std::string RowPlan::sharedDeclarations() const {
   if (tpr <= 32)
     return "";
-  return "  __shared__ float fz_smem_f[32];\n  __shared__ long long fz_smem_l[32];\n";
+  return "  __shared__ float fz_smem_f[32];\n  __shared__ long long fz_smem_l[32];\n" +
+         std::string(splits > 1 ? "  __shared__ bool fz_last;\n" : "");
 }
 
 std::string RowPlan::keptIndices(const std::string &rowVar, const std::string &indent) const {
@@ -58,10 +67,13 @@ std::string RowPlan::reducedIndices(const std::string &indent) const {
 
 std::string RowPlan::slotLoop(const std::string &pre, const std::string &lanes,
                               const std::string &post, const std::string &in) const {
-  std::string s = in + (cached ? "#pragma unroll\n" : "#pragma unroll 1\n");
+  std::string s;
+  // A streamed split keeps 4 slots' loads in flight: its blocks are few.
+  s = in + (cached ? "#pragma unroll\n" : splits > 1 ? "#pragma unroll 4\n" : "#pragma unroll 1\n");
   s += in + "for (int s = 0; s < " + str(slots) + "; ++s) {\n";
-  s += in + "  const fz_idx cbase = (s * " + str(tpr) + " + tl) * " + str(vec) + ";\n";
-  bool ragged = slots * tpr * vec != cols;
+  std::string slot = splits > 1 ? "(blockIdx.y * " + str(slots) + " + s)" : "s";
+  s += in + "  const fz_idx cbase = (" + slot + " * " + str(tpr) + " + tl) * " + str(vec) + ";\n";
+  bool ragged = splits * slots * tpr * vec != cols;
   std::string in2 = in + "  ";
   if (ragged) {
     s += in2 + "if (cbase < " + str(cols) + ") {\n";
@@ -134,17 +146,14 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
              ")" + v + ");\n";
   }
   std::string s = head + slotLoop(pre, lanes, "", "    ");
+  for (size_t j = 0; j < reds.size(); ++j)
+    s += acrossThreads(reds[j], accs[j], "    ");
+  if (splits > 1)
+    s += combineSplits(reds, accs);
   for (size_t j = 0; j < reds.size(); ++j) {
     Operation *op = reds[j];
     ReductionRule rule = reductionRule(op);
     const std::string &acc = accs[j];
-    std::string smem = rule.accType == "float" ? "fz_smem_f" : "fz_smem_l";
-    if (tpr > 32)
-      s += "    " + acc + " = fz_block_reduce<" + str(tpr) + ">(" + acc + ", " + rule.functor +
-           ", " + smem + ");\n";
-    else if (tpr > 1)
-      s += "    " + acc + " = fz_warp_reduce<" + str(tpr) + ">(" + acc + ", " + rule.functor +
-           ");\n";
     std::string name = "red" + str(counter++);
     std::string type = computeType(dtypeOf(op->getResult(0)));
     std::string value = rule.isMean ? acc + " / " + str(cols) + ".f" : acc;
@@ -152,6 +161,49 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
     reductionVars[op] = name;
   }
   return s;
+}
+
+std::string RowPlan::acrossThreads(Operation *op, const std::string &acc,
+                                   const std::string &in) const {
+  ReductionRule rule = reductionRule(op);
+  std::string smem = rule.accType == "float" ? "fz_smem_f" : "fz_smem_l";
+  if (tpr > 32)
+    return in + acc + " = fz_block_reduce<" + str(tpr) + ">(" + acc + ", " + rule.functor +
+           ", " + smem + ");\n";
+  if (tpr > 1)
+    return in + acc + " = fz_warp_reduce<" + str(tpr) + ">(" + acc + ", " + rule.functor +
+           ");\n";
+  return "";
+}
+
+std::string RowPlan::combineSplits(const std::vector<Operation *> &reds,
+                                   const std::vector<std::string> &accs) {
+  partials = static_cast<int64_t>(reds.size());
+  std::string n = str(splits), in = "      ";
+  std::string s = "    {  // this block's partials; the row's last block combines them\n";
+  s += in + "long long *const fz_part = reinterpret_cast<long long *>(fz_scratch + " +
+       str(counterBytes()) + ") + (long long)row * " + str(partials * splits) + ";\n";
+  s += in + "unsigned *const fz_count = reinterpret_cast<unsigned *>(fz_scratch) + row;\n";
+  s += in + "if (threadIdx.x == 0) {\n";
+  for (size_t j = 0; j < reds.size(); ++j)
+    s += in + "  reinterpret_cast<" + reductionRule(reds[j]).accType + " *>(fz_part + " +
+         str(int64_t(j) * splits) + ")[blockIdx.y] = " + accs[j] + ";\n";
+  s += in + "  __threadfence();\n";
+  s += in + "  fz_last = atomicAdd(fz_count, 1u) == " + n + "u - 1;\n";
+  s += in + "  if (fz_last) *fz_count = 0;  // ready for the next launch\n";
+  s += in + "}\n" + in + "__syncthreads();\n";
+  s += in + "if (!fz_last) continue;\n" + in + "__threadfence();\n";
+  // Thread t folds splits t, t + tpr, ... and the block's tree the rest: a
+  // fixed order, so the result does not depend on which block came last.
+  for (size_t j = 0; j < reds.size(); ++j) {
+    ReductionRule rule = reductionRule(reds[j]);
+    s += in + accs[j] + " = " + rule.identity + ";\n";
+    s += in + "for (int i = threadIdx.x; i < " + n + "; i += " + str(tpr) + ")\n";
+    s += in + "  " + accs[j] + " = " + rule.functor + "(" + accs[j] + ", __ldcg(reinterpret_cast<const " +
+         rule.accType + " *>(fz_part + " + str(int64_t(j) * splits) + ") + i));\n";
+    s += acrossThreads(reds[j], accs[j], in);
+  }
+  return s + "    }\n";
 }
 
 std::string RowPlan::rowVaryingOutputs() {

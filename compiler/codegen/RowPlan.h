@@ -25,6 +25,18 @@ public:
   /// Cache preload, phases and stores.
   std::string body();
 
+  /// Splits every row over `splits` blocks (blockIdx.y), each reducing `slots`
+  /// slots of it: for few long rows, which one block per row would leave most
+  /// SMs idle. Each block writes its partials to the scratch, and the row's
+  /// last block to finish combines them in split order (the same result
+  /// whichever block is last) and stores the outputs. Only for one phase and
+  /// per-row outputs, with one row per block (tpr = threads per block).
+  void splitRows(int64_t splits) { this->splits = splits; }
+  /// Scratch the split form needs: a counter per row (zeroed once; the last
+  /// block zeroes it again), then 8-byte partials. Valid after body().
+  int64_t counterBytes() const;
+  int64_t scratchBytes() const;
+
 private:
   struct Cached {
     std::string name, type, storage, ptr, offset;
@@ -34,13 +46,17 @@ private:
   std::string reducedIndices(const std::string &indent) const;
   ElementEmitter makeEmitter(std::string *slotPre);
   std::string phase(const std::vector<mlir::Operation *> &reductions);
+  std::string acrossThreads(mlir::Operation *reduction, const std::string &acc,
+                            const std::string &indent) const;
+  std::string combineSplits(const std::vector<mlir::Operation *> &reductions,
+                            const std::vector<std::string> &accs);
   std::string rowVaryingOutputs();
   std::string perRowOutputs();
 
   FusionOp fusion;
   std::vector<int64_t> domain, reduced, kept;
   int lane;
-  int64_t vec, tpr, slots, cols = 1;
+  int64_t vec, tpr, slots, cols = 1, rows = 1, splits = 1, partials = 0;
   bool cached;
   std::vector<Cached> cache;
   std::map<std::string, std::string> cacheByKey;

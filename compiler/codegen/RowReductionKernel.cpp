@@ -9,6 +9,10 @@
 // row's threads by warp shuffles (TPR <= 32) or through shared memory. The last
 // phase computes and stores the outputs.
 //
+// Few long rows (a whole-tensor sum, a mean over all but a few elements) would
+// leave most SMs idle at one block per row, so such a row is split over
+// several blocks that combine their partials (RowPlan::splitRows).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
@@ -29,11 +33,32 @@ struct RowShape {
   std::vector<int64_t> domain, reduced, kept;
   int64_t rows = 1, cols = 1;
   int lane = -1;  ///< the innermost reduced dim, along which lanes vary
-  int64_t vec = 1, tpr = 1, slots = 1, tpb = 256;
+  int64_t vec = 1, tpr = 1, slots = 1, tpb = 256, splits = 1;
   bool cached = true;
 };
 
-RowShape planRows(FusionOp fusion) {
+/// Blocks per row when a row is split: enough that the grid fills the device
+/// once at 256 threads a block, each block at least 8 vectors per thread (less
+/// would spend more on the combine than it saves). 1: do not split, which is
+/// when at least half the SMs would have a row anyway. Only a one-phase group
+/// whose outputs are all per row can split: a phase after it, or an output
+/// along the row, would need every split's result first.
+int64_t rowSplits(FusionOp fusion, const RowShape &r, int smCount) {
+  constexpr int64_t kThreads = 256, kMinSlots = 8;
+  int64_t nvec = r.cols / r.vec;
+  int64_t target = int64_t(std::max(smCount, 1)) * (2048 / kThreads);
+  if (r.rows * 2 > smCount || nvec < 2 * kThreads * kMinSlots)
+    return 1;
+  if (reductionPhases(fusion).size() != 1)
+    return 1;
+  for (Value v : fusion.getYield().getValues())
+    if (shapeOf(v) == ArrayRef<int64_t>(r.domain))
+      return 1;
+  int64_t splits = std::min((target + r.rows - 1) / r.rows, nvec / (kThreads * kMinSlots));
+  return std::min<int64_t>(splits, 65535);
+}
+
+RowShape planRows(FusionOp fusion, const DeviceProfile &profile) {
   RowShape r;
   ReductionDomain rd = reductionDomain(fusion);
   r.domain = rd.domain;
@@ -63,6 +88,12 @@ RowShape planRows(FusionOp fusion) {
       r.tpr *= 2;
   }
   r.slots = (nvec + r.tpr - 1) / r.tpr;
+  r.splits = rowSplits(fusion, r, profile.smCount);
+  if (r.splits > 1) {
+    r.tpr = 256;
+    r.slots = (nvec + r.tpr * r.splits - 1) / (r.tpr * r.splits);
+    r.splits = (nvec + r.tpr * r.slots - 1) / (r.tpr * r.slots);  // no split left empty
+  }
   r.cached = r.slots * r.vec <= 64;
   r.tpb = r.tpr <= 32 ? 256 : r.tpr;
   return r;
@@ -71,16 +102,19 @@ RowShape planRows(FusionOp fusion) {
 } // namespace
 
 llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile) {
-  RowShape rs = planRows(fusion);
+  RowShape rs = planRows(fusion, profile);
   RowPlan plan(fusion, rs.domain, rs.reduced, rs.kept, rs.lane, rs.vec, rs.tpr, rs.slots,
                rs.cached);
+  if (rs.splits > 1)
+    plan.splitRows(rs.splits);
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "row_reduction";
   int64_t rpb = rs.tpb / rs.tpr;
   std::string src = "extern \"C\" __global__ void __launch_bounds__(" +
                     std::to_string(rs.tpb) + ")\n" + spec.name + "(" + parameterList(fusion) +
-                    ") {\n" + kAfterPrior;
+                    (rs.splits > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
+                    kAfterPrior;
   src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  const int tl = threadIdx.x % " + std::to_string(rs.tpr) + ";\n";
   src += plan.sharedDeclarations();
@@ -94,19 +128,27 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   src += "  }\n}\n";
 
   int64_t blocks = (rs.rows + rpb - 1) / rpb;
-  (void)profile;
   // One block per row group: blocks that finish early make room for new ones,
   // where a grid-stride loop would leave the tail to the slowest blocks.
   int64_t cap = int64_t(1) << 31;
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
   spec.block = static_cast<unsigned>(rs.tpb);
+  if (rs.splits > 1) {
+    spec.gridY = static_cast<unsigned>(rs.splits);
+    spec.scratchBytes = static_cast<unsigned>(plan.scratchBytes());
+    spec.scratchZeroOnce = static_cast<unsigned>(plan.counterBytes());
+  }
   spec.source = src;
   spec.schedule = std::to_string(rs.rows) + " rows x " + std::to_string(rs.cols) +
                   " cols; " + std::to_string(rs.tpr) + " threads/row, " +
                   std::to_string(rs.slots) + " slots of vec " + std::to_string(rs.vec) +
                   (rs.cached ? ", row cached in registers" : ", row streamed per phase") +
                   "; " + std::to_string(rs.tpb) + " threads x " + std::to_string(spec.grid) +
-                  " blocks";
+                  (rs.splits > 1 ? " x " + std::to_string(rs.splits) +
+                                       " blocks (each row split over " +
+                                       std::to_string(rs.splits) +
+                                       "; the row's last block combines their partials)"
+                                 : " blocks");
   return spec;
 }
 
