@@ -301,6 +301,12 @@ def main():
     graphs["mean_rows8"] = graph(
         "mean_rows8", [("x", "bf16", [8, 8388608])], [node("y", "mean", ["x"], axes=-1)], ["y"],
         "mean(x, -1) over 8 rows of 8M elements")
+    # A transpose materialized with a bias: the output is contiguous along the
+    # input's strided dim.
+    graphs["transpose_bias"] = graph(
+        "transpose_bias", [("x", "bf16", [8192, 8192]), ("b", "bf16", [8192])],
+        [node("xt", "transpose", ["x"]), node("y", "add", ["xt", "b"])], ["y"],
+        "transpose(x) + b: a transpose written out")
     # Decode-sized rows: latency, not bandwidth.
     for rows in (1, 32):
         small = memory_bound(rows, 4096, suffix="_%dx4096" % rows)

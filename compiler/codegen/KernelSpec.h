@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
 llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile);
+/// A pointwise group with an input contiguous along another dim than its
+/// outputs (a transpose), through shared-memory tiles (PointwiseTranspose.cpp);
+/// nullopt when it has none.
+std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion);
 llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile);
 llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
                                                    const DeviceProfile &profile);

@@ -15,6 +15,8 @@
 // Scalar accesses leave too few bytes in flight per thread to cover HBM
 // latency (odd_chain_f32: 68% of copy bandwidth, bench/NOTES.md).
 //
+// A group reading a transpose goes to PointwiseTranspose.cpp instead.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
@@ -113,6 +115,8 @@ std::string stepCode(FusionOp fusion, ArrayRef<int64_t> domain, int64_t vec, boo
 } // namespace
 
 llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile) {
+  if (std::optional<KernelSpec> transposed = generateTransposedPointwise(fusion))
+    return *transposed;
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "pointwise";
