@@ -8,7 +8,7 @@
 // for one index of the other dims. It first reads each such input's tile with
 // the lanes along P (whole 128-256 byte runs) into shared memory, then
 // computes the outputs with the lanes along L, taking those inputs from the
-// tile (a padded row, so neither pass has bank conflicts) and stores them
+// tile (a padded row: at most 2-way bank conflicts) and stores them
 // contiguously. The rest of the group's inputs are read per element as usual.
 //
 //===----------------------------------------------------------------------===//
@@ -119,7 +119,7 @@ struct Tile {
 std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion) {
   ArrayRef<int64_t> domain = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();
   int rank = domain.size();
-  if (rank < 2 || domain.back() < kTile / 2)
+  if (rank < 2 || domain.back() < kTile / 2 || shape::numElements(domain) == 0)
     return std::nullopt;
   int last = rank - 1;
 

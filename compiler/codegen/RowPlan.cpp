@@ -71,7 +71,8 @@ std::string RowPlan::slotLoop(const std::string &pre, const std::string &lanes,
   // A streamed split keeps 4 slots' loads in flight: its blocks are few.
   s = in + (cached ? "#pragma unroll\n" : splits > 1 ? "#pragma unroll 4\n" : "#pragma unroll 1\n");
   s += in + "for (int s = 0; s < " + str(slots) + "; ++s) {\n";
-  std::string slot = splits > 1 ? "(blockIdx.y * " + str(slots) + " + s)" : "s";
+  // In fz_idx: a row of 2^31 or more elements must not wrap in 32 bits.
+  std::string slot = splits > 1 ? "((fz_idx)blockIdx.y * " + str(slots) + " + s)" : "(fz_idx)s";
   s += in + "  const fz_idx cbase = (" + slot + " * " + str(tpr) + " + tl) * " + str(vec) + ";\n";
   bool ragged = splits * slots * tpr * vec != cols;
   std::string in2 = in + "  ";
