@@ -301,6 +301,9 @@ def main():
     graphs["mean_rows8"] = graph(
         "mean_rows8", [("x", "bf16", [8, 8388608])], [node("y", "mean", ["x"], axes=-1)], ["y"],
         "mean(x, -1) over 8 rows of 8M elements")
+    graphs["mean_pool"] = graph(
+        "mean_pool", [("x", "bf16", [32, 512, 4096])], [node("y", "mean", ["x"], axes=[1])],
+        ["y"], "mean(x, 1): pooling over 512 tokens, a reduction over a middle dim")
     # A transpose materialized with a bias: the output is contiguous along the
     # input's strided dim.
     graphs["transpose_bias"] = graph(

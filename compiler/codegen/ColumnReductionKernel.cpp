@@ -1,12 +1,17 @@
 //===- ColumnReductionKernel.cpp - reductions over the outer dims ---------===//
 //
-// For reductions whose reduced dims lead and whose kept dims are contiguous
-// (softmax over dim 0): a block owns a tile of TX x VEC adjacent columns and
+// For reductions whose kept dims are last and contiguous (softmax over dim
+// 0, a mean over the middle dim): a block owns a tile of TX x VEC adjacent columns and
 // TY threads walk down the reduced rows, each thread keeping VEC column
 // accumulators. Partial results meet in shared memory. Every phase re-reads
 // its tile; tiles are narrow (32 bytes of a row) so that the tiles in flight
 // are meant to stay in L2 between phases (on an H100 they mostly do not: 30%
 // of copy bandwidth for softmax over dim 0; see CooperativeColumnKernel.cpp).
+//
+// A group that reads its data once anyway (one phase, outputs per column: a
+// plain sum or max over the leading or middle dims) takes this kernel with
+// 256-byte tiles and the reduced rows split over blocks, whose partials the
+// tile's last block combines: enough blocks for any shape, each streaming.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
@@ -29,6 +34,9 @@ struct ColumnPlan {
   FusionOp fusion;
   std::vector<int64_t> domain, reduced, kept;
   int64_t rr = 1, kc = 1, vec = 1, tx = 1, ty = 128;
+  /// The reduced rows split over blocks (blockIdx.y), `chunk` rows each; the
+  /// partials of a tile meet in the scratch (see generateColumnReduction).
+  int64_t splits = 1, chunk = 0, tiles = 1, width = 1, reductions = 0;
   int last = 0;
   std::map<Operation *, std::string> reductionVars;
   int counter = 0;
@@ -45,9 +53,15 @@ struct ColumnPlan {
                        : keptIndexDecls(domain, kept, last, in);
   }
 
-  std::string rowLoop(const std::string &lanes, const std::string &post) const {
-    std::string s = "    #pragma unroll 4\n    for (fz_idx rr = ty; rr < " + str(rr) + "; rr += " +
-                    str(ty) + ") {\n" + indices(true, "      ");
+  std::string rowLoop(const std::string &lanes, const std::string &post,
+                      const std::string &pre = "") const {
+    std::string from = "ty", to = str(rr);
+    if (splits > 1) {
+      from = "(fz_idx)blockIdx.y * " + str(chunk) + " + ty";
+      to = "min((fz_idx)" + str(rr) + ", ((fz_idx)blockIdx.y + 1) * " + str(chunk) + ")";
+    }
+    std::string s = "    #pragma unroll 4\n    for (fz_idx rr = " + from + "; rr < " + to +
+                    "; rr += " + str(ty) + ") {\n" + indices(true, "      ") + pre;
     s += "      #pragma unroll\n      for (int l = 0; l < " + str(vec) + "; ++l) {\n";
     s += "        const fz_idx k" + str(last) + " = kl + l;\n" + lanes + "      }\n" + post +
          "    }\n";
@@ -56,6 +70,12 @@ struct ColumnPlan {
 
   std::string phase(const std::vector<Operation *> &reds) {
     ElementEmitter e = emitter();
+    // Split (one pass): a row's VEC columns as one vector load per input.
+    HoistedLoads hoist{last, vec, "kl", "      "};
+    if (splits > 1)
+      e.load = [&hoist](ElementEmitter &em, BlockArgument arg, const Index &idx) {
+        return hoist.load(em, arg, idx);
+      };
     std::string head, lanes, tail;
     for (Operation *op : reds) {
       ReductionRule rule = reductionRule(op);
@@ -76,13 +96,52 @@ struct ColumnPlan {
               str(vec) + "; ++l) " + smem + "[ty][tx * " + str(vec) + " + l] = " + rule.functor +
               "(" + smem + "[ty][tx * " + str(vec) + " + l], " + smem + "[ty + half][tx * " +
               str(vec) + " + l]);\n    }\n    __syncthreads();\n";
-      tail += "    " + type + " " + name + "[" + str(vec) + "];\n    for (int l = 0; l < " +
-              str(vec) + "; ++l) " + name + "[l] = (" + type + ")(" + smem + "[0][tx * " +
-              str(vec) + " + l]" + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n";
+      tail += "    " + type + " " + name + "[" + str(vec) + "];\n";
+      std::string value = smem + "[0][tx * " + str(vec) + " + l]";
+      if (splits > 1) {
+        // This block's partial, in its split's slot of the reduction's plane.
+        tail += "    if (ty == 0)\n      for (int l = 0; l < " + str(vec) + "; ++l) " +
+                part(rule.accType, reductions, "blockIdx.y") + " = " + value + ";\n";
+        combine += "      for (int l = 0; l < " + str(vec) + "; ++l) {\n        " + rule.accType +
+                   " a = " + rule.identity + ";\n        #pragma unroll" + (splits > 16 ? " 16" : "") +
+                   "\n        for (int sp = 0; sp < " +
+                   str(splits) + "; ++sp)\n          a = " + rule.functor + "(a, __ldcg(&" +
+                   part(rule.accType, reductions, "sp") + "));\n        " + name + "[l] = (" +
+                   type + ")(a" + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n      }\n";
+        ++reductions;
+      } else {
+        tail += "    for (int l = 0; l < " + str(vec) + "; ++l) " + name + "[l] = (" + type +
+                ")(" + value + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n";
+      }
       reductionVars[op] = name;
     }
-    return head + rowLoop(lanes, "") + tail;
+    if (splits > 1) {
+      // The tile's last block (a counter per tile) combines the partials in
+      // split order: the same result whichever block finishes last. Unrolled,
+      // so a thread's loads of the splits are in flight together (one after
+      // another, 64 splits took 17 us where the kernel reads 8 MB).
+      tail += "    __threadfence();\n    __syncthreads();\n";
+      tail += "    if (threadIdx.x == 0) {\n      unsigned *const fz_count = reinterpret_cast<unsigned "
+              "*>(fz_scratch) + tile;\n      fz_last = atomicAdd(fz_count, 1u) == " +
+              str(splits) + "u - 1;\n      if (fz_last) *fz_count = 0;  // ready for the next "
+              "launch\n    }\n    __syncthreads();\n    if (!fz_last) continue;\n"
+              "    __threadfence();\n    if (ty == 0) {\n" + combine + "    }\n";
+    }
+    return head + rowLoop(lanes, "", hoist.pre) + tail;
   }
+
+  /// Slot `split` of reduction `j`'s partials for this thread's column l:
+  /// planes of 8-byte slots, [reduction][tile][split][column of the tile].
+  std::string part(const std::string &type, int64_t j, const std::string &split) const {
+    return "reinterpret_cast<" + type + " *>(reinterpret_cast<long long *>(fz_scratch + " +
+           str(counterBytes()) + ") + ((" + str(j * tiles) + "LL + tile) * " + str(splits) +
+           " + " + split + ") * " + str(width) + " + tx * " + str(vec) + " + l)[0]";
+  }
+  int64_t scratchBytes() const {
+    return counterBytes() + reductions * tiles * splits * width * 8;
+  }
+  std::string combine;
+  int64_t counterBytes() const { return 256 * ((tiles * 4 + 255) / 256); }
 
   std::string outputs() {
     ColumnOutputCode c = columnOutputs(
@@ -104,7 +163,8 @@ struct ColumnPlan {
 } // namespace
 
 llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
-                                                   const DeviceProfile &profile) {
+                                                   const DeviceProfile &profile,
+                                                   int64_t maxSplits) {
   ColumnPlan p;
   p.fusion = fusion;
   ReductionDomain rd = takeColumnDomain(p, fusion);
@@ -114,18 +174,50 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   ColumnTile tile = columnTile(fusion, rd);
   p.vec = tile.vec;
   p.tx = tile.tx;
+  bool split = readsOnce(fusion);
+  if (split) {
+    // One pass over the data: tiles of 256 bytes per row (whole DRAM runs),
+    // and the rows split over blocks until the grid fills the device once.
+    int64_t bytes = maxElementBytes(fusion);
+    p.tx = std::max<int64_t>(1, 256 / (p.vec * bytes));
+    while (p.tx > 1 && p.tx * p.vec > p.kc)
+      p.tx /= 2;
+  }
   p.ty = 256 / p.tx;
-  int64_t width = p.tx * p.vec, tiles = (p.kc + width - 1) / width;
+  p.width = p.tx * p.vec;
+  p.tiles = (p.kc + p.width - 1) / p.width;
+  if (split) {
+    constexpr int64_t kMinRowsPerThread = 8;
+    int64_t target = int64_t(std::max(profile.smCount, 1)) * 8;
+    p.splits = std::min((target + p.tiles - 1) / p.tiles, p.rr / (p.ty * kMinRowsPerThread));
+    p.splits = std::max<int64_t>(1, std::min<int64_t>(p.splits, 65535));
+    p.chunk = (p.rr + p.splits - 1) / p.splits;
+    p.chunk = (p.chunk + p.ty - 1) / p.ty * p.ty;  // whole rounds of the block's rows
+    p.splits = (p.rr + p.chunk - 1) / p.chunk;     // none left empty
+    if (maxSplits > 0 && p.splits > maxSplits)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "rows split into more than %d pieces", (int)maxSplits);
+  }
+  int64_t width = p.width, tiles = p.tiles;
 
   std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
 
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
+  std::string body;
+  for (auto &[l, reds] : byLevel)
+    body += "    // phase " + str(l) + "\n" + p.phase(reds);
+  body += "    // outputs\n" + p.outputs();
+  bool scratch = p.splits > 1;
   std::string src = "extern \"C\" __global__ void __launch_bounds__(256)\n" + spec.name + "(" +
-                    parameterList(fusion) + ") {\n" + kAfterPrior;
+                    parameterList(fusion) +
+                    (scratch ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
+                    kAfterPrior;
   src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(width) + "];\n";
+  if (scratch)
+    src += "  __shared__ bool fz_last;\n";
   bool intAcc = false;
   for (auto &[l, reds] : byLevel)
     for (Operation *op : reds)
@@ -139,19 +231,29 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   src += "    const bool active = kbase < " + str(p.kc) + ";\n";
   src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
   src += p.indices(false, "    ");
-  for (auto &[l, reds] : byLevel)
-    src += "    // phase " + str(l) + "\n" + p.phase(reds);
-  src += "    // outputs\n" + p.outputs();
+  src += body;
   src += "  }\n}\n";
 
-  int64_t cap = static_cast<int64_t>(profile.smCount) * 2;
+  // Split: one block per (tile, split), no loop. Otherwise tiles of 64 bytes
+  // per row and two blocks per SM measured best of 32/64/128 bytes x 1/2/4
+  // blocks (bench/NOTES.md); that form is the fallback when the cooperative
+  // kernel's chunk does not fit on chip, and re-reads the data per phase.
+  int64_t cap = scratch ? tiles : static_cast<int64_t>(profile.smCount) * 2;
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(tiles, cap)));
   spec.block = 256;
+  if (scratch) {
+    spec.gridY = static_cast<unsigned>(p.splits);
+    spec.scratchBytes = static_cast<unsigned>(p.scratchBytes());
+    spec.scratchZeroOnce = static_cast<unsigned>(p.counterBytes());
+  }
   spec.source = src;
   spec.schedule = std::to_string(p.rr) + " reduced x " + std::to_string(p.kc) +
                   " kept; tiles of " + str(width) + " columns (" + str(p.tx) + " x vec " +
                   str(p.vec) + "), " + str(p.ty) + " threads down each; " +
-                  str(spec.grid) + " blocks";
+                  str(spec.grid) + " blocks" +
+                  (scratch ? " x " + str(p.splits) + " splits of " + str(p.chunk) +
+                                 " rows (the tile's last block combines their partials)"
+                           : "");
   return spec;
 }
 

@@ -43,8 +43,13 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
 /// nullopt when it has none.
 std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion);
 llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile);
+/// The column reduction kernel. A group that reads its data once (one phase,
+/// per-column outputs) streams, its reduced rows split over up to `maxSplits`
+/// blocks per tile (0: as many as fill the device); it fails when more would
+/// be needed. Other groups re-read their tile per phase.
 llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
-                                                   const DeviceProfile &profile);
+                                                   const DeviceProfile &profile,
+                                                   int64_t maxSplits = 0);
 /// The column reduction that reads its data once: teams of blocks split the
 /// reduced rows, keep their chunk in shared memory, and exchange partial results
 /// through global memory. Fails (returns an error) when the chunk cannot fit.

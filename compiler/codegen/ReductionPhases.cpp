@@ -37,6 +37,16 @@ std::map<int, std::vector<Operation *>> reductionPhases(FusionOp fusion) {
   return phases;
 }
 
+bool readsOnce(FusionOp fusion) {
+  if (reductionPhases(fusion).size() != 1)
+    return false;
+  ReductionDomain rd = reductionDomain(fusion);
+  for (Value v : fusion.getYield().getValues())
+    if (shapeOf(v) == ArrayRef<int64_t>(rd.domain))
+      return false;
+  return true;
+}
+
 ReductionDomain reductionDomain(FusionOp fusion) {
   ReductionDomain r;
   auto d = fusion->getAttrOfType<DenseI64ArrayAttr>("domain").asArrayRef();

@@ -21,6 +21,10 @@ bool isReduction(mlir::Operation *op);
 /// Keys are 1, 2, ...; each phase's reductions in body order.
 std::map<int, std::vector<mlir::Operation *>> reductionPhases(FusionOp fusion);
 
+/// Whether a reduction group reads its data once anyway: one phase and no
+/// output along the reduced dims, so keeping it on chip saves nothing.
+bool readsOnce(FusionOp fusion);
+
 /// The iteration domain of a reduction group, from its schedule attributes.
 struct ReductionDomain {
   std::vector<int64_t> domain, reduced, kept;

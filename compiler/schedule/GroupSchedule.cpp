@@ -129,15 +129,19 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
   s.rows = s.cols = 1;
   for (size_t i = 0; i < d.size(); ++i)
     (llvm::is_contained(axes, (int64_t)i) ? s.cols : s.rows) *= d[i];
-  // Leading reduced dims with contiguous kept dims behind them: a column
-  // reduction. Otherwise rows, read contiguously when the reduced dims are innermost.
+  // Kept dims last (leading reduced dims with contiguous kept dims behind
+  // them, or a middle dim reduced, mean pooling over tokens): a column
+  // reduction, whose kernels read whole runs of the kept columns. Otherwise
+  // rows, read contiguously along the innermost reduced dims.
   bool prefix = true;
   for (size_t i = 0; i < axes.size(); ++i)
     prefix &= axes[i] == (int64_t)i;
   bool suffix = true;
   for (size_t i = 0; i < axes.size(); ++i)
     suffix &= axes[axes.size() - 1 - i] == (int64_t)(d.size() - 1 - i);
-  s.kind = prefix && !suffix ? GroupKind::ColumnReduction : GroupKind::RowReduction;
+  bool lastKept = !llvm::is_contained(axes, (int64_t)d.size() - 1);
+  s.kind = (prefix && !suffix) || lastKept ? GroupKind::ColumnReduction
+                                           : GroupKind::RowReduction;
   if (!checkRowConsistency(ops, s, why))
     return false;
   llvm::SetVector<Value> inputs, outputs;
