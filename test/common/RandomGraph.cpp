@@ -42,6 +42,8 @@ private:
   Value unary(const Value &x);
   Value binary(const Value &x, const Value &y);
   Value reduceBroadcast(const Value &x);
+  std::vector<int64_t> pickAxes(int rank);
+  Value transposedInput(const std::vector<int64_t> &shape);
   std::vector<int64_t> pickShape(int64_t maxElements);
 
   Rng rng;
@@ -100,18 +102,27 @@ Value Builder::binary(const Value &x, const Value &y) {
   return node(op, {x.name, y.name}, x.shape);
 }
 
+/// Axes to reduce: the last (row kernels), the first (column kernels), a
+/// middle one (column kernels too: the last dim is kept), or all of them (one
+/// long row, split over blocks when long enough).
+std::vector<int64_t> Builder::pickAxes(int rank) {
+  int kind = rng.pick(4);
+  if (kind == 0 || rank == 1)
+    return {rank - 1};
+  if (kind == 1)
+    return {0};
+  if (kind == 2 && rank >= 3)
+    return {1};
+  std::vector<int64_t> all;
+  for (int i = 0; i < rank; ++i)
+    all.push_back(i);
+  return all;
+}
+
 /// reduce over some axes (keepdims), then combine with x: the normalization shape.
 Value Builder::reduceBroadcast(const Value &x) {
   int rank = x.shape.size();
-  std::vector<int64_t> axes;
-  int kind = rng.pick(3);
-  if (kind == 0 || rank == 1)
-    axes = {rank - 1};
-  else if (kind == 1)
-    axes = {0};
-  else
-    for (int i = 0; i < rank; ++i)
-      axes.push_back(i);
+  std::vector<int64_t> axes = pickAxes(rank);
   std::vector<int64_t> kept = x.shape;
   for (int64_t a : axes)
     kept[a] = 1;
@@ -122,6 +133,22 @@ Value Builder::reduceBroadcast(const Value &x) {
   Value r = node(op, {x.name}, kept, {{"axes", axes}, {"keepdims", true}});
   const char *combine = rng.of<const char *>({"sub", "add", "maximum"});
   return node(combine, {x.name, r.name}, x.shape);
+}
+
+/// An input stored with its last two dims swapped, read through a transpose
+/// (the pointwise kernel stages it through shared-memory tiles when both dims
+/// are long enough).
+Value Builder::transposedInput(const std::vector<int64_t> &shape) {
+  int rank = shape.size();
+  if (rank < 2)
+    return input(shape, dtype);
+  std::vector<int64_t> stored = shape, perm;
+  std::swap(stored[rank - 1], stored[rank - 2]);
+  for (int i = 0; i < rank; ++i)
+    perm.push_back(i);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  Value t = input(stored, dtype);
+  return node("transpose", {t.name}, shape, {{"perm", perm}});
 }
 
 std::vector<int64_t> Builder::pickShape(int64_t maxElements) {
@@ -151,11 +178,12 @@ Json Builder::build(int64_t maxElements) {
   Value cur = x;
   int steps = 2 + rng.pick(6);
   for (int i = 0; i < steps; ++i) {
-    switch (rng.pick(5)) {
+    switch (rng.pick(6)) {
     case 0: cur = unary(cur); break;
     case 1: cur = binary(cur, input(bias, dtype)); break;
     case 2: cur = binary(cur, input(rng.pick(2) ? perRow : shape, dtype)); break;
     case 3: cur = reduceBroadcast(cur); break;
+    case 4: cur = binary(cur, transposedInput(shape)); break;
     default: {
       // where(cmp(a, b), cur, other) with the comparison on inputs only.
       Value a = input(shape, dtype), b = input(bias, dtype);
@@ -173,7 +201,7 @@ Json Builder::build(int64_t maxElements) {
     outputs.push_back(live[1 + rng.pick(live.size() - 2)].name);
   if (dtype != "bool" && rng.pick(3) == 0) {
     Value r = node(isFloatName(dtype) ? "mean" : "sum", {cur.name}, {},
-                   {{"axes", std::vector<int64_t>{(int64_t)shape.size() - 1}}});
+                   {{"axes", pickAxes(shape.size())}});
     outputs.push_back(r.name);
   }
   return {{"fusec", 1}, {"name", "random"}, {"inputs", inputs}, {"nodes", nodes},

@@ -1,8 +1,9 @@
 //===- RandomGraph.h - random pointwise/broadcast/reduction graphs --------===//
 //
 // Test graphs for fusion: chains of elementwise ops over inputs that broadcast
-// (biases along the last dim, per-row scales), reductions over the last axis,
-// the first axis or everything, and the reduce -> broadcast -> pointwise shapes
+// (biases along the last dim, per-row scales) or are read through a transpose
+// of their last two dims, reductions over the last axis, the first, a middle
+// one or everything, and the reduce -> broadcast -> pointwise shapes
 // of normalizations; every dtype; odd sizes (1, 3, 1023, 4097). Values stay
 // finite and comparisons only look at inputs, so results are continuous in
 // the inputs and the fused kernels (fp32 intermediates) can be compared with the
