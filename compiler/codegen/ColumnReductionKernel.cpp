@@ -174,10 +174,19 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   ColumnTile tile = columnTile(fusion, rd);
   p.vec = tile.vec;
   p.tx = tile.tx;
+  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
+  bool intAcc = false;
+  for (auto &[l, reds] : byLevel)
+    for (Operation *op : reds)
+      intAcc |= reductionRule(op).accType != "float";
   bool split = readsOnce(fusion);
   if (split) {
     // One pass over the data: tiles of 256 bytes per row (whole DRAM runs),
     // and the rows split over blocks until the grid fills the device once.
+    // The tree's shared memory is 256 x vec accumulators (4 or 4 + 8 bytes),
+    // which must leave room for the split's flag under the 48 KB static limit.
+    while (p.vec > 1 && 256 * p.vec * (intAcc ? 12 : 4) > 48 * 1024 - 64)
+      p.vec /= 2;
     int64_t bytes = maxElementBytes(fusion);
     p.tx = std::max<int64_t>(1, 256 / (p.vec * bytes));
     while (p.tx > 1 && p.tx * p.vec > p.kc)
@@ -200,8 +209,6 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   }
   int64_t width = p.width, tiles = p.tiles;
 
-  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
-
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
@@ -218,10 +225,6 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(width) + "];\n";
   if (scratch)
     src += "  __shared__ bool fz_last;\n";
-  bool intAcc = false;
-  for (auto &[l, reds] : byLevel)
-    for (Operation *op : reds)
-      intAcc |= reductionRule(op).accType != "float";
   if (intAcc)
     src += "  __shared__ long long fz_cl[" + str(p.ty) + "][" + str(width) + "];\n";
   src += "  const int tx = threadIdx.x % " + str(p.tx) + ", ty = threadIdx.x / " + str(p.tx) +

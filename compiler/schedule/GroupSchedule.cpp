@@ -139,9 +139,14 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
   bool suffix = true;
   for (size_t i = 0; i < axes.size(); ++i)
     suffix &= axes[axes.size() - 1 - i] == (int64_t)(d.size() - 1 - i);
-  bool lastKept = !llvm::is_contained(axes, (int64_t)d.size() - 1);
-  s.kind = (prefix && !suffix) || lastKept ? GroupKind::ColumnReduction
-                                           : GroupKind::RowReduction;
+  // A middle reduction only when the kept run behind it spans 32 bytes (a
+  // DRAM sector): over [B, S, 1] the columns are one element wide, and the
+  // row kernel's contiguous rows read better.
+  int64_t run = 1;
+  for (int64_t i = (int64_t)d.size() - 1; i >= 0 && !llvm::is_contained(axes, i); --i)
+    run *= d[i];
+  bool middle = run * dtypeBytes(dtypeOf(first->getOperand(0))) >= 32;
+  s.kind = (prefix && !suffix) || middle ? GroupKind::ColumnReduction : GroupKind::RowReduction;
   if (!checkRowConsistency(ops, s, why))
     return false;
   llvm::SetVector<Value> inputs, outputs;

@@ -8,7 +8,9 @@
 //   pointwise         every output has the domain shape D
 //   row_reduction     reductions share input shape D and axes R, R are the
 //                     innermost dims (or any dims, read by gather)
-//   column_reduction  as row_reduction, R are the outermost dims
+//   column_reduction  as row_reduction, the last dim is kept: R are the
+//                     outermost dims, or middle ones in front of a kept run
+//                     of at least 32 contiguous bytes
 //   matmul            one matmul and an elementwise epilogue on its result
 //
 //===----------------------------------------------------------------------===//
