@@ -49,11 +49,8 @@ int64_t rowSplits(FusionOp fusion, const RowShape &r, int smCount) {
   int64_t target = int64_t(std::max(smCount, 1)) * (2048 / kThreads);
   if (r.rows * 2 > smCount || nvec < 2 * kThreads * kMinSlots)
     return 1;
-  if (reductionPhases(fusion).size() != 1)
+  if (!readsOnce(fusion))
     return 1;
-  for (Value v : fusion.getYield().getValues())
-    if (shapeOf(v) == ArrayRef<int64_t>(r.domain))
-      return 1;
   int64_t splits = std::min((target + r.rows - 1) / r.rows, nvec / (kThreads * kMinSlots));
   return std::min<int64_t>(splits, 65535);
 }
