@@ -171,6 +171,8 @@ std::string explainText(const Explanation &e) {
                        : k.gemm == "cublaslt-epilogue" ? "cuBLASLt with its epilogue"
                                                        : "cuBLASLt") +
            " (" + k.gemmAlternatives + ")\n";
+    if (!k.schedule.empty())
+      s += "  schedule: " + k.schedule + "\n";
   }
   // Kernels sharing a launch (listed below) are predicted as one.
   std::string launches =
@@ -238,6 +240,9 @@ std::string explainJson(const Explanation &e) {
       j["kernels"][i]["gemm"] = e.kernels[i].gemm;
       j["kernels"][i]["gemm_alternatives"] = e.kernels[i].gemmAlternatives;
     }
+  for (size_t i = 0; i < e.kernels.size(); ++i)
+    if (!e.kernels[i].schedule.empty())
+      j["kernels"][i]["schedule"] = e.kernels[i].schedule;
   j["edges"] = nlohmann::json::array();
   for (const ExplainedEdge &ed : e.edges)
     j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});

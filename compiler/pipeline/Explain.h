@@ -26,6 +26,9 @@ struct ExplainedKernel {
   double unfusedUs = 0, predictedUs = 0;
   /// Matmul groups: "fusec" or "cublaslt", and the predictions behind it.
   std::string gemm, gemmAlternatives;
+  /// How the kernel runs (KernelLaunch::schedule: threads, blocks, tiles,
+  /// splits), filled by the caller from the plan; empty for library calls.
+  std::string schedule;
   double tripsUnfused() const { return tripBytes ? double(bytesUnfused) / tripBytes : 0; }
   double tripsFused() const { return tripBytes ? double(bytesFused) / tripBytes : 0; }
 };
