@@ -6,10 +6,12 @@
 // plain pointwise kernel moved such a copy at 10% of the copy rate
 // (bench/NOTES.md, session n). Here a block owns a 64 x 64 tile of (P, L)
 // for one index of the other dims. It first reads each such input's tile with
-// the lanes along P (whole 128-256 byte runs) into shared memory, then
-// computes the outputs with the lanes along L, taking those inputs from the
-// tile (a padded row: at most 2-way bank conflicts) and stores them
-// contiguously. The rest of the group's inputs are read per element as usual.
+// the lanes along P, 16-byte vectors where the input's rows allow, into shared
+// memory; then each thread computes VL consecutive outputs along L, taking
+// those inputs from the tile (a padded row: at most 2-way bank conflicts), and
+// stores them as one vector. The group's other inputs are read as the plain
+// pointwise kernel reads them (HoistedLoads: vectors along L where they can).
+// transpose(x) + b at 8192^2 bf16: 551.8 -> 98.7 us, 91% of the copy rate.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
