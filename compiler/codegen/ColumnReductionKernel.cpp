@@ -76,7 +76,7 @@ struct ColumnPlan {
       e.load = [&hoist](ElementEmitter &em, BlockArgument arg, const Index &idx) {
         return hoist.load(em, arg, idx);
       };
-    std::string head, lanes, tail;
+    std::string head, lanes, tail, combine;
     for (Operation *op : reds) {
       ReductionRule rule = reductionRule(op);
       std::string acc = "acc" + str(counter++);
@@ -140,7 +140,6 @@ struct ColumnPlan {
   int64_t scratchBytes() const {
     return counterBytes() + reductions * tiles * splits * width * 8;
   }
-  std::string combine;
   int64_t counterBytes() const { return 256 * ((tiles * 4 + 255) / 256); }
 
   std::string outputs() {
@@ -207,7 +206,6 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "rows split into more than %d pieces", (int)maxSplits);
   }
-  int64_t width = p.width, tiles = p.tiles;
 
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
@@ -222,14 +220,14 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
                     (scratch ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
                     kAfterPrior;
   src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
-  src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(width) + "];\n";
+  src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(p.width) + "];\n";
   if (scratch)
     src += "  __shared__ bool fz_last;\n";
   if (intAcc)
-    src += "  __shared__ long long fz_cl[" + str(p.ty) + "][" + str(width) + "];\n";
+    src += "  __shared__ long long fz_cl[" + str(p.ty) + "][" + str(p.width) + "];\n";
   src += "  const int tx = threadIdx.x % " + str(p.tx) + ", ty = threadIdx.x / " + str(p.tx) +
          ";\n";
-  src += "  for (fz_idx tile = blockIdx.x; tile < " + str(tiles) + "; tile += gridDim.x) {\n";
+  src += "  for (fz_idx tile = blockIdx.x; tile < " + str(p.tiles) + "; tile += gridDim.x) {\n";
   src += "    const fz_idx kbase = (tile * " + str(p.tx) + " + tx) * " + str(p.vec) + ";\n";
   src += "    const bool active = kbase < " + str(p.kc) + ";\n";
   src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
@@ -241,8 +239,8 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   // per row and two blocks per SM measured best of 32/64/128 bytes x 1/2/4
   // blocks (bench/NOTES.md); that form is the fallback when the cooperative
   // kernel's chunk does not fit on chip, and re-reads the data per phase.
-  int64_t cap = scratch ? tiles : static_cast<int64_t>(profile.smCount) * 2;
-  spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(tiles, cap)));
+  int64_t cap = scratch ? p.tiles : static_cast<int64_t>(profile.smCount) * 2;
+  spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(p.tiles, cap)));
   spec.block = 256;
   if (scratch) {
     spec.gridY = static_cast<unsigned>(p.splits);
@@ -251,7 +249,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   }
   spec.source = src;
   spec.schedule = std::to_string(p.rr) + " reduced x " + std::to_string(p.kc) +
-                  " kept; tiles of " + str(width) + " columns (" + str(p.tx) + " x vec " +
+                  " kept; tiles of " + str(p.width) + " columns (" + str(p.tx) + " x vec " +
                   str(p.vec) + "), " + str(p.ty) + " threads down each; " +
                   str(spec.grid) + " blocks" +
                   (scratch ? " x " + str(p.splits) + " splits of " + str(p.chunk) +

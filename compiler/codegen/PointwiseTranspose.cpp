@@ -35,16 +35,23 @@ constexpr int64_t kTileBudget = 40 * 1024;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-/// Whether `text` contains identifier `word`.
-bool hasWord(const std::string &text, const std::string &word) {
-  for (size_t i = text.find(word); i != std::string::npos; i = text.find(word, i + 1)) {
-    bool before = i == 0 || !(std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
-    size_t j = i + word.size();
-    bool after = j >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_');
-    if (before && after)
-      return true;
+/// The identifiers in a C++ index expression, in order (a literal's suffix,
+/// "LL" of "0LL", counts as one).
+std::vector<std::string> identifiers(const std::string &expr) {
+  auto part = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string> words;
+  for (size_t i = 0; i < expr.size();) {
+    if (!std::isalpha(static_cast<unsigned char>(expr[i])) && expr[i] != '_') {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < expr.size() && part(expr[j]))
+      ++j;
+    words.push_back(expr.substr(i, j - i));
+    i = j;
   }
-  return false;
+  return words;
 }
 
 /// Whether every identifier in `expr` is a domain index variable (or a cast or
@@ -52,21 +59,12 @@ bool hasWord(const std::string &text, const std::string &word) {
 /// in the tile-loading pass, which defines only those.
 bool onlyDomainVars(const std::string &expr, int rank) {
   static const std::set<std::string> words = {"min", "max", "int", "long"};
-  for (size_t i = 0; i < expr.size();) {
-    if (!std::isalpha(static_cast<unsigned char>(expr[i])) && expr[i] != '_') {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[j])) || expr[j] == '_'))
-      ++j;
-    std::string w = expr.substr(i, j - i);
+  for (const std::string &w : identifiers(expr)) {
     bool domainVar = w.size() > 1 && w[0] == 'i' &&
                      std::all_of(w.begin() + 1, w.end(), [](char c) { return std::isdigit(c); }) &&
                      std::stoi(w.substr(1)) < rank;
     if (!domainVar && !words.count(w))
       return false;
-    i = j;
   }
   return true;
 }
@@ -91,7 +89,7 @@ bool movesWith(ArrayRef<int64_t> shape, const Index &idx, int d) {
     if (shape[i] == 1)
       continue;
     const IndexExpr &e = idx[i];
-    if (e.text.empty() ? e.dom == d : hasWord(e.text, var))
+    if (e.text.empty() ? e.dom == d : llvm::is_contained(identifiers(e.text), var))
       return true;
   }
   return false;
@@ -111,9 +109,9 @@ int transposedDim(ElementEmitter &em, mlir::BlockArgument arg, const Index &idx,
 }
 
 struct Tile {
-  std::string name, type, storage, ptr, offset;
-  std::string vecOffset;  ///< the offset with dim P at the chunk's start, "ip"
-  int64_t vp = 1;         ///< elements per load along P
+  std::string name, type, storage, ptr;
+  std::string offset;  ///< of the input's element, with dim P at the chunk's start "ip"
+  int64_t vp = 1;      ///< elements per load along P
 };
 
 } // namespace
@@ -171,7 +169,7 @@ std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion) {
         vp /= 2;
       tileBytes += bytes;
       tileByKey[key] = "fz_tile" + str(tiles.size());
-      tiles.push_back({tileByKey[key], type, storageType(dtypeOf(arg)), ptr, off,
+      tiles.push_back({tileByKey[key], type, storageType(dtypeOf(arg)), ptr,
                        em.offsetAt(shape, idx, p, "ip"), vp});
     }
     return tileByKey[key] + "[i" + str(last) + " - fz_l0][i" + str(p) + " - fz_p0]";
@@ -221,7 +219,7 @@ std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion) {
            str(rows) + ";\n";
     src += "    if (ip < " + str(domain[p]) + " && " + L + " < " + str(domain[last]) + ") {\n";
     src += "      " + t.type + " fz_v[" + str(t.vp) + "];\n";
-    src += "      fz_load<" + t.storage + ", " + str(t.vp) + ">(" + t.ptr + ", " + t.vecOffset +
+    src += "      fz_load<" + t.storage + ", " + str(t.vp) + ">(" + t.ptr + ", " + t.offset +
            ", fz_v);\n";
     src += "      #pragma unroll\n      for (int j = 0; j < " + str(t.vp) + "; ++j) " + t.name +
            "[" + L + " - fz_l0][ip - fz_p0 + j] = fz_v[j];\n";

@@ -67,9 +67,9 @@ std::string RowPlan::reducedIndices(const std::string &indent) const {
 
 std::string RowPlan::slotLoop(const std::string &pre, const std::string &lanes,
                               const std::string &post, const std::string &in) const {
-  std::string s;
   // A streamed split keeps 4 slots' loads in flight: its blocks are few.
-  s = in + (cached ? "#pragma unroll\n" : splits > 1 ? "#pragma unroll 4\n" : "#pragma unroll 1\n");
+  std::string s =
+      in + (cached ? "#pragma unroll\n" : splits > 1 ? "#pragma unroll 4\n" : "#pragma unroll 1\n");
   s += in + "for (int s = 0; s < " + str(slots) + "; ++s) {\n";
   // In fz_idx: a row of 2^31 or more elements must not wrap in 32 bits.
   std::string slot = splits > 1 ? "((fz_idx)blockIdx.y * " + str(slots) + " + s)" : "(fz_idx)s";

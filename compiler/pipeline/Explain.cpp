@@ -235,14 +235,14 @@ std::string explainJson(const Explanation &e) {
                             {"launches_fused", 1},
                             {"unfused_us", k.unfusedUs},
                             {"predicted_us", k.predictedUs}});
-  for (size_t i = 0; i < e.kernels.size(); ++i)
+  for (size_t i = 0; i < e.kernels.size(); ++i) {
     if (!e.kernels[i].gemm.empty()) {
       j["kernels"][i]["gemm"] = e.kernels[i].gemm;
       j["kernels"][i]["gemm_alternatives"] = e.kernels[i].gemmAlternatives;
     }
-  for (size_t i = 0; i < e.kernels.size(); ++i)
     if (!e.kernels[i].schedule.empty())
       j["kernels"][i]["schedule"] = e.kernels[i].schedule;
+  }
   j["edges"] = nlohmann::json::array();
   for (const ExplainedEdge &ed : e.edges)
     j["edges"].push_back({{"from", ed.from}, {"to", ed.to}, {"bytes", ed.bytes}});

@@ -18,6 +18,8 @@
 
 #include "compiler/codegen/KernelSpec.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -25,6 +27,11 @@
 
 namespace fusec {
 namespace {
+
+/// A joined launch's schedule: kSharedSchedule + "a (a's schedule)" +
+/// kPartSeparator + "b (b's schedule)"; kernelSchedule() reads it back.
+constexpr const char *kSharedSchedule = "one launch: ";
+constexpr const char *kPartSeparator = " | ";
 
 /// A kernel's source cut into the prelude before it, its name, parameter
 /// list and body (between the braces, after the wait for the prior grid).
@@ -163,8 +170,8 @@ std::optional<PlanStep> joined(const PlanStep &a, const PlanStep &b, double smal
                          "blockIdx.x - " + std::to_string(a.kernel.grid) + "u") +
                     "\n}\n";
   m.kernel.family = a.kernel.family == b.kernel.family ? a.kernel.family : "shared";
-  m.kernel.schedule = "one launch: " + a.name + " (" + a.kernel.schedule + ") | " + b.name +
-                      " (" + b.kernel.schedule + ")";
+  m.kernel.schedule = kSharedSchedule + a.name + " (" + a.kernel.schedule + ")" + kPartSeparator +
+                      b.name + " (" + b.kernel.schedule + ")";
   m.kernel.grid = a.kernel.grid + b.kernel.grid;
   m.kernel.gridY = a.kernel.gridY;
   m.kernel.block = a.kernel.block;
@@ -209,6 +216,25 @@ void shareLaunches(PlanDesc &plan, double smallUs) {
     ++i;  // steps i and i + 1 are in m
   }
   plan.steps = std::move(out);
+}
+
+std::string kernelSchedule(const PlanDesc &plan, const std::string &name) {
+  for (const PlanStep &step : plan.steps) {
+    if (step.kind != PlanStep::Kind::Kernel)
+      continue;
+    if (step.name == name)
+      return step.kernel.schedule;
+    llvm::StringRef rest(step.kernel.schedule);
+    if (!rest.consume_front(kSharedSchedule))
+      continue;
+    while (!rest.empty()) {
+      auto [part, tail] = rest.split(kPartSeparator);
+      if (part.consume_front(name + " (") && part.consume_back(")"))
+        return (part + " (sharing one launch with the kernel beside it)").str();
+      rest = tail;
+    }
+  }
+  return "";
 }
 
 } // namespace fusec

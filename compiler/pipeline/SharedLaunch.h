@@ -11,4 +11,9 @@ namespace fusec {
 /// (SharedLaunch.cpp says which kernels qualify).
 void shareLaunches(PlanDesc &plan, double smallUs = 10.0);
 
+/// How kernel `name` of the plan runs: its step's schedule, or, where it
+/// shares a launch, its own part of that launch's schedule. Empty when no
+/// kernel step has that name (a library call).
+std::string kernelSchedule(const PlanDesc &plan, const std::string &name);
+
 } // namespace fusec

@@ -3,6 +3,7 @@
 #include "tools/fusec/Driver.h"
 
 #include "compiler/pipeline/Explain.h"
+#include "compiler/pipeline/SharedLaunch.h"
 #include "runtime/api/ProgramImpl.h"
 
 namespace fusec::cli {
@@ -13,28 +14,6 @@ struct ExplainOptions {
   PlanFlags plan;
 };
 
-/// The schedule of kernel `name` in the plan; a kernel sharing a launch is
-/// one part of that launch's "one launch: a (...) | b (...)".
-std::string scheduleOf(const PlanDesc &plan, const std::string &name) {
-  for (const PlanStep &step : plan.steps) {
-    if (step.kind != PlanStep::Kind::Kernel)
-      continue;
-    const std::string &s = step.kernel.schedule;
-    if (step.name == name)
-      return s;
-    llvm::StringRef rest(s);
-    if (!rest.consume_front("one launch: "))
-      continue;
-    while (!rest.empty()) {
-      auto [part, tail] = rest.split(" | ");
-      if (part.consume_front(name + " (") && part.consume_back(")"))
-        return (part + " (sharing one launch with the kernel beside it)").str();
-      rest = tail;
-    }
-  }
-  return "";
-}
-
 int runExplain(const ExplainOptions &opts) {
   auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false);
   if (!program)
@@ -44,7 +23,7 @@ int runExplain(const ExplainOptions &opts) {
   e.sharedLaunches = impl.plan.sharedLaunches;
   e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;
   for (ExplainedKernel &k : e.kernels)
-    k.schedule = scheduleOf(impl.plan, k.name);
+    k.schedule = kernelSchedule(impl.plan, k.name);
   std::string text = opts.format == "json"  ? explainJson(e)
                      : opts.format == "dot" ? explainDot(e)
                                             : explainText(e);
