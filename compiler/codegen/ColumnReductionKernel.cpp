@@ -10,8 +10,12 @@
 //
 // A group that reads its data once anyway (one phase, outputs per column: a
 // plain sum or max over the leading or middle dims) takes this kernel with
-// 256-byte tiles and the reduced rows split over blocks, whose partials the
-// tile's last block combines: enough blocks for any shape, each streaming.
+// 256-byte tiles, one 16-byte load per row, and one block per tile. Where
+// the tiles alone would leave the device less than half full of threads, the
+// reduced rows are split over blocks too, and the tile's last block combines
+// their partials. Half the device's threads, each streaming a long run of
+// rows, measured faster than a full device of short runs (bench/NOTES.md,
+// session 2026-11-23o).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
@@ -37,6 +41,8 @@ struct ColumnPlan {
   /// The reduced rows split over blocks (blockIdx.y), `chunk` rows each; the
   /// partials of a tile meet in the scratch (see generateColumnReduction).
   int64_t splits = 1, chunk = 0, tiles = 1, width = 1, reductions = 0;
+  /// One pass over the data (readsOnce): vector loads, one block per tile.
+  bool stream = false;
   int last = 0;
   std::map<Operation *, std::string> reductionVars;
   int counter = 0;
@@ -72,7 +78,7 @@ struct ColumnPlan {
     ElementEmitter e = emitter();
     // Split (one pass): a row's VEC columns as one vector load per input.
     HoistedLoads hoist{last, vec, "kl", "      "};
-    if (splits > 1)
+    if (stream)
       e.load = [&hoist](ElementEmitter &em, BlockArgument arg, const Index &idx) {
         return hoist.load(em, arg, idx);
       };
@@ -178,10 +184,9 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   for (auto &[l, reds] : byLevel)
     for (Operation *op : reds)
       intAcc |= reductionRule(op).accType != "float";
-  bool split = readsOnce(fusion);
-  if (split) {
-    // One pass over the data: tiles of 256 bytes per row (whole DRAM runs),
-    // and the rows split over blocks until the grid fills the device once.
+  p.stream = readsOnce(fusion);
+  if (p.stream) {
+    // One pass over the data: tiles of 256 bytes per row (whole DRAM runs).
     // The tree's shared memory is 256 x vec accumulators (4 or 4 + 8 bytes),
     // which must leave room for the split's flag under the 48 KB static limit.
     while (p.vec > 1 && 256 * p.vec * (intAcc ? 12 : 4) > 48 * 1024 - 64)
@@ -191,13 +196,20 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
     while (p.tx > 1 && p.tx * p.vec > p.kc)
       p.tx /= 2;
   }
-  p.ty = 256 / p.tx;
   p.width = p.tx * p.vec;
   p.tiles = (p.kc + p.width - 1) / p.width;
-  if (split) {
+  // Threads per block: 256, or 128 for a stream whose tiles alone would fill
+  // more than half the device with 256 (the same threads then walk twice the
+  // rows: mean pooling's 1024 tiles ran 53.7 us at 256 and 49.6 at 128).
+  const int64_t sms = std::max(profile.smCount, 1);
+  int64_t threads = std::max<int64_t>(p.stream && p.tiles > sms * 4 ? 128 : 256, p.tx);
+  p.ty = threads / p.tx;
+  if (p.stream) {
+    // Split the rows until the grid holds half the device's threads (2048
+    // per SM), not less than 8 rows per thread.
     constexpr int64_t kMinRowsPerThread = 8;
-    int64_t target = int64_t(std::max(profile.smCount, 1)) * 8;
-    p.splits = std::min((target + p.tiles - 1) / p.tiles, p.rr / (p.ty * kMinRowsPerThread));
+    int64_t target = sms * 1024 / threads;
+    p.splits = std::min(target / p.tiles, p.rr / (p.ty * kMinRowsPerThread));
     p.splits = std::max<int64_t>(1, std::min<int64_t>(p.splits, 65535));
     p.chunk = (p.rr + p.splits - 1) / p.splits;
     p.chunk = (p.chunk + p.ty - 1) / p.ty * p.ty;  // whole rounds of the block's rows
@@ -215,7 +227,12 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
     body += "    // phase " + str(l) + "\n" + p.phase(reds);
   body += "    // outputs\n" + p.outputs();
   bool scratch = p.splits > 1;
-  std::string src = "extern \"C\" __global__ void __launch_bounds__(256)\n" + spec.name + "(" +
+  // A stream's grid (half the device's threads, or the tiles alone where
+  // those are more) must be resident at once: 1024 threads' worth of blocks
+  // per SM, at most 64 registers a thread (32 made the split kernels spill).
+  std::string bounds = str(threads) + (p.stream ? ", " + str(1024 / threads) : "");
+  std::string src = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ")\n" +
+                    spec.name + "(" +
                     parameterList(fusion) +
                     (scratch ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
                     kAfterPrior;
@@ -235,13 +252,13 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   src += body;
   src += "  }\n}\n";
 
-  // Split: one block per (tile, split), no loop. Otherwise tiles of 64 bytes
+  // Stream: one block per (tile, split), no loop. Otherwise tiles of 64 bytes
   // per row and two blocks per SM measured best of 32/64/128 bytes x 1/2/4
   // blocks (bench/NOTES.md); that form is the fallback when the cooperative
   // kernel's chunk does not fit on chip, and re-reads the data per phase.
-  int64_t cap = scratch ? p.tiles : static_cast<int64_t>(profile.smCount) * 2;
+  int64_t cap = p.stream ? p.tiles : sms * 2;
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(p.tiles, cap)));
-  spec.block = 256;
+  spec.block = static_cast<unsigned>(threads);
   if (scratch) {
     spec.gridY = static_cast<unsigned>(p.splits);
     spec.scratchBytes = static_cast<unsigned>(p.scratchBytes());
