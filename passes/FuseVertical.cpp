@@ -225,13 +225,13 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
     double after = 0;
     std::vector<Operation *> clones;
   };
-  auto attempt = [&](const OpGroup &ops, bool keep, double &after) {
+  auto attempt = [&](const OpGroup &copied, bool keep, double &after) {
     // Clone next to the consumer (operands dominate it there); the consumer
     // reads the clone of `p`.
     OpBuilder b(consumer);
     IRMapping map;
     std::vector<Operation *> clones;
-    for (Operation *op : ops)
+    for (Operation *op : copied)
       clones.push_back(b.clone(*op, map));
     use.set(map.lookup(p->getResult(0)));
     OpGroup withClones = groups[gc];
@@ -242,7 +242,7 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
     // Originals nobody reads any more leave the producer group (reverse
     // order: a dead op may be the last user of another).
     std::vector<Operation *> dead;
-    for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+    for (auto it = copied.rbegin(); it != copied.rend(); ++it)
       if ((*it)->use_empty() ||
           llvm::all_of((*it)->getUsers(), [&](Operation *u) { return llvm::is_contained(dead, u); }))
         dead.push_back(*it);
@@ -273,8 +273,11 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
     }
     groups[gc] = std::move(withClones);
     groups[gp] = std::move(producerGroup);
+    // The second run() walks `ops`: an erased original must not be in it
+    // (it was, and random graphs crashed there once freed memory was reused).
     for (Operation *d : dead) {
       groupOf.erase(d);
+      llvm::erase(ops, d);
       d->erase();
     }
     return true;
