@@ -196,6 +196,18 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
     while (p.tx > 1 && p.tx * p.vec > p.kc)
       p.tx /= 2;
   }
+  // A few rows (a max over a leading dim of 3) re-read per phase: each
+  // thread walks them all, none idle and no tree, one block per tile. With
+  // eight threads down a tile of 3 rows, five idled and 264 blocks looped
+  // over 8193 tiles (15.9 us against 5.2 predicted).
+  const bool fewRows = !p.stream && p.rr <= 8;
+  if (fewRows) {
+    p.tx = 256;
+    while (p.vec > 1 && p.tx * p.vec * (intAcc ? 12 : 4) > 40 * 1024)
+      p.vec /= 2;
+    while (p.tx > 1 && p.tx * p.vec > p.kc)
+      p.tx /= 2;
+  }
   p.width = p.tx * p.vec;
   p.tiles = (p.kc + p.width - 1) / p.width;
   // Threads per block: 256, or 128 for a stream whose tiles alone would fill
@@ -203,6 +215,8 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   // rows: mean pooling's 1024 tiles ran 53.7 us at 256 and 49.6 at 128).
   const int64_t sms = std::max(profile.smCount, 1);
   int64_t threads = std::max<int64_t>(p.stream && p.tiles > sms * 4 ? 128 : 256, p.tx);
+  if (fewRows)
+    threads = p.tx;
   p.ty = threads / p.tx;
   if (p.stream) {
     // Split the rows until the grid holds half the device's threads (2048
@@ -256,7 +270,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   // per row and two blocks per SM measured best of 32/64/128 bytes x 1/2/4
   // blocks (bench/NOTES.md); that form is the fallback when the cooperative
   // kernel's chunk does not fit on chip, and re-reads the data per phase.
-  int64_t cap = p.stream ? p.tiles : sms * 2;
+  int64_t cap = p.stream || fewRows ? p.tiles : sms * 2;
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(p.tiles, cap)));
   spec.block = static_cast<unsigned>(threads);
   if (scratch) {
