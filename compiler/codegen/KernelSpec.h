@@ -62,7 +62,8 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
 /// online pass over a cluster's 128-byte column tile kept in registers, shared
 /// memory and L2 (OnlineColumnSoftmax.cpp). Fails when the group is not that
 /// pattern or its tile does not fit.
-llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion);
+llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
+                                                       const DeviceProfile &profile);
 /// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
 /// Several 1-64 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp;
 /// past 8 rows its tensor-core form).

@@ -31,7 +31,7 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
     // cooperative grid before); otherwise re-read per phase.
     bool hopper = llvm::StringRef(arch).starts_with("sm_9") ||
                   llvm::StringRef(arch).starts_with("sm_10");
-    spec = hopper ? detail::generateOnlineColumnSoftmax(fusion)
+    spec = hopper ? detail::generateOnlineColumnSoftmax(fusion, profile)
                   : llvm::Expected<KernelSpec>(llvm::createStringError(
                         llvm::inconvertibleErrorCode(), "no clusters"));
     // Read once anyway (one phase, per-column outputs): streamed, the rows

@@ -144,7 +144,7 @@ struct Plan {
   FusionOp fusion;
   std::vector<int64_t> domain, reduced, kept;
   int64_t rr = 1, kc = 1, vec = 1, ty = 1, width = 1, chunk = 1, slots = 1, regSlots = 0,
-          smemSlots = 0;
+          smemSlots = 0, members = kMembers;
   int last = 0;
   struct Cached {
     std::string ptr, offset, storage;
@@ -251,7 +251,8 @@ struct Plan {
 
 } // namespace
 
-llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
+llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
+                                                       const DeviceProfile &profile) {
   std::optional<Softmax> sm = matchSoftmax(fusion);
   if (!sm)
     return unsupported("not a softmax over the reduced dims");
@@ -268,7 +269,19 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   // Every member holds whole batches of rows: chunks of equal size.
   if (p.rr % (kMembers * p.ty) != 0)
     return unsupported("reduced rows do not split evenly over the cluster");
-  p.chunk = p.rr / kMembers;
+  // The cluster size: the largest of 8, 4 and 2 blocks whose grid is
+  // resident at once (two blocks per SM: three fit, less what GPCs leave
+  // over), fewer than 8 only with chunks of at most 1024 rows (the tiers were
+  // tuned on those); 8 where none is. 4096 x 4096 had 64 clusters of 8 for
+  // 45 resident: 41.0 us; 64 of 4, 34.8 (bench/NOTES.md, session o).
+  const int64_t tiles = (p.kc + p.width - 1) / p.width;
+  for (int64_t m = kMembers; m >= 2; m /= 2)
+    if ((m == kMembers || p.rr / m <= 1024) &&
+        tiles * m <= 2 * int64_t(std::max(profile.smCount, 1))) {
+      p.members = m;
+      break;
+    }
+  p.chunk = p.rr / p.members;
   p.slots = p.chunk / p.ty;
   p.regSlots = p.slots >= 3 * kBatch ? kRegSlots : 0;
   p.smemSlots = std::min(p.slots - p.regSlots, kSmemSlots);
@@ -312,14 +325,13 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
     if (dtypeBytes(dtypeOf(r)) * p.vec != 16)
       return unsupported("an output is not 16-byte vectors of the tile");
 
-  const int64_t tiles = (p.kc + p.width - 1) / p.width;
   const int64_t l2Begin = p.regSlots + p.smemSlots;
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
   std::string V = str(p.vec), W = str(p.width);
   std::string s = kHelpers;
-  s += "extern \"C\" __global__ void __cluster_dims__(" + str(kMembers) +
+  s += "extern \"C\" __global__ void __cluster_dims__(" + str(p.members) +
        ", 1, 1) __launch_bounds__(" + str(kThreads) + ", 3)\n" + spec.name + "(" +
        parameterList(fusion) + ") {\n";
   s += kAfterPrior;
@@ -332,7 +344,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   s += "  __shared__ float2 fz_stat[" + W + "];  // the column's (max, sum)\n";
   s += "  const int tx = threadIdx.x % " + str(kTx) + ", ty = threadIdx.x / " + str(kTx) + ";\n";
   s += "  const unsigned member = fz_cluster_rank();\n";
-  s += "  const fz_idx tile = blockIdx.x / " + str(kMembers) + ";\n";
+  s += "  const fz_idx tile = blockIdx.x / " + str(p.members) + ";\n";
   s += "  const fz_idx rbase = (fz_idx)member * " + str(p.chunk) + ";\n";
   s += "  const fz_idx kbase = (tile * " + str(kTx) + " + tx) * " + V + ";\n";
   s += "  const bool active = kbase < " + str(p.kc) + ";\n";
@@ -365,7 +377,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   s += "  fz_cluster_sync();  // every member's partials are published\n";
   s += "  for (int c = threadIdx.x; c < " + W + "; c += " + str(kThreads) + ") {\n";
   s += "    float2 a = fz_dsmem_ld2(&fz_part[c], 0);\n";
-  s += "    for (int q = 1; q < " + str(kMembers) + "; ++q) {\n";
+  s += "    for (int q = 1; q < " + str(p.members) + "; ++q) {\n";
   s += "      const float2 b = fz_dsmem_ld2(&fz_part[c], q);\n";
   s += "      fz_online_merge(a.x, a.y, b.x, b.y);\n    }\n";
   s += "    if (a.y != a.y && a.x != __int_as_float(0x7f800000)) a.x = a.y;  // a NaN input: max NaN\n"
@@ -386,11 +398,11 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion) {
   s += "}\n";
 
   spec.source = s;
-  spec.grid = static_cast<unsigned>(tiles * kMembers);
+  spec.grid = static_cast<unsigned>(tiles * p.members);
   spec.block = kThreads;
   spec.sharedBytes = static_cast<unsigned>(p.smemSlots * p.ty * kTx * 16);  // 16-byte vectors
   spec.schedule = str(p.rr) + " reduced x " + str(p.kc) + " kept; " + str(tiles) +
-                  " clusters of " + str(kMembers) + " blocks, each " + str(p.chunk) + " rows x " +
+                  " clusters of " + str(p.members) + " blocks, each " + str(p.chunk) + " rows x " +
                   W + " columns, read once: max and sum in one pass (online); rows per thread " +
                   str(p.regSlots) + " in registers, " + str(p.smemSlots) + " in shared memory, " +
                   str(p.slots - l2Begin) + " in L2";
