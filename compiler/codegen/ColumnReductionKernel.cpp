@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/LastBlock.h"
 #include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/shape/ShapeRules.h"
@@ -126,12 +127,9 @@ struct ColumnPlan {
       // split order: the same result whichever block finishes last. Unrolled,
       // so a thread's loads of the splits are in flight together (one after
       // another, 64 splits took 17 us where the kernel reads 8 MB).
-      tail += "    __threadfence();\n    __syncthreads();\n";
-      tail += "    if (threadIdx.x == 0) {\n      unsigned *const fz_count = reinterpret_cast<unsigned "
-              "*>(fz_scratch) + tile;\n      fz_last = atomicAdd(fz_count, 1u) == " +
-              str(splits) + "u - 1;\n      if (fz_last) *fz_count = 0;  // ready for the next "
-              "launch\n    }\n    __syncthreads();\n    if (!fz_last) continue;\n"
-              "    __threadfence();\n    if (ty == 0) {\n" + combine + "    }\n";
+      tail += lastBlockHandshake("    ", "reinterpret_cast<unsigned *>(fz_scratch) + tile",
+                                 str(splits) + "u", "continue;");
+      tail += "    if (ty == 0) {\n" + combine + "    }\n";
     }
     return head + rowLoop(lanes, "", hoist.pre) + tail;
   }

@@ -23,6 +23,7 @@
 #include "compiler/codegen/GemmConfig.h"
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/LastBlock.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/cost/CostModel.h"
 #include "compiler/schedule/StridedView.h"
@@ -532,8 +533,6 @@ std::string GemmGen::source(const std::string &name) {
     int64_t planes = shape.batch * shape.m * shape.n;
     int64_t counterBytes = 256 * ((tilesM * tilesN * shape.batch * 4 + 255) / 256);
     s += "  float *fz_part = reinterpret_cast<float *>(fz_scratch + " + str(counterBytes) + ");\n";
-    s += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch) + fz_b * " +
-         str(tilesM * tilesN) + " + fz_tm * " + str(tilesN) + " + fz_tn;\n";
     s += "  __shared__ bool fz_last;\n";
     std::string each =
         "  #pragma unroll\n  for (int i = 0; i < " + str(mi) + "; ++i)\n  #pragma unroll\n"
@@ -547,10 +546,10 @@ std::string GemmGen::source(const std::string &name) {
     s += each + "    for (int l = 0; l < 2; ++l)\n      if (fz_en + l < " + str(shape.n) +
          ") fz_part[(long long)blockIdx.y * " + str(planes) +
          " + fz_o + l] = acc[i][j][2 * h + l];\n  }\n";
-    s += "  __threadfence();\n  __syncthreads();\n";
-    s += "  if (threadIdx.x == 0) {\n    const unsigned prev = atomicAdd(fz_count, 1u);\n"
-         "    fz_last = prev == gridDim.y - 1;\n    if (fz_last) *fz_count = 0;  // ready for the "
-         "next launch\n  }\n  __syncthreads();\n  if (!fz_last) return;\n  __threadfence();\n";
+    s += lastBlockHandshake("  ",
+                            "reinterpret_cast<unsigned *>(fz_scratch) + fz_b * " +
+                                str(tilesM * tilesN) + " + fz_tm * " + str(tilesN) + " + fz_tn",
+                            "gridDim.y", "return;");
     // The split count is known here: an unrolled sum lets a thread's loads
     // of every split be in flight at once. Over gridDim.y each load waited
     // for the one before, ~16 accumulators x splits L2 round trips in a row

@@ -1,6 +1,7 @@
 //===- RowPlan.cpp - phases, register caching and stores of a row kernel --===//
 #include "compiler/codegen/RowPlan.h"
 
+#include "compiler/codegen/LastBlock.h"
 #include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/shape/ShapeRules.h"
@@ -184,16 +185,13 @@ std::string RowPlan::combineSplits(const std::vector<Operation *> &reds,
   std::string s = "    {  // this block's partials; the row's last block combines them\n";
   s += in + "long long *const fz_part = reinterpret_cast<long long *>(fz_scratch + " +
        str(counterBytes()) + ") + (long long)row * " + str(partials * splits) + ";\n";
-  s += in + "unsigned *const fz_count = reinterpret_cast<unsigned *>(fz_scratch) + row;\n";
   s += in + "if (threadIdx.x == 0) {\n";
   for (size_t j = 0; j < reds.size(); ++j)
     s += in + "  reinterpret_cast<" + reductionRule(reds[j]).accType + " *>(fz_part + " +
          str(int64_t(j) * splits) + ")[blockIdx.y] = " + accs[j] + ";\n";
-  s += in + "  __threadfence();\n";
-  s += in + "  fz_last = atomicAdd(fz_count, 1u) == " + n + "u - 1;\n";
-  s += in + "  if (fz_last) *fz_count = 0;  // ready for the next launch\n";
-  s += in + "}\n" + in + "__syncthreads();\n";
-  s += in + "if (!fz_last) continue;\n" + in + "__threadfence();\n";
+  s += in + "}\n";
+  s += lastBlockHandshake(in, "reinterpret_cast<unsigned *>(fz_scratch) + row", n + "u",
+                          "continue;");
   // Thread t folds splits t, t + tpr, ... and the block's tree the rest: a
   // fixed order, so the result does not depend on which block came last.
   for (size_t j = 0; j < reds.size(); ++j) {

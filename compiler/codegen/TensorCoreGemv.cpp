@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/LastBlock.h"
 
 #include <cstdio>
 
@@ -173,14 +174,9 @@ std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &wei
          " + fz_e * " + str(J) + " + j] = fz_vs[j];\n";
     o += in + "}\n";
     o += in + "__shared__ bool fz_last;\n";
-    o += in + "__threadfence();\n" + in + "__syncthreads();\n";
-    o += in + "if (threadIdx.x == 0) {\n";
-    o += in + "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch) + blockIdx.x;\n";
-    o += in + "  fz_last = atomicAdd(fz_count, 1u) == gridDim.y - 1;\n";
-    o += in + "  if (fz_last) *fz_count = 0;  // ready for the next launch\n";
-    o += in + "}\n" + in + "__syncthreads();\n";
+    o += lastBlockHandshake(in, "reinterpret_cast<unsigned *>(fz_scratch) + blockIdx.x",
+                            "gridDim.y", "");
     o += in + "if (fz_last) {\n";
-    o += in + "  __threadfence();\n";
     o += in + "  " + loop.substr(in.size());
     std::string ind = in + "    ";
     o += ind + "const int fz_nl = fz_e % " + str(rowsPerBlock) + ", fz_em = fz_e / " +
