@@ -77,7 +77,7 @@ struct ColumnPlan {
 
   std::string phase(const std::vector<Operation *> &reds) {
     ElementEmitter e = emitter();
-    // Split (one pass): a row's VEC columns as one vector load per input.
+    // Streamed (one pass): a row's VEC columns as one vector load per input.
     HoistedLoads hoist{last, vec, "kl", "      "};
     if (stream)
       e.load = [&hoist](ElementEmitter &em, BlockArgument arg, const Index &idx) {
@@ -105,6 +105,9 @@ struct ColumnPlan {
               str(vec) + " + l]);\n    }\n    __syncthreads();\n";
       tail += "    " + type + " " + name + "[" + str(vec) + "];\n";
       std::string value = smem + "[0][tx * " + str(vec) + " + l]";
+      auto result = [&](const std::string &v) {  // a mean divides the total
+        return "(" + type + ")(" + v + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n";
+      };
       if (splits > 1) {
         // This block's partial, in its split's slot of the reduction's plane.
         tail += "    if (ty == 0)\n      for (int l = 0; l < " + str(vec) + "; ++l) " +
@@ -113,12 +116,12 @@ struct ColumnPlan {
                    " a = " + rule.identity + ";\n        #pragma unroll" + (splits > 16 ? " 16" : "") +
                    "\n        for (int sp = 0; sp < " +
                    str(splits) + "; ++sp)\n          a = " + rule.functor + "(a, __ldcg(&" +
-                   part(rule.accType, reductions, "sp") + "));\n        " + name + "[l] = (" +
-                   type + ")(a" + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n      }\n";
+                   part(rule.accType, reductions, "sp") + "));\n        " + name + "[l] = " +
+                   result("a") + "      }\n";
         ++reductions;
       } else {
-        tail += "    for (int l = 0; l < " + str(vec) + "; ++l) " + name + "[l] = (" + type +
-                ")(" + value + (rule.isMean ? " / " + str(rr) + ".f" : "") + ");\n";
+        tail += "    for (int l = 0; l < " + str(vec) + "; ++l) " + name + "[l] = " +
+                result(value);
       }
       reductionVars[op] = name;
     }
@@ -182,17 +185,23 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   for (auto &[l, reds] : byLevel)
     for (Operation *op : reds)
       intAcc |= reductionRule(op).accType != "float";
-  p.stream = readsOnce(fusion);
-  if (p.stream) {
-    // One pass over the data: tiles of 256 bytes per row (whole DRAM runs).
-    // The tree's shared memory is 256 x vec accumulators (4 or 4 + 8 bytes),
-    // which must leave room for the split's flag under the 48 KB static limit.
-    while (p.vec > 1 && 256 * p.vec * (intAcc ? 12 : 4) > 48 * 1024 - 64)
+  // Halves the vector until `columns` x vec accumulators (4 or 4 + 8 bytes)
+  // fit `smem` bytes of the tree's shared memory.
+  auto fitVec = [&](int64_t columns, int64_t smem) {
+    while (p.vec > 1 && columns * p.vec * (intAcc ? 12 : 4) > smem)
       p.vec /= 2;
-    int64_t bytes = maxElementBytes(fusion);
-    p.tx = std::max<int64_t>(1, 256 / (p.vec * bytes));
+  };
+  auto narrowToKept = [&] {
     while (p.tx > 1 && p.tx * p.vec > p.kc)
       p.tx /= 2;
+  };
+  p.stream = readsOnce(fusion);
+  if (p.stream) {
+    // One pass over the data: tiles of 256 bytes per row (whole DRAM runs),
+    // leaving room for the split's flag under the 48 KB static limit.
+    fitVec(256, 48 * 1024 - 64);
+    p.tx = std::max<int64_t>(1, 256 / (p.vec * maxElementBytes(fusion)));
+    narrowToKept();
   }
   // A few rows (a max over a leading dim of 3) re-read per phase: each
   // thread walks them all, none idle and no tree, one block per tile. With
@@ -201,10 +210,8 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   const bool fewRows = !p.stream && p.rr <= 8;
   if (fewRows) {
     p.tx = 256;
-    while (p.vec > 1 && p.tx * p.vec * (intAcc ? 12 : 4) > 40 * 1024)
-      p.vec /= 2;
-    while (p.tx > 1 && p.tx * p.vec > p.kc)
-      p.tx /= 2;
+    fitVec(p.tx, 40 * 1024);
+    narrowToKept();
   }
   p.width = p.tx * p.vec;
   p.tiles = (p.kc + p.width - 1) / p.width;
