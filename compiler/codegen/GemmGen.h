@@ -12,6 +12,7 @@
 #include "compiler/schedule/StridedView.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fusec::codegen::detail {
@@ -55,6 +56,25 @@ std::string tcGemvWaves(int64_t blocks, int smCount);
 std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &weights,
                                const TcGemvShape &s, const std::string &elem,
                                const std::string &epilogue, const std::string &indent);
+
+/// The K loop of the dot-product kernels (GemvLoop.cpp). A lane's steps
+/// are k = kStart + i * laneStep below `k`; per step it reads one 16-byte
+/// vector (8 elements at k) of each weight, given as (pointer, element
+/// offset in terms of `k`), and runs `body` (at `indent` + 2) with `k` and
+/// `float w[weights][8]` defined. `allInFlight` (gemvAllInFlight): every
+/// step's weights are loaded before the first is used.
+struct GemvLoop {
+  int64_t k = 0, laneStep = 0;
+  std::string kStart, elem;
+  std::vector<std::pair<std::string, std::string>> weights;
+  std::string body, indent;
+  bool allInFlight = false;
+};
+std::string gemvWeightLoop(const GemvLoop &loop);
+/// Whether a lane's steps along K (whole steps, `weights` vectors each)
+/// fit the 16 vectors in flight, with the grid's `warps` resident at once
+/// at the registers that takes.
+bool gemvAllInFlight(int64_t k, int64_t laneStep, int weights, int64_t warps, int smCount);
 
 struct GemmGen {
   FusionOp fusion;
@@ -121,7 +141,7 @@ struct GemmGen {
   /// into shared memory (it fits kGemvStageBytes) rather than per warp.
   bool gemvStagesA() const;
   /// M <= 8: a warp per weight row(s), no tensor cores.
-  std::string gemvSource(const std::string &name);
+  std::string gemvSource(const std::string &name, int smCount);
   /// M 9-64 (cfg.gemvTiles > 0): the tensor-core dot-product kernel.
   std::string tensorCoreGemvSource(const std::string &name);
   TcGemvShape tcGemvShape() const;
@@ -129,7 +149,7 @@ struct GemmGen {
   /// rows of K <= 128 (the lanes split among rows).
   int gemvRowsPerWarpStep() const;
   /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
-  std::string scalarEpilogue();
+  std::string scalarEpilogue(std::string *prefetch = nullptr);
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em
   /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices. With
   /// stagedStore the results go to the block's output tiles in shared memory.

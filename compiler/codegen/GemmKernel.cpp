@@ -30,6 +30,7 @@
 #include "compiler/shape/ShapeRules.h"
 
 #include <map>
+#include <regex>
 
 using namespace mlir;
 
@@ -249,7 +250,7 @@ bool GemmGen::gemvStagesA() const {
   return a.computed && shape.m * shape.k * 2 <= kGemvStageBytes;
 }
 
-std::string GemmGen::gemvSource(const std::string &name) {
+std::string GemmGen::gemvSource(const std::string &name, int smCount) {
   int C = cfg.gemvCols, W = cfg.gemvWarps;
   int64_t M = shape.m, N = shape.n, K = shape.k;
   int R = gemvRowsPerWarpStep(), L = 32 / R;
@@ -277,58 +278,111 @@ std::string GemmGen::gemvSource(const std::string &name) {
     s += "    fz_store<" + elem + ", 8>(fz_Astage, m * " + str(K) + " + k, x);\n  }\n";
     s += "  __syncthreads();\n";
   }
+  // This lane's output element (lane m * C + c of a row's segment takes
+  // element (m, c)) and the epilogue's inputs, read now: they do not wait
+  // for the products, so their latency is not added at the kernel's end.
+  s += "  const int fz_em = min(fz_l / " + str(C) + ", " + str(M - 1) + ");\n";
+  s += "  const int fz_en = fz_l < " + str(M * C) + " ? fz_n0 + (fz_l % " + str(C) + ") * " +
+       str(R) + " : " + str(N) + ";  // " + str(N) + ": no element\n";
+  s += "  const int fz_enc = min(fz_en, " + str(N - 1) + ");\n";
+  std::string prefetch, epilogue = scalarEpilogue(&prefetch);
+  s += prefetch;
   s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
-  s += "  #pragma unroll 4\n  for (int k = fz_l * 8; k < " + str(K) + "; k += " + str(L * 8) +
-       ") {\n";
-  s += "    float w[" + str(C) + "][8];\n";
-  s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
-  s += "      const int n = min(fz_n0 + c * " + str(R) + ", " + str(N - 1) + ");\n";
-  s += operandVector(b, "k", "n", true, "w[c]", "      ") + "    }\n";
-  s += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m) {\n";
-  if (staged)
-    s += "      float x[8];\n      fz_load_shared<" + elem + ", 8>(fz_Astage + m * " + str(K) +
-         " + k, x);\n";
-  else
-    s += "      float x[8];\n" + operandVector(a, "m", "k", false, "x", "      ");
-  s += "      #pragma unroll\n      for (int c = 0; c < " + str(C) + "; ++c)\n"
-       "        #pragma unroll\n        for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
-       "w[c][i], acc[m][c]);\n    }\n  }\n";
-  // Every lane of a row's segment ends with every sum; lane m * C + c of the
-  // segment takes element (m, c).
-  s += "  float fz_v = 0.f;\n  int fz_em = 0, fz_en = " + str(N) + ";\n";
+  // One step: the rows of A (8 elements at k) against the weights' vectors.
+  auto step = [&](const std::string &in) {
+    std::string t = in + "#pragma unroll\n" + in + "for (int m = 0; m < " + str(M) + "; ++m) {\n";
+    if (staged)
+      t += in + "  float x[8];\n" + in + "  fz_load_shared<" + elem + ", 8>(fz_Astage + m * " +
+           str(K) + " + k, x);\n";
+    else
+      t += in + "  float x[8];\n" + operandVector(a, "m", "k", false, "x", in + "  ");
+    t += in + "  #pragma unroll\n" + in + "  for (int c = 0; c < " + str(C) + "; ++c)\n" + in +
+         "    #pragma unroll\n" + in + "    for (int i = 0; i < 8; ++i) acc[m][c] = fmaf(x[i], "
+         "w[c][i], acc[m][c]);\n" + in + "}\n";
+    return t;
+  };
+  if (!b.computed) {
+    GemvLoop loop;
+    loop.k = K;
+    loop.laneStep = L * 8;
+    loop.kStart = "fz_l * 8";
+    loop.elem = elem;
+    loop.indent = "  ";
+    const int64_t rowsPerBlock = int64_t(C) * W * R;
+    loop.allInFlight = gemvAllInFlight(K, L * 8, C, (N + rowsPerBlock - 1) / rowsPerBlock * W *
+                                                        std::max<int64_t>(shape.batch, 1),
+                                       smCount);
+    for (int c = 0; c < C; ++c) {
+      std::string n = "fz_wn" + str(c);
+      s += "  const int " + n + " = min(fz_n0 + " + str(c * R) + ", " + str(N - 1) + ");\n";
+      loop.weights.push_back({b.ptr, offsetExpr(b, "fz_b", "k", n)});
+    }
+    loop.body = step("    ");
+    s += gemvWeightLoop(loop);
+  } else {
+    s += "  #pragma unroll 4\n  for (int k = fz_l * 8; k < " + str(K) + "; k += " + str(L * 8) +
+         ") {\n";
+    s += "    float w[" + str(C) + "][8];\n";
+    s += "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
+    s += "      const int n = min(fz_n0 + c * " + str(R) + ", " + str(N - 1) + ");\n";
+    s += operandVector(b, "k", "n", true, "w[c]", "      ") + "    }\n";
+    s += step("    ") + "  }\n";
+  }
+  // Every lane of a row's segment ends with every sum.
+  s += "  float fz_v = 0.f;\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) {\n"
        "      const float t = fz_warp_reduce<" + str(L) + ">(acc[m][c], fz_sum_op());\n"
-       "      if (fz_l == m * " + str(C) + " + c) { fz_v = t; fz_em = m; fz_en = fz_n0 + c * " +
-       str(R) + "; }\n"
+       "      if (fz_l == m * " + str(C) + " + c) fz_v = t;\n"
        "    }\n";
   s += "  if (fz_en < " + str(N) + ") {\n";
-  s += scalarEpilogue();
+  s += epilogue;
   s += "  }\n}\n";
   return s;
 }
 
-/// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
-std::string GemmGen::scalarEpilogue() {
+/// The epilogue of one element (fz_em, fz_en) whose product is fz_v. With
+/// `prefetch`, its loads go there instead, as declarations (with the batch
+/// indices, at function scope): their indices take the column as fz_enc,
+/// which the caller keeps inside N (fz_en is N or more on lanes without an
+/// element); loads whose index needs more than these stay in place.
+std::string GemmGen::scalarEpilogue(std::string *prefetch) {
   int rank = static_cast<int>(batchShape.size()) + 2;
   std::vector<std::string> vars;
   for (size_t d = 0; d < batchShape.size(); ++d)
     vars.push_back("fz_bi" + str(d));
   vars.push_back("fz_em");
-  vars.push_back("fz_en");
+  vars.push_back(prefetch ? "fz_enc" : "fz_en");
   ElementEmitter e(fusion, vars, "    ");
-  e.load = [](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
-    return "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " +
-           em.offset(shapeOf(arg), idx) + ")";
+  std::map<std::string, std::string> hoisted;
+  static const std::regex known(R"(^(fz_em|fz_enc|fz_bi[0-9]+|long)$)");
+  e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
+    std::string off = em.offset(shapeOf(arg), idx);
+    std::string x = "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " + off + ")";
+    if (!prefetch)
+      return x;
+    static const std::regex ident(R"([A-Za-z_][A-Za-z_0-9]*)");
+    for (auto it = std::sregex_iterator(off.begin(), off.end(), ident); it != std::sregex_iterator();
+         ++it)
+      if (!std::regex_match(it->str(), known))
+        return x;
+    auto [it, fresh] = hoisted.try_emplace(x, "fz_pre" + str(hoisted.size()));
+    if (fresh)
+      *prefetch += "  const auto " + it->second + " = " + x + ";\n";
+    return it->second;
   };
   e.reduced = [](Operation *) { return std::string("fz_v"); };
   std::vector<std::string> results;
   Index id = ElementEmitter::identity(rank);
   for (Value v : fusion.getYield().getValues())
     results.push_back(e.emit(v, id));
-  std::string s = batchIndices("    ") + e.takeCode();
+  std::string s = e.takeCode();
+  if (prefetch)
+    *prefetch = batchIndices("  ") + *prefetch;
+  else
+    s = batchIndices("    ") + s;
   for (unsigned o = 0; o < results.size(); ++o)
     s += "    out" + str(o) + "[((long long)fz_b * " + str(shape.m) + " + fz_em) * " +
          str(shape.n) + " + fz_en] = fz_out<" + storageType(dtypeOf(fusion.getResult(o))) +

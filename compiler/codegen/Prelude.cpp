@@ -100,12 +100,22 @@ template <typename S, int N> union fz_pack {
   typename fz_vec<sizeof(S) * N>::t v;
   S s[N];
 };
-template <typename S, int N, typename C>
-__device__ __forceinline__ void fz_load(const S *__restrict__ p, long long off, C (&out)[N]) {
+// A vector as it lies in memory, converted later (fz_unpack_raw): loads
+// issued well before their use stay raw in registers meanwhile.
+template <typename S, int N>
+__device__ __forceinline__ fz_pack<S, N> fz_load_raw(const S *__restrict__ p, long long off) {
   fz_pack<S, N> u;
   u.v = __ldg(reinterpret_cast<const typename fz_vec<sizeof(S) * N>::t *>(p + off));
+  return u;
+}
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_unpack_raw(const fz_pack<S, N> &u, C (&out)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) out[i] = fz_in(u.s[i]);
+}
+template <typename S, int N, typename C>
+__device__ __forceinline__ void fz_load(const S *__restrict__ p, long long off, C (&out)[N]) {
+  fz_unpack_raw(fz_load_raw<S, N>(p, off), out);
 }
 // Two floats rounded to a 16-bit pair in one instruction (lo at the lower
 // address), instead of one conversion each and a byte permute.

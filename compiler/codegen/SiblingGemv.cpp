@@ -255,17 +255,22 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     src += "    float acc[" + str(J) + "][" + str(M) + "];\n";
     src += "    #pragma unroll\n    for (int j = 0; j < " + str(J) + "; ++j)\n      #pragma unroll\n"
            "      for (int m = 0; m < " + str(M) + "; ++m) acc[j][m] = 0.f;\n";
-    src += "    #pragma unroll 4\n    for (int k = lane * 8; k < " + str(K) + "; k += 256) {\n";
-    src += "      float w[" + str(J) + "][8];\n";
+    GemvLoop loop;
+    loop.k = K;
+    loop.laneStep = 256;
+    loop.kStart = "lane * 8";
+    loop.elem = elem;
+    loop.indent = "    ";
+    loop.allInFlight = gemvAllInFlight(K, 256, J, rows, profile.smCount);
     for (int j = 0; j < J; ++j)
-      src += "      fz_load<" + elem + ", 8>(" + s.weights[j].ptr + ", " +
-             offsetExpr(s.weights[j], "0", "k", "fz_n0") + ", w[" + str(j) + "]);\n";
-    src += "      #pragma unroll\n      for (int m = 0; m < " + str(M) + "; ++m) {\n";
-    src += "        float x[8];\n        fz_load<" + elem + ", 8>(" + a.ptr + ", " +
-           offsetExpr(a, "0", "m", "k") + ", x);\n";
-    src += "        #pragma unroll\n        for (int j = 0; j < " + str(J) + "; ++j)\n"
-           "          #pragma unroll\n          for (int i = 0; i < 8; ++i) acc[j][m] = "
-           "fmaf(x[i], w[j][i], acc[j][m]);\n      }\n    }\n";
+      loop.weights.push_back({s.weights[j].ptr, offsetExpr(s.weights[j], "0", "k", "fz_n0")});
+    loop.body = "      #pragma unroll\n      for (int m = 0; m < " + str(M) + "; ++m) {\n";
+    loop.body += "        float x[8];\n        fz_load<" + elem + ", 8>(" + a.ptr + ", " +
+                 offsetExpr(a, "0", "m", "k") + ", x);\n";
+    loop.body += "        #pragma unroll\n        for (int j = 0; j < " + str(J) + "; ++j)\n"
+                 "          #pragma unroll\n          for (int i = 0; i < 8; ++i) acc[j][m] = "
+                 "fmaf(x[i], w[j][i], acc[j][m]);\n      }\n";
+    src += gemvWeightLoop(loop);
     // Every lane ends with every sum; lane m takes row m.
     src += "    float fz_v[" + str(J) + "] = {};\n    int fz_em = -1;\n";
     src += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m)\n      #pragma unroll\n"
