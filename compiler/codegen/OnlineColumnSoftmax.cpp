@@ -57,22 +57,21 @@ __device__ __forceinline__ float fz_ex2(float x) {
 // (one exponential per element, not two). A NaN in x is dropped by fmaxf but
 // makes s NaN, and the column's max becomes NaN at the end (fz_stat). FMA:
 // the exponent as one fma (16-bit data; its error grows with |m|, 2^-24 |m|).
+// While m is -inf (nothing but -inf or NaN so far) the exponent is taken
+// against 0, not m: exp(-inf) adds 0 and a NaN still reaches the sum, with a
+// select, not a branch per column and batch (those were 13% more
+// instructions than bench/micro/column_softmax.cu, bench/NOTES.md session p).
 template <int B, bool FMA>
 __device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&x)[B]) {
   float bm = m;
 #pragma unroll
   for (int u = 0; u < B; ++u) bm = fmaxf(bm, x[u]);
   if (bm > m) { s *= fz_ex2((m - bm) * 1.4426950408889634f); m = bm; }
-  if (m == -__int_as_float(0x7f800000)) {  // nothing but -inf (or NaN) so far
-#pragma unroll
-    for (int u = 0; u < B; ++u)
-      if (x[u] != x[u]) s = x[u];  // a NaN still reaches the sum
-    return;
-  }
-  const float ml = m * 1.4426950408889634f;
+  const bool none = m == -__int_as_float(0x7f800000);
+  const float mr = none ? 0.f : m, ml = mr * 1.4426950408889634f;
 #pragma unroll
   for (int u = 0; u < B; ++u)
-    s += fz_ex2(FMA ? fmaf(x[u], 1.4426950408889634f, -ml) : (x[u] - m) * 1.4426950408889634f);
+    s += fz_ex2(FMA ? fmaf(x[u], 1.4426950408889634f, -ml) : (x[u] - mr) * 1.4426950408889634f);
 }
 __device__ __forceinline__ void fz_online_merge(float &m, float &s, float om, float os) {
   const float nm = fz_max(m, om);
