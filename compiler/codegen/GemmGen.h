@@ -2,7 +2,8 @@
 //
 // One matmul group being generated: its shape, operand layouts and tile
 // configuration, with the pieces of source the kernels share (epilogues).
-// The portable kernel is in GemmKernel.cpp, the Hopper one in WgmmaGemm.cpp.
+// The portable kernel is in GemmKernel.cpp, the Hopper one in WgmmaGemm.cpp,
+// the dot-product kernel (M <= 8) in GemvKernel.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -57,7 +58,7 @@ std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &wei
                                const TcGemvShape &s, const std::string &elem,
                                const std::string &epilogue, const std::string &indent);
 
-/// The K loop of the dot-product kernels (GemvLoop.cpp). A lane's steps
+/// The K loop of the dot-product kernels (GemvKernel.cpp). A lane's steps
 /// are k = kStart + i * laneStep below `k`; per step it reads one 16-byte
 /// vector (8 elements at k) of each weight, given as (pointer, element
 /// offset in terms of `k`), and runs `body` (at `indent` + 2) with `k` and
@@ -71,6 +72,10 @@ struct GemvLoop {
   bool allInFlight = false;
 };
 std::string gemvWeightLoop(const GemvLoop &loop);
+/// The loop that loads each step's `vectors` weight vectors as it uses them
+/// (`loads`: code at `indent` + 2 that fills w[][] for `k`); gemvWeightLoop's
+/// form when not all are in flight, and the one for computed weights.
+std::string gemvPlainLoop(const GemvLoop &loop, int vectors, const std::string &loads);
 /// Whether a lane's steps along K (whole steps, `weights` vectors each)
 /// fit the 16 vectors in flight, with the grid's `warps` resident at once
 /// at the registers that takes.
@@ -148,6 +153,8 @@ struct GemmGen {
   /// Weight rows a warp of gemvSource covers per column slot: 1, or more for
   /// rows of K <= 128 (the lanes split among rows).
   int gemvRowsPerWarpStep() const;
+  /// Blocks along N of gemvSource's grid (one matrix of the batch each).
+  int64_t gemvBlocks() const;
   /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
   std::string scalarEpilogue(std::string *prefetch = nullptr);
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em

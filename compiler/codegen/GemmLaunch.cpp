@@ -285,8 +285,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   }
   if (g.cfg.gemv) {
     spec.source = g.gemvSource(spec.name, profile.smCount);
-    int64_t perBlock = (int64_t)g.cfg.gemvCols * g.cfg.gemvWarps * g.gemvRowsPerWarpStep();
-    spec.grid = static_cast<unsigned>((g.shape.n + perBlock - 1) / perBlock);
+    spec.grid = static_cast<unsigned>(g.gemvBlocks());
     spec.gridY = static_cast<unsigned>(g.shape.batch);
     spec.block = static_cast<unsigned>(g.threads);
     spec.gemmConfig = g.cfg.str();
