@@ -73,13 +73,14 @@ __device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&
   for (int u = 0; u < B; ++u)
     s += fz_ex2(FMA ? fmaf(x[u], 1.4426950408889634f, -ml) : (x[u] - mr) * 1.4426950408889634f);
 }
+// Merges another running (max, sum) into (m, s). While both maxima are -inf
+// the exponents are taken against 0 (they are 0, and a NaN either sum holds
+// stays NaN): a select, not a branch. The merges run between pass one and
+// the outputs, where every block of a cluster waits for the slowest: as
+// branches they cost 1.5 us of 118 (bench/NOTES.md, session q).
 __device__ __forceinline__ void fz_online_merge(float &m, float &s, float om, float os) {
-  const float nm = fz_max(m, om);
-  if (nm == -__int_as_float(0x7f800000)) {  // both -inf: keep a NaN either sum holds
-    s += os;
-    return;
-  }
-  s = s * fz_ex2((m - nm) * 1.4426950408889634f) + os * fz_ex2((om - nm) * 1.4426950408889634f);
+  const float nm = fmaxf(m, om), r = nm == -__int_as_float(0x7f800000) ? 0.f : nm;
+  s = s * fz_ex2((m - r) * 1.4426950408889634f) + os * fz_ex2((om - r) * 1.4426950408889634f);
   m = nm;
 }
 __device__ __forceinline__ unsigned long long fz_policy_keep() {
@@ -340,13 +341,15 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
        "]>(fz_dyn);\n";
   s += "  __shared__ float2 fz_wred[" + str(kThreads / 32) + "][" + W + "];  // per warp (max, sum)\n";
   s += "  __shared__ float2 fz_part[" + W + "];  // this block's, read by the cluster\n";
-  s += "  __shared__ float2 fz_stat[" + W + "];  // the column's (max, sum)\n";
+  s += "  __shared__ float4 fz_stat[" + W + "];  // the column's statistics\n";
   s += "  const int tx = threadIdx.x % " + str(kTx) + ", ty = threadIdx.x / " + str(kTx) + ";\n";
   s += "  const unsigned member = fz_cluster_rank();\n";
   s += "  const fz_idx tile = blockIdx.x / " + str(p.members) + ";\n";
   s += "  const fz_idx rbase = (fz_idx)member * " + str(p.chunk) + ";\n";
   s += "  const fz_idx kbase = (tile * " + str(kTx) + " + tx) * " + V + ";\n";
-  s += "  const bool active = kbase < " + str(p.kc) + ";\n";
+  // With whole tiles every block's columns exist: no guard on the stores.
+  s += p.kc % p.width == 0 ? std::string("  const bool active = true;  // whole tiles\n")
+                           : "  const bool active = kbase < " + str(p.kc) + ";\n";
   s += "  const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
   s += keptIndexDecls(p.domain, p.kept, p.last, "  ");
   s += "  const unsigned long long fz_keep = fz_policy_keep(), fz_drop = fz_policy_drop();\n";
@@ -369,23 +372,32 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
        "__shfl_xor_sync(0xffffffffu, sum, o));\n";
   s += "    if (threadIdx.x % 32 < " + str(kTx) + ") fz_wred[threadIdx.x / 32][tx * " + V +
        " + l] = make_float2(m, sum);\n  }\n  __syncthreads();\n";
-  s += "  for (int c = threadIdx.x; c < " + W + "; c += " + str(kThreads) + ") {\n";
-  s += "    float2 a = fz_wred[0][c];\n    for (int w = 1; w < " + str(kThreads / 32) +
-       "; ++w) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);\n";
-  s += "    fz_part[c] = a;\n  }\n";
+  // Warps, then the cluster's members, as trees: four lanes per column each
+  // merge every fourth partial, then each other's by shuffles (depth 3, not
+  // 7, on the path every block of the cluster waits on).
+  const std::string lanes4 = str(4 * p.width), ninf = "-__int_as_float(0x7f800000)";
+  const std::string quad = "    for (int o = 1; o < 4; o <<= 1)\n"
+                           "      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), "
+                           "__shfl_xor_sync(0xffffffffu, a.y, o));\n";
+  s += "  if (threadIdx.x < " + lanes4 + ") {\n    const int c = threadIdx.x / 4, j = threadIdx.x % 4;\n";
+  s += "    float2 a = fz_wred[j][c];\n    #pragma unroll\n    for (int w = j + 4; w < " +
+       str(kThreads / 32) + "; w += 4) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);\n";
+  s += quad + "    if (j == 0) fz_part[c] = a;\n  }\n";
   s += "  fz_cluster_sync();  // every member's partials are published\n";
-  s += "  for (int c = threadIdx.x; c < " + W + "; c += " + str(kThreads) + ") {\n";
-  s += "    float2 a = fz_dsmem_ld2(&fz_part[c], 0);\n";
-  s += "    for (int q = 1; q < " + str(p.members) + "; ++q) {\n";
+  s += "  if (threadIdx.x < " + lanes4 + ") {\n    const int c = threadIdx.x / 4, j = threadIdx.x % 4;\n";
+  s += "    float2 a = j < " + str(p.members) + " ? fz_dsmem_ld2(&fz_part[c], j) : make_float2(" +
+       ninf + ", 0.f);\n";
+  s += "    #pragma unroll\n    for (int q = j + 4; q < " + str(p.members) + "; q += 4) {\n";
   s += "      const float2 b = fz_dsmem_ld2(&fz_part[c], q);\n";
-  s += "      fz_online_merge(a.x, a.y, b.x, b.y);\n    }\n";
+  s += "      fz_online_merge(a.x, a.y, b.x, b.y);\n    }\n" + quad;
   s += "    if (a.y != a.y && a.x != __int_as_float(0x7f800000)) a.x = a.y;  // a NaN input: max NaN\n"
-       "    fz_stat[c] = a;\n  }\n";
+       "    // (max, sum, max * log2e, 1 / sum), once per column\n"
+       "    if (j == 0) fz_stat[c] = make_float4(a.x, a.y, a.x * 1.4426950408889634f, 1.f / a.y);\n  }\n";
   s += "  asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");  // done reading peers\n";
   s += "  __syncthreads();\n";
   s += "  float fz_M[" + V + "], fz_S[" + V + "], fz_rcp[" + V + "], fz_ML[" + V + "];\n  #pragma unroll\n";
-  s += "  for (int l = 0; l < " + V + "; ++l) {\n    const float2 st = fz_stat[tx * " + V +
-       " + l];\n    fz_M[l] = st.x;\n    fz_S[l] = st.y;\n    fz_rcp[l] = 1.f / st.y;\n    fz_ML[l] = st.x * 1.4426950408889634f;\n  }\n";
+  s += "  for (int l = 0; l < " + V + "; ++l) {\n    const float4 st = fz_stat[tx * " + V +
+       " + l];\n    fz_M[l] = st.x;\n    fz_S[l] = st.y;\n    fz_ML[l] = st.z;\n    fz_rcp[l] = st.w;\n  }\n";
   s += "  // outputs: the L2 rows first (the longest there), then shared memory, registers\n";
   const std::string &decls = out.decls, &post = out.post;
   s += p.loop(Tier::L2, false, l2Begin, p.slots, p.used, decls, out.lanes, post);
