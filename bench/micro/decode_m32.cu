@@ -1,0 +1,358 @@
+// Microbenchmark for decode with 32 rows (issue 5: every linear layer at 80%
+// of the copy rate on its weight bytes, in a stream): y = y @ W^T + y, four
+// layers in a row, W [4096, 4096] bf16 (32 MB), y [32, 4096] bf16, launched
+// back to back as fusec launches them (programmatic dependent launch).
+//
+// fusec's tensor-core form copies A (the 32 activation rows) through every
+// warp's cp.async stages with the weights: 2 KB of A per 1 KB of weights per
+// step, and only a few steps in flight. Here a cluster of two blocks shares
+// a 64-row slab of W, one K half each; a block copies its K half of A into
+// shared memory once (128 KB, laid out as the lanes' B fragments, in eight
+// groups the warps wait for in turn), and each lane keeps D steps of its
+// weight rows in flight in registers (the one-row kernel's lesson: a layer's
+// weights in flight). The two halves' sums meet through distributed shared
+// memory; each block writes 16 of the 32 rows with the residual.
+//
+// Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -o decode_m32 decode_m32.cu
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+
+constexpr int M = 32, K = 4096, N = 4096;
+constexpr int KH = 2;                  // cluster members: K halves
+constexpr int KQ = 2;                  // K quarters of a block's half: warps along K
+constexpr int TILES = 4;               // 16-row weight tiles per block
+constexpr int WARPS = TILES * KQ;      // 8
+constexpr int KB = K / KH;             // k per block
+constexpr int KW = KB / KQ;            // k per warp
+constexpr int STEPS = KW / 32;         // 32-k steps per warp
+constexpr int ROWS = 16 * TILES;       // weight rows per block
+constexpr int MT = M / 8;              // 8-row activation tiles (mma n)
+constexpr int GROUPS = 8;              // cp.async groups of A
+constexpr int SMEM_A = KB / 32 * MT * 32 * 16;  // 128 KB
+
+__device__ __forceinline__ unsigned long long policyFirst() {
+  unsigned long long p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ uint4 ldW(const void *p, unsigned long long pol) {
+  uint4 v;
+  asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+  return v;
+}
+__device__ __forceinline__ void cp16(void *smem, const void *gmem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cpCommit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int W> __device__ __forceinline__ void cpWait() { asm volatile("cp.async.wait_group %0;" :: "n"(W) : "memory"); }
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned clusterRank() {
+  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
+}
+__device__ __forceinline__ void clusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float4 dsmemLd4(const float4 *p, unsigned rank) {
+  unsigned local = (unsigned)__cvta_generic_to_shared(p), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(remote) : "memory");
+  return v;
+}
+
+// EARLY: the first D steps of weights are loaded before griddepcontrol.wait
+// (the weights are no kernel's output; A and the residual are).
+// NOA: A is not copied (wrong results; timing only). NOMMA: the weights are
+// folded by xor instead of mma (wrong results; timing only).
+// PAT (timing of the weight stream, with NOA and NOMMA): 0 the fragment
+// layout (a lane 16 bytes of row g at k 8t + 32s: 64 contiguous bytes a row
+// per load); 1 a lane 32 bytes at k 16t + 64p, two loads; 2 as 1 with L1
+// caching; 3 eight lanes a row, 128 contiguous bytes a row per load.
+template <int D, bool EARLY, bool NOA = false, bool NOMMA = false, int PAT = 0>
+__global__ void __cluster_dims__(KH, 1, 1) __launch_bounds__(WARPS * 32, 1)
+    decodeM32(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
+              __nv_bfloat16 *__restrict__ y) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ __align__(16) float part[M][ROWS];  // this block's K half, read by the peer
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int tile = warp % TILES, q = warp / TILES;
+  const unsigned rank = clusterRank();
+  const int n0 = blockIdx.x / KH * ROWS;
+  const int kb0 = rank * KB;                 // the block's K half
+  const int kw0 = kb0 + q * KW;              // the warp's K quarter
+  const unsigned long long pol = policyFirst();
+  const __nv_bfloat16 *wr = w + (size_t)(n0 + 16 * tile + g) * K + kw0 + 8 * t;  // row g; g + 8 at +8 K
+  uint4 ring[D][2];
+  const __nv_bfloat16 *wp1 = w + (size_t)(n0 + 16 * tile + g) * K + kw0 + 16 * t;
+  const __nv_bfloat16 *wp3 = w + (size_t)(n0 + 16 * tile + lane / 8) * K + kw0 + 8 * (lane % 8);
+  auto loadStep = [&](int s, uint4 (&dst)[2]) {
+    if (PAT == 0) {
+      dst[0] = ldW(wr + 32 * s, pol);
+      dst[1] = ldW(wr + 8 * K + 32 * s, pol);
+    } else if (PAT == 1) {  // row g only (timing)
+      dst[0] = ldW(wp1 + 64 * (s / 2) + 8 * (s % 2) + (s % 2 ? 0 : 0), pol);
+      dst[1] = ldW(wp1 + 8 * K + 64 * (s / 2) + 8 * (s % 2), pol);
+    } else if (PAT == 2) {
+      dst[0] = __ldg(reinterpret_cast<const uint4 *>(wp1 + 64 * (s / 2) + 8 * (s % 2)));
+      dst[1] = __ldg(reinterpret_cast<const uint4 *>(wp1 + 8 * K + 64 * (s / 2) + 8 * (s % 2)));
+    } else if (PAT == 4) {  // one row's 512 contiguous bytes per load: 16 rows x 1024 k in 64 loads
+      const int j = 2 * s;
+      dst[0] = ldW(w + (size_t)(n0 + 16 * tile + j / 4) * K + kw0 + 256 * (j % 4) + 8 * lane, pol);
+      dst[1] = ldW(w + (size_t)(n0 + 16 * tile + (j + 1) / 4) * K + kw0 + 256 * ((j + 1) % 4) + 8 * lane, pol);
+    } else {  // rows lane / 8 (+4, +8, +12 over steps): 16 rows x 2 KB covered in 32 steps of 2 loads
+      const int rr = (s % 4) * 4, kk = 64 * (s / 4);
+      dst[0] = ldW(wp3 + (size_t)rr * K + kk, pol);
+      dst[1] = ldW(wp3 + (size_t)rr * K + kk + 8 * 64 / 8 * 0 + 512, pol);
+    }
+  };
+  if (EARLY) {
+#pragma unroll
+    for (int s = 0; s < D; ++s) loadStep(s, ring[s]);
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (!EARLY) {
+#pragma unroll
+    for (int s = 0; s < D; ++s) loadStep(s, ring[s]);
+  }
+  // A's K half into shared memory as B fragments: chunk (block step S, mt,
+  // lane) at ((S * MT + mt) * 32 + lane) * 16. Copy j of thread i is warp
+  // step j of quarter i / 128, so group G holds warp steps 4G .. 4G + 3.
+  if (!NOA) {
+    const int cq = threadIdx.x / 128, cmt = (threadIdx.x / 32) % MT, cl = threadIdx.x % 32;
+    const int m = 8 * cmt + cl / 4, kc = cl % 4;
+#pragma unroll
+    for (int G = 0; G < GROUPS; ++G) {
+#pragma unroll
+      for (int jj = 0; jj < STEPS / GROUPS; ++jj) {
+        const int j = G * (STEPS / GROUPS) + jj, S = cq * STEPS + j;
+        cp16(smem + ((S * MT + cmt) * 32 + cl) * 16, x + (size_t)m * K + kb0 + 32 * S + 8 * kc);
+      }
+      cpCommit();
+    }
+  }
+  float acc[MT][4] = {};
+  const uint4 *afr = reinterpret_cast<const uint4 *>(smem) + (q * STEPS * MT) * 32 + lane;
+#pragma unroll
+  for (int s = 0; s < STEPS; ++s) {
+    if (!NOA && s % (STEPS / GROUPS) == 0) {
+      const int G = s / (STEPS / GROUPS);
+      // wait for group G: at most GROUPS - 1 - G still pending
+      if (G == 0) cpWait<GROUPS - 1>(); else if (G == 1) cpWait<GROUPS - 2>();
+      else if (G == 2) cpWait<GROUPS - 3>(); else if (G == 3) cpWait<GROUPS - 4>();
+      else if (G == 4) cpWait<GROUPS - 5>(); else if (G == 5) cpWait<GROUPS - 6>();
+      else if (G == 6) cpWait<GROUPS - 7>(); else cpWait<0>();
+      __syncthreads();
+    }
+    const uint4 lo = ring[s % D][0], hi = ring[s % D][1];
+    if (s + D < STEPS) loadStep(s + D, ring[s % D]);
+    const unsigned f0[4] = {lo.x, hi.x, lo.y, hi.y}, f1[4] = {lo.z, hi.z, lo.w, hi.w};
+    if (NOMMA) {
+      acc[s % MT][0] += __uint_as_float((f0[0] ^ f0[1] ^ f0[2] ^ f0[3] ^ f1[0] ^ f1[1] ^ f1[2] ^ f1[3]) & 0x3fffffffu);
+    } else {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        const uint4 b = afr[(s * MT + mt) * 32];
+        mma(acc[mt], f0, b.x, b.y);
+        mma(acc[mt], f1, b.z, b.w);
+      }
+    }
+  }
+  // The quarters' sums: red[q][m][n] in the (now free) A buffer.
+  __syncthreads();
+  float *red = reinterpret_cast<float *>(smem);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int n = 16 * tile + g + (c / 2) * 8, m = 8 * mt + 2 * t + c % 2;
+      red[(q * M + m) * ROWS + n] = acc[mt][c];
+    }
+  __syncthreads();
+  for (int e = threadIdx.x; e < M * ROWS; e += WARPS * 32) {
+    float v = 0.f;
+#pragma unroll
+    for (int qq = 0; qq < KQ; ++qq) v += red[qq * M * ROWS + e];
+    part[e / ROWS][e % ROWS] = v;
+  }
+  clusterSync();
+  // This block writes rows [16 rank, 16 rank + 16) of y: 4 columns a thread.
+  {
+    const int m = 16 * rank + threadIdx.x / 16, n = 4 * (threadIdx.x % 16);
+    const float4 a = *reinterpret_cast<const float4 *>(&part[m][n]);
+    const float4 b = dsmemLd4(reinterpret_cast<const float4 *>(&part[m][n]), rank ^ 1);
+    const size_t o = (size_t)m * N + n0 + n;
+    const uint2 rv = *reinterpret_cast<const uint2 *>(x + o);
+    const __nv_bfloat162 r0 = *reinterpret_cast<const __nv_bfloat162 *>(&rv.x),
+                         r1 = *reinterpret_cast<const __nv_bfloat162 *>(&rv.y);
+    const float2 f0 = __bfloat1622float2(r0), f1 = __bfloat1622float2(r1);
+    __nv_bfloat162 o0 = __floats2bfloat162_rn(a.x + b.x + f0.x, a.y + b.y + f0.y);
+    __nv_bfloat162 o1 = __floats2bfloat162_rn(a.z + b.z + f1.x, a.w + b.w + f1.y);
+    uint2 ov;
+    ov.x = *reinterpret_cast<unsigned *>(&o0);
+    ov.y = *reinterpret_cast<unsigned *>(&o1);
+    *reinterpret_cast<uint2 *>(y + o) = ov;
+  }
+  clusterSync();  // the peer has read our part
+}
+
+// Reference: fp32 dot products, one thread an output.
+__global__ void refLayer(const __nv_bfloat16 *x, const __nv_bfloat16 *w, float *y) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
+  if (n >= N) return;
+  float s = 0.f;
+  for (int k = 0; k < K; ++k) s += __bfloat162float(x[(size_t)m * K + k]) * __bfloat162float(w[(size_t)n * K + k]);
+  y[(size_t)m * N + n] = s + __bfloat162float(x[(size_t)m * N + n]);
+}
+__global__ void toBf16(const float *a, __nv_bfloat16 *b, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = __float2bfloat16(a[i]);
+}
+__global__ void fillRandom(__nv_bfloat16 *x, size_t n, unsigned seed, float scale) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+    x[i] = __float2bfloat16(((h & 0xffff) / 65536.f * 2.f - 1.f) * scale);
+  }
+}
+// A plain read of each weight (the floor in a stream): 16-byte loads.
+__global__ void readW(const uint4 *w, size_t n, unsigned *sink) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  unsigned a = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint4 v = __ldcs(w + i);
+    a ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (a == 0x9e3779b9u) *sink = a;
+}
+
+template <typename F>
+float timeChain(F launch4) {
+  const int runs = 60;
+  std::vector<cudaEvent_t> a(runs), b(runs);
+  for (int i = 0; i < runs; ++i) cudaEventCreate(&a[i]), cudaEventCreate(&b[i]);
+  for (int i = 0; i < runs; ++i) {
+    cudaEventRecord(a[i]);
+    launch4();
+    cudaEventRecord(b[i]);
+  }
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int i = 10; i < runs; ++i) { float ms; cudaEventElapsedTime(&ms, a[i], b[i]); t.push_back(ms * 1000); }
+  for (int i = 0; i < runs; ++i) cudaEventDestroy(a[i]), cudaEventDestroy(b[i]);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <typename Kern, typename... Args>
+void launchPdl(Kern k, dim3 grid, dim3 block, size_t smem, Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, k, args...));
+}
+
+__nv_bfloat16 *W[4], *Y[5];
+float *ref32;
+__nv_bfloat16 *refY;
+float *errBuf;
+
+__global__ void relErr(const __nv_bfloat16 *a, const __nv_bfloat16 *b, size_t n, float *out) {
+  __shared__ float s0[256], s1[256];
+  float d = 0, r = 0;
+  for (size_t i = threadIdx.x; i < n; i += 256) {
+    float x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
+    d += (x - y) * (x - y) + (x != x ? 1e30f : 0.f);
+    r += y * y;
+  }
+  s0[threadIdx.x] = d; s1[threadIdx.x] = r;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 1; i < 256; ++i) d += s0[i], r += s1[i];
+    out[0] = sqrtf(d) / sqrtf(r);
+  }
+}
+
+template <int D, bool EARLY, bool NOA = false, bool NOMMA = false, int PAT = 0>
+void variant(const char *name, float floorUs) {
+  auto k = decodeM32<D, EARLY, NOA, NOMMA, PAT>;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_A));
+  auto run4 = [&] {
+    for (int l = 0; l < 4; ++l) launchPdl(k, dim3(N / ROWS * KH), dim3(WARPS * 32), (size_t)SMEM_A, (const __nv_bfloat16 *)Y[l], (const __nv_bfloat16 *)W[l], Y[l + 1]);
+  };
+  // check: poison, one chain, compare the last layer with the reference
+  CK(cudaMemset(Y[4], 0xff, (size_t)M * N * 2));
+  run4();
+  CK(cudaDeviceSynchronize());
+  relErr<<<1, 256>>>(Y[4], refY, (size_t)M * N, errBuf);
+  float err = -1;
+  CK(cudaMemcpy(&err, errBuf, 4, cudaMemcpyDeviceToHost));
+  float us = timeChain(run4);
+  int regs = 0;
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, k) == cudaSuccess) regs = fa.numRegs;
+  printf("| %-34s | %3d | %7.1f | %5.2f | %5.1f%% | %.1e | %s |\n", name, regs, us, us / 4, 100 * floorUs / us, err,
+         err >= 0 && err < 1e-2 ? "ok" : "WRONG");
+}
+
+int main() {
+  for (int l = 0; l < 4; ++l) {
+    CK(cudaMalloc(&W[l], (size_t)N * K * 2));
+    fillRandom<<<1024, 256>>>(W[l], (size_t)N * K, 1000 + l, 0.03f);
+  }
+  for (int l = 0; l < 5; ++l) CK(cudaMalloc(&Y[l], (size_t)M * N * 2));
+  fillRandom<<<64, 256>>>(Y[0], (size_t)M * K, 7, 1.f);
+  CK(cudaMalloc(&ref32, (size_t)M * N * 4));
+  CK(cudaMalloc(&refY, (size_t)M * N * 2 * 5));
+  CK(cudaMalloc(&errBuf, 4));
+  // reference chain (bf16 between layers, as the kernels)
+  CK(cudaMemcpy(refY, Y[0], (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
+  __nv_bfloat16 *cur = refY;
+  for (int l = 0; l < 4; ++l) {
+    refLayer<<<dim3(N / 128, M), 128>>>(cur, W[l], ref32);
+    toBf16<<<64, 256>>>(ref32, cur + (size_t)M * N, (size_t)M * N);
+    cur += (size_t)M * N;
+  }
+  refY = cur;
+  CK(cudaDeviceSynchronize());
+  const double copy = 3.0e12;  // bytes/s (read + write), H100 measured copy
+  const float floorUs = 4 * (double)N * K * 2 / copy * 1e6;
+  unsigned *sink;
+  CK(cudaMalloc(&sink, 4));
+  float bare = timeChain([&] {
+    for (int l = 0; l < 4; ++l) launchPdl(readW, dim3(132 * 8), dim3(256), 0, (const uint4 *)W[l], (size_t)N * K / 8, sink);
+  });
+  printf("| variant | regs | 4 layers us | per layer | %% of floor (%.1f us at 3.0 TB/s) | rel err | check |\n", floorUs);
+  printf("|---|---|---|---|---|---|---|\n");
+  printf("| %-34s |     | %7.1f | %5.2f | %5.1f%% |  |  |\n", "plain read of each weight", bare, bare / 4, 100 * floorUs / bare);
+  for (int rep = 0; rep < 2; ++rep) {
+    variant<8, false>("ring 8 steps", floorUs);
+    variant<8, false, true, true>("ring 8, no A, no mma (wrong)", floorUs);
+    variant<8, false, true, true, 1>("weights only, 32 B a lane", floorUs);
+    variant<8, false, true, true, 2>("weights only, 32 B a lane, L1", floorUs);
+    variant<8, false, true, true, 3>("weights only, 128 B a row", floorUs);
+    variant<16, false, true, true, 3>("weights only, 128 B a row, ring 16", floorUs);
+    variant<8, false, true, true, 4>("weights only, 512 B a row", floorUs);
+    variant<16, false, true, true, 4>("weights only, 512 B a row, ring 16", floorUs);
+  }
+  CK(cudaGetLastError());
+  return 0;
+}
