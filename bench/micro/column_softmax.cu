@@ -9,6 +9,10 @@
 // (max, sum of exp) per column. The cluster combines its blocks' partials
 // through distributed shared memory. Pass 2 takes the rows from shared memory
 // or re-reads them (from L2, evict_first) and writes exp(x - max) / sum.
+// Timing here memsets the output before each run (a poison); that leaves the
+// output's lines dirty in L2 and the kernel never pays their write-back, so
+// these times run ~2-5 us under the steady state that `fusec bench` measures
+// (back to back): bench/micro/softmax_dim0_variants/runner2.cu times both.
 // Build: nvcc -O3 -arch=sm_90a -o column_softmax column_softmax.cu
 #include <algorithm>
 #include <cmath>

@@ -17,9 +17,10 @@
 //     L2 rows are still there when the output pass, which takes them first,
 //     reads them again; outputs are stored evict_first.
 //
-// Measured on an H100 (bench/micro/column_softmax.cu, 8192 x 8192 bf16):
-// 64-byte tiles in shared memory 143.8 us; this layout 112.7 us, HBM bytes
-// read 134.9 MB (the input once).
+// Measured on an H100 (8192 x 8192 bf16): 64-byte tiles in shared memory
+// 143.8 us; this layout 114.6 us back to back (`fusec bench`), HBM bytes read
+// 134.9 MB (the input once); pass one alone reads at 75% of a plain read
+// (bench/NOTES.md, session q).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"

@@ -90,13 +90,23 @@ def cheap(k):
     A = "fz_online_add<4, true>(fz_rm[l], fz_rs[l], fz_x[l]);"
     assert k.count(A) == 3
     return k.replace(A, "fz_rs[l] += (fz_x[l][0] + fz_x[l][1]) + (fz_x[l][2] + fz_x[l][3]);")
+preh = open('pre_h.cuh').read()
+kerh = open('ker_h.cuh').read()
+def perm(k, expr):
+    A = "  const fz_idx tile = blockIdx.x / 8;"
+    assert A in k
+    return k.replace(A, "  const fz_idx fz_c = blockIdx.x / 8, tile = " + expr + ";")
+preB = preh.replace("// ---- online softmax, L2 cache hints ----", pass1.HELP + pass1.HELP_BULK + "// ---- online softmax, L2 cache hints ----")
+def hp1(k, body):
+    a = k.index("  // pass 1: HBM")
+    b = k.index("  uint4 fz_pre0[4];")
+    return k[:a] + "  const fz_bf16 *fz_src0 = in0 + ((rbase + ty) * 8192 + kl);\n" + body + k[b:]
 V = [
- ("vN", "N = HEAD 533130d", pren, kern),
- ("vD", "N + D (unpack on words)", unp(pren), kern),
- ("vE", "N + E (row pointers)", pren, ptr(kern)),
- ("vQ", "N + Q (L2 batch prefetched)", pren, prefetch2(kern)),
- ("vR", "N + D + Q", unp(pren), prefetch2(kern)),
- ("vS", "S = N + D + E + Q", unp(pren), kS),
+ ("vH", "H = HEAD 4d0ac8c", preh, kerh),
+ ("vT", "T4 smem tier by bulk copies", preB, hp1(kerh, pass1.t4())),
+ ("vU", "T2 smem tier by cp.async", preB, hp1(kerh, pass1.t2())),
+ ("vR", "H, pass 1 only", preh, pass1only(kerh)),
+ ("vS", "T4, pass 1 only", preB, pass1only(hp1(kerh, pass1.t4()))),
 ]
 # Each variant gets its own namespace so prefixes with different helpers coexist.
 out = []

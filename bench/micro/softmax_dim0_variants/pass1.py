@@ -61,3 +61,42 @@ def replace_pass1(k, body):
     a = k.index("  // pass 1: HBM")
     b = k.index("  uint4 fz_pre[4];")
     return k[:a] + body + k[b:]
+
+HELP_BULK = '''
+__device__ __forceinline__ void fz_mbar_init(unsigned long long *b, unsigned n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(b)), "r"(n) : "memory");
+}
+__device__ __forceinline__ void fz_mbar_expect(unsigned long long *b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"((unsigned)__cvta_generic_to_shared(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void fz_mbar_wait(unsigned long long *b, unsigned parity) {
+  const unsigned a = (unsigned)__cvta_generic_to_shared(b);
+  asm volatile("{\\n\\t.reg .pred p;\\n\\tWAIT_%=:\\n\\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n\\t"
+               "@!p bra WAIT_%=;\\n\\t}" :: "r"(a), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void fz_bulk(void *smem, const void *gmem, unsigned bytes, unsigned long long *b, unsigned long long pol) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+               :: "r"((unsigned)__cvta_generic_to_shared(smem)), "l"(gmem), "r"(bytes),
+                  "r"((unsigned)__cvta_generic_to_shared(b)), "l"(pol) : "memory");
+}
+'''
+def t4(tile_col="kbase - tx * 8"):
+    # shared tier by bulk copies (128 B a row, issued by warp 0), 4 mbarriers
+    s = "  // pass 1 (T4): shared tier by bulk copies up front; L2 batches interleaved with its folds\n"
+    s += "  __shared__ __align__(8) unsigned long long fz_mbar[4];\n"
+    s += "  if (threadIdx.x == 0) {\n    for (int G = 0; G < 4; ++G) fz_mbar_init(&fz_mbar[G], 1);\n"
+    s += '    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");\n  }\n  __syncthreads();\n'
+    s += "  if (threadIdx.x < 32) {\n"
+    s += "    if (threadIdx.x == 0)\n      for (int G = 0; G < 4; ++G) fz_mbar_expect(&fz_mbar[G], 4 * 32 * 128);\n"
+    s += "    __syncwarp();\n"
+    s += "    const fz_bf16 *src = in0 + (rbase + threadIdx.x) * 8192 + (" + tile_col + ");\n"
+    s += "    #pragma unroll\n    for (int G = 0; G < 4; ++G)\n      #pragma unroll\n      for (int u = 0; u < 4; ++u) {\n"
+    s += "        const int q = 4 + 4 * G + u;\n"
+    s += "        fz_bulk(&cache0[(q - 4) * 32 + threadIdx.x][0], src + q * 32 * 8192, 128, &fz_mbar[G], fz_drop);\n      }\n  }\n"
+    s += batch("fz_drop", 0, keep_reg=True)
+    for b in range(3):
+        s += f"  fz_mbar_wait(&fz_mbar[{b}], 0);\n" + batch(None, 4 + 4 * b, lds=True)
+        s += batch("fz_keep", 20 + 4 * b)
+    s += "  fz_mbar_wait(&fz_mbar[3], 0);\n" + batch(None, 16, lds=True)
+    return s
