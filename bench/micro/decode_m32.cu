@@ -345,6 +345,142 @@ __global__ void __cluster_dims__(KH3, 1, 1) __launch_bounds__(WARPS * 32, 2)
   clusterSync();  // the peers have read our part
 }
 
+// Version 4: version 3 with KQ4 warps along K in a block (4 tiles of 16 rows),
+// one block an SM: 512 threads are 16 warps an SM at <= 128 registers.
+template <int KH3, int KQ4, int D, bool SIGNAL>
+__global__ void __cluster_dims__(KH3, 1, 1) __launch_bounds__(TILES * KQ4 * 32, 1)
+    decodeM32v4(const __nv_bfloat16 *__restrict__ x, const __nv_bfloat16 *__restrict__ w,
+              __nv_bfloat16 *__restrict__ y) {
+  constexpr int KQ = KQ4, WARPS = TILES * KQ, KH = KH3, KB = K / KH, KW = KB / KQ, STEPS = KW / 32;
+  constexpr bool EARLY = true, NOA = false, NOMMA = false;
+  constexpr int PAT = 0;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ __align__(16) float part[M][ROWS];  // this block's K half, read by the peer
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int tile = warp % TILES, q = warp / TILES;
+  const unsigned rank = clusterRank();
+  const int n0 = blockIdx.x / KH * ROWS;
+  const int kb0 = rank * KB;                 // the block's K half
+  const int kw0 = kb0 + q * KW;              // the warp's K quarter
+  const unsigned long long pol = policyFirst();
+  const __nv_bfloat16 *wr = w + (size_t)(n0 + 16 * tile + g) * K + kw0 + 8 * t;  // row g; g + 8 at +8 K
+  uint4 ring[D][2];
+  const __nv_bfloat16 *wp1 = w + (size_t)(n0 + 16 * tile + g) * K + kw0 + 16 * t;
+  const __nv_bfloat16 *wp3 = w + (size_t)(n0 + 16 * tile + lane / 8) * K + kw0 + 8 * (lane % 8);
+  auto loadStep = [&](int s, uint4 (&dst)[2]) {
+    if (PAT == 0) {
+      dst[0] = ldW(wr + 32 * s, pol);
+      dst[1] = ldW(wr + 8 * K + 32 * s, pol);
+    } else if (PAT == 1) {  // row g only (timing)
+      dst[0] = ldW(wp1 + 64 * (s / 2) + 8 * (s % 2) + (s % 2 ? 0 : 0), pol);
+      dst[1] = ldW(wp1 + 8 * K + 64 * (s / 2) + 8 * (s % 2), pol);
+    } else if (PAT == 2) {
+      dst[0] = __ldg(reinterpret_cast<const uint4 *>(wp1 + 64 * (s / 2) + 8 * (s % 2)));
+      dst[1] = __ldg(reinterpret_cast<const uint4 *>(wp1 + 8 * K + 64 * (s / 2) + 8 * (s % 2)));
+    } else if (PAT == 4) {  // one row's 512 contiguous bytes per load: 16 rows x 1024 k in 64 loads
+      const int j = 2 * s;
+      dst[0] = ldW(w + (size_t)(n0 + 16 * tile + j / 4) * K + kw0 + 256 * (j % 4) + 8 * lane, pol);
+      dst[1] = ldW(w + (size_t)(n0 + 16 * tile + (j + 1) / 4) * K + kw0 + 256 * ((j + 1) % 4) + 8 * lane, pol);
+    } else {  // rows lane / 8 (+4, +8, +12 over steps): 16 rows x 2 KB covered in 32 steps of 2 loads
+      const int rr = (s % 4) * 4, kk = 64 * (s / 4);
+      dst[0] = ldW(wp3 + (size_t)rr * K + kk, pol);
+      dst[1] = ldW(wp3 + (size_t)rr * K + kk + 8 * 64 / 8 * 0 + 512, pol);
+    }
+  };
+  if (EARLY) {
+#pragma unroll
+    for (int s = 0; s < D; ++s) loadStep(s, ring[s]);
+  }
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (!EARLY) {
+#pragma unroll
+    for (int s = 0; s < D; ++s) loadStep(s, ring[s]);
+  }
+  // A's K half into shared memory as B fragments: chunk (block step S, mt,
+  // lane) at ((S * MT + mt) * 32 + lane) * 16. Copy j of thread i is warp
+  // step j of quarter i / 128, so group G holds warp steps 4G .. 4G + 3.
+  if (!NOA) {
+    const int cq = threadIdx.x / 128, cmt = (threadIdx.x / 32) % MT, cl = threadIdx.x % 32;
+    const int m = 8 * cmt + cl / 4, kc = cl % 4;
+#pragma unroll
+    for (int G = 0; G < GROUPS; ++G) {
+#pragma unroll
+      for (int jj = 0; jj < STEPS / GROUPS; ++jj) {
+        const int j = G * (STEPS / GROUPS) + jj, S = cq * STEPS + j;
+        cp16(smem + ((S * MT + cmt) * 32 + cl) * 16, x + (size_t)m * K + kb0 + 32 * S + 8 * kc);
+      }
+      cpCommit();
+    }
+  }
+  float acc[MT][4] = {};
+  const uint4 *afr = reinterpret_cast<const uint4 *>(smem) + (q * STEPS * MT) * 32 + lane;
+#pragma unroll
+  for (int s = 0; s < STEPS; ++s) {
+    if (!NOA && s % (STEPS / GROUPS) == 0) {
+      const int G = s / (STEPS / GROUPS);
+      // wait for group G: at most GROUPS - 1 - G still pending
+      if (G == 0) cpWait<GROUPS - 1>(); else if (G == 1) cpWait<GROUPS - 2>();
+      else if (G == 2) cpWait<GROUPS - 3>(); else if (G == 3) cpWait<GROUPS - 4>();
+      else if (G == 4) cpWait<GROUPS - 5>(); else if (G == 5) cpWait<GROUPS - 6>();
+      else if (G == 6) cpWait<GROUPS - 7>(); else cpWait<0>();
+      __syncthreads();
+    }
+    const uint4 lo = ring[s % D][0], hi = ring[s % D][1];
+    if (s + D < STEPS) loadStep(s + D, ring[s % D]);
+    if (SIGNAL && s + D == STEPS) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    const unsigned f0[4] = {lo.x, hi.x, lo.y, hi.y}, f1[4] = {lo.z, hi.z, lo.w, hi.w};
+    if (NOMMA) {
+      acc[s % MT][0] += __uint_as_float((f0[0] ^ f0[1] ^ f0[2] ^ f0[3] ^ f1[0] ^ f1[1] ^ f1[2] ^ f1[3]) & 0x3fffffffu);
+    } else {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        const uint4 b = afr[(s * MT + mt) * 32];
+        mma(acc[mt], f0, b.x, b.y);
+        mma(acc[mt], f1, b.z, b.w);
+      }
+    }
+  }
+  // The quarters' sums: red[q][m][n] in the (now free) A buffer.
+  __syncthreads();
+  float *red = reinterpret_cast<float *>(smem);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int n = 16 * tile + g + (c / 2) * 8, m = 8 * mt + 2 * t + c % 2;
+      red[(q * M + m) * ROWS + n] = acc[mt][c];
+    }
+  __syncthreads();
+  for (int e = threadIdx.x; e < M * ROWS; e += WARPS * 32) {
+    float v = 0.f;
+#pragma unroll
+    for (int qq = 0; qq < KQ; ++qq) v += red[qq * M * ROWS + e];
+    part[e / ROWS][e % ROWS] = v;
+  }
+  clusterSync();
+  // rank r writes rows [r M / KH, (r + 1) M / KH) of y, 4 columns at a time
+  for (int e = 4 * threadIdx.x; e < M / KH * ROWS; e += 4 * WARPS * 32) {
+    const int m = rank * (M / KH) + e / ROWS, n = e % ROWS;
+    float4 a = *reinterpret_cast<const float4 *>(&part[m][n]);
+#pragma unroll
+    for (int r = 1; r < KH; ++r) {
+      const float4 b = dsmemLd4(reinterpret_cast<const float4 *>(&part[m][n]), (rank + r) % KH);
+      a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+    }
+    const size_t o = (size_t)m * N + n0 + n;
+    const uint2 rv = *reinterpret_cast<const uint2 *>(x + o);
+    const float2 f0 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&rv.x)),
+                 f1 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&rv.y));
+    __nv_bfloat162 o0 = __floats2bfloat162_rn(a.x + f0.x, a.y + f0.y);
+    __nv_bfloat162 o1 = __floats2bfloat162_rn(a.z + f1.x, a.w + f1.y);
+    uint2 ov;
+    ov.x = *reinterpret_cast<unsigned *>(&o0);
+    ov.y = *reinterpret_cast<unsigned *>(&o1);
+    *reinterpret_cast<uint2 *>(y + o) = ov;
+  }
+  clusterSync();  // the peers have read our part
+}
+
 // Version 2: a cluster of KS blocks per slab of 16 x TILES weight rows, one
 // K part each (A's part, 32 x K / KS, in shared memory); a warp owns 16 rows
 // over the whole part. Measured: 8 warps an SM (256 threads) cannot stream at
@@ -607,6 +743,27 @@ void variant3(const char *name, float floorUs) {
          err >= 0 && err < 1e-2 ? "ok" : "WRONG");
 }
 
+template <int KH3, int KQ4, int D, bool SIGNAL>
+void variant4(const char *name, float floorUs) {
+  auto k = decodeM32v4<KH3, KQ4, D, SIGNAL>;
+  const int smemBytes = K / KH3 / 32 * MT * 32 * 16;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
+  auto run4 = [&] {
+    for (int l = 0; l < 4; ++l) launchPdl(k, dim3(N / ROWS * KH3), dim3(TILES * KQ4 * 32), (size_t)smemBytes, (const __nv_bfloat16 *)Y[l], (const __nv_bfloat16 *)W[l], Y[l + 1]);
+  };
+  CK(cudaMemset(Y[4], 0xff, (size_t)M * N * 2));
+  run4();
+  CK(cudaDeviceSynchronize());
+  relErr<<<1, 256>>>(Y[4], refY, (size_t)M * N, errBuf);
+  float err = -1;
+  CK(cudaMemcpy(&err, errBuf, 4, cudaMemcpyDeviceToHost));
+  float us = timeChain(run4);
+  cudaFuncAttributes fa;
+  int regs = cudaFuncGetAttributes(&fa, k) == cudaSuccess ? fa.numRegs : 0;
+  printf("| %-34s | %3d | %7.1f | %5.2f | %5.1f%% | %.1e | %s |\n", name, regs, us, us / 4, 100 * floorUs / us, err,
+         err >= 0 && err < 1e-2 ? "ok" : "WRONG");
+}
+
 int main() {
   for (int l = 0; l < 4; ++l) {
     CK(cudaMalloc(&W[l], (size_t)N * K * 2));
@@ -650,11 +807,10 @@ int main() {
   few("read: 512 x 256 thr, 4 in flight", readFew<4>, 512, 256);
   few("read: 1024 x 256 thr, 4 in flight", readFew<4>, 1024, 256);
   for (int rep = 0; rep < 2; ++rep) {
-    variant2<4, 8, 4, true>("v2: 4 K parts, 256 thr, ring 4", floorUs);
-    variant3<4, 4, false>("v3: 4 K parts x 2, 2 blocks/SM, ring 4", floorUs);
-    variant3<4, 4, true>("v3: same, next layer early", floorUs);
-    variant3<4, 6, true>("v3: ring 6, next layer early", floorUs);
     variant3<2, 4, true>("v3: 2 K parts (1 block/SM), early", floorUs);
+    variant4<2, 4, 4, true>("v4: 2 K parts x 4, 512 thr, ring 4", floorUs);
+    variant4<2, 4, 2, true>("v4: ring 2", floorUs);
+    variant4<2, 4, 4, false>("v4: ring 4, no early launch", floorUs);
     variant<8, false>("ring 8 steps", floorUs);
     variant<8, false, true, true>("ring 8, no A, no mma (wrong)", floorUs);
     variant<8, false, true, true, 1>("weights only, 32 B a lane", floorUs);
