@@ -295,6 +295,9 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
     return unsupported("rows are not whole 128-byte tiles of 16-byte vectors");
   p.width = kTx * p.vec;
   p.ty = kThreads / kTx;
+  // The merges give each column four lanes of one block (a tree by shuffles).
+  if (4 * p.width > kThreads)
+    return unsupported("tile wider than the merges' four lanes a column cover");
   // Every member holds whole batches of rows: chunks of equal size.
   if (p.rr % (kMembers * p.ty) != 0)
     return unsupported("reduced rows do not split evenly over the cluster");
