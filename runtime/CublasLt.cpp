@@ -27,6 +27,7 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace fusec {
 
@@ -179,9 +180,10 @@ std::string validate(const MatmulDesc &d) {
 }
 
 /// Every field, so that two descs share a key only if they are the same.
-std::string cacheKey(const MatmulDesc &d, size_t workspaceLimit) {
+std::string cacheKey(const MatmulDesc &d, size_t workspaceLimit, int rank) {
   std::string key;
   llvm::raw_string_ostream os(key);
+  os << 'r' << rank << ':';
   os << static_cast<int>(d.dtype) << ':' << d.transA << d.transB
      << d.biasEpilogue << d.geluEpilogue << ':' << llvm::format_hex(
             llvm::bit_cast<uint32_t>(d.alpha), 10)
@@ -408,12 +410,12 @@ std::string CublasLt::describe(const MatmulDesc &d) {
 }
 
 llvm::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
-                                          size_t workspaceLimit) {
+                                          size_t workspaceLimit, int rank) {
   if (std::string why = validate(desc); !why.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cublasLt: invalid matmul %s: %s",
                                    describe(desc).c_str(), why.c_str());
-  std::string key = cacheKey(desc, workspaceLimit);
+  std::string key = cacheKey(desc, workspaceLimit, rank);
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     if (auto it = planCache.find(key); it != planCache.end())
@@ -459,16 +461,21 @@ llvm::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
       s != CUBLAS_STATUS_SUCCESS)
     return statusError(*api, s, "cublasLtMatmulAlgoGetHeuristic", desc);
 
-  // Results come fastest first; take the first usable one.
-  for (int i = 0; i < returned; ++i) {
-    const cublasLtMatmulHeuristicResult_t &r = results[i];
-    if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > workspaceLimit)
-      continue;
+  // Results come fastest first (by the heuristic's estimate): take the
+  // rank-th usable one, or the first when there are fewer.
+  std::vector<int> usable;
+  for (int i = 0; i < returned; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= workspaceLimit)
+      usable.push_back(i);
+  if (!usable.empty()) {
+    const int chosen = rank >= 0 && rank < (int)usable.size() ? rank : 0;
+    const cublasLtMatmulHeuristicResult_t &r = results[usable[chosen]];
     MatmulPlan plan;
     plan.desc = desc;
     std::memcpy(plan.algo.data(), &r.algo, sizeof(r.algo));
     plan.workspaceBytes = r.workspaceSize;
     plan.waves = r.wavesCount;
+    plan.rank = chosen;
     std::lock_guard<std::mutex> lock(cacheMutex);
     planCache.emplace(key, plan);
     return plan;

@@ -74,7 +74,10 @@ struct MatmulPlan {
   size_t workspaceBytes = 0;
   /// Heuristic's estimate of device utilisation (1.0 = one full wave).
   float waves = 0;
+  /// Which usable result of the heuristic this is (0: its first choice).
+  int rank = 0;
 };
+
 
 /// The process-wide cuBLASLt: library, handle and plan cache.
 class CublasLt {
@@ -93,10 +96,12 @@ public:
   static std::string describe(const MatmulDesc &desc);
 
   /// Checks `desc` and picks the heuristic's best algorithm whose workspace
-  /// fits in `workspaceLimit` bytes. Plans are cached by (desc, limit); the
-  /// algorithm assumes every pointer passed to run() is 16-byte aligned.
+  /// fits in `workspaceLimit` bytes, or with `rank` > 0 its rank-th usable
+  /// result after that (autotuning; the best when there are fewer). Plans are
+  /// cached by (desc, limit, rank); the algorithm assumes every pointer passed
+  /// to run() is 16-byte aligned.
   llvm::Expected<MatmulPlan> plan(const MatmulDesc &desc,
-                                  size_t workspaceLimit);
+                                  size_t workspaceLimit, int rank = 0);
 
   /// Enqueues the matmul on `stream`. `bias` is read only with biasEpilogue
   /// (pass 0 otherwise); C is read when beta != 0. The result goes to `d`

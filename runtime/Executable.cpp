@@ -151,7 +151,8 @@ llvm::Error Executable::load(KernelCache &cache) {
     auto lt = CublasLt::get();
     if (!lt)
       return lt.takeError();
-    auto p = (*lt)->plan(desc.steps[i].matmul.desc, desc.workspaceBytes);
+    const PlanMatmul &m = desc.steps[i].matmul;
+    auto p = (*lt)->plan(m.desc, desc.workspaceBytes, m.algoRank);
     if (!p)
       return p.takeError();
     matmuls[i] = *p;

@@ -38,6 +38,9 @@ public:
                           llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream);
 
   const PlanDesc &plan() const { return desc; }
+  /// The cuBLASLt heuristic rank step `i` (a matmul step) runs: its plan's
+  /// algoRank, or 0 where cuBLASLt offered fewer usable results.
+  int matmulRank(size_t i) const { return i < matmuls.size() ? matmuls[i].rank : 0; }
   /// Seconds NVRTC spent (cache misses only) and how many kernels hit the cache.
   double compileSeconds() const { return compileSec; }
   unsigned cacheHits() const { return hits; }

@@ -51,6 +51,10 @@ struct PlanMatmul {
   /// the bias vector (desc.biasEpilogue); -1 when not used.
   int residual = -1, bias = -1;
   int64_t residualOffset = 0, biasOffset = 0;  ///< bytes into those buffers
+  /// Which usable result of cuBLASLt's heuristic runs it (0: its first
+  /// choice; `fusec bench --autotune` times others, keyed by tuningKey).
+  int algoRank = 0;
+  std::string tuningKey;  ///< matmulTuningKey(desc, arch)
 };
 
 struct PlanCopy {

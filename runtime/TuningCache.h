@@ -6,6 +6,11 @@
 //
 //   "sm_90a bf16 m4096 n11008 k4096 b1 aK bK" -> "128x256x32 w64x64 s3 k1"
 //
+// and, for a product the plan gives cuBLASLt, which of the heuristic's
+// usable algorithms runs it (runtime/CublasLt.h, matmulTuningKey):
+//
+//   "cublaslt sm_90a bf16 [32x4096] @ [4096x6144]^T ... ld ..." -> "rank 4"
+//
 // in <cache dir>/gemm-tuning.json (the kernel cache's directory). Every later
 // compile reads it: a tuned shape gets its winner, others the heuristic's.
 // Writes are atomic; two tuners at once lose one's entries, never the file.

@@ -10,6 +10,7 @@
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "passes/Passes.h"
+#include "runtime/MatmulTuning.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -261,6 +262,15 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
         return m.takeError();
       step.kind = PlanStep::Kind::Matmul;
       step.matmul = *m;
+      // cuBLASLt's algorithm: a candidate being autotuned, else a tuned one.
+      step.matmul.tuningKey = matmulTuningKey(step.matmul.desc, plan.arch);
+      if (options.gemmCandidate >= 0) {
+        step.matmul.algoRank = options.gemmCandidate;
+      } else if (auto t = options.gemmTuning.find(step.matmul.tuningKey);
+                 t != options.gemmTuning.end()) {
+        if (std::optional<int> r = parseMatmulRankConfig(t->second))
+          step.matmul.algoRank = *r;
+      }
       plan.workspaceBytes = 32 << 20;
     } else {
       codegen::GemmChoice choice;

@@ -60,3 +60,24 @@ for s in chain["fused"]["steps"]:
     print("%s alone: %d sets of its weight rotated (the plan: %d), %.1f us"
           % (s["name"], s["input_sets"], chain["input_sets"], s["median_us"]))
 ' "$many" "$chain" "$explained"
+status=$?
+[ $status -eq 0 ] || exit $status
+# --autotune on a product the plan gives cuBLASLt (decode Q/K/V, 32 rows):
+# it times the heuristic's usable algorithms and keeps one ("rank N") in the
+# tuning cache, which the next compile reads; the result still checks.
+tune=$(mktemp -d)
+trap 'rm -f "$err"; rm -rf "$tune"' EXIT
+if ! FUSEC_CACHE_DIR="$tune" "$fusec" bench "$src/bench/graphs/decode_qkv_m32.json" --autotune \
+     --no-steps --iters 10 --warmup-s 0 >/dev/null 2>"$tune/log"; then
+  cat "$tune/log" >&2
+  exit 1
+fi
+grep "fusec: tuned cublaslt" -A1 "$tune/log"
+python3 -c '
+import json, sys
+entries = json.load(open(sys.argv[1]))
+text = json.dumps(entries)
+assert "cublaslt sm_" in text and "rank " in text, entries
+print("tuning cache: a cuBLASLt entry")
+' "$tune/gemm-tuning.json" || exit 1
+FUSEC_CACHE_DIR="$tune" "$fusec" run "$src/bench/graphs/decode_qkv_m32.json" --check | grep "check vs reference interpreter: ok" || exit 1

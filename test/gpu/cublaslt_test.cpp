@@ -329,13 +329,19 @@ struct DeviceBuffers {
   }
 };
 
-/// Runs one case; an error is a failure of the harness or of cuBLASLt.
+/// Runs one case with the heuristic's `rank`-th usable algorithm (autotuning
+/// picks among them); an error is a failure of the harness or of cuBLASLt.
 llvm::Error runCase(CudaDriver &driver, CublasLt &lt, const Case &c,
-                    CUdeviceptr workspace, size_t wsBytes, uint64_t seed) {
+                    CUdeviceptr workspace, size_t wsBytes, uint64_t seed,
+                    int rank = 0) {
   MatmulDesc d = descFor(c);
-  auto plan = lt.plan(d, wsBytes);
+  auto plan = lt.plan(d, wsBytes, rank);
   if (!plan)
     return plan.takeError();
+  // Where cuBLASLt offers fewer usable results, the first runs.
+  if (plan->rank != rank && plan->rank != 0)
+    fail(caseName(c) + ": asked for rank " + std::to_string(rank) + ", got " +
+         std::to_string(plan->rank));
 
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> a = makeBuffer(c.dtype, d.a, true, rng);
@@ -484,7 +490,25 @@ int main() {
         fail(caseName(c) + ": " + llvm::toString(std::move(err)));
     }
   }
+  // The heuristic's other usable algorithms (what `fusec bench --autotune`
+  // times for a cuBLASLt product) compute the same products; at least one
+  // case has more than one.
+  int ranked = 0;
+  for (DType dtype : {DType::BF16, DType::F16})
+    for (const Case &c : fixedCases(dtype))
+      for (int rank = 1; rank < 6; ++rank) {
+        auto p = (*lt)->plan(descFor(c), kWorkspace, rank);
+        if (p && p->rank == rank)
+          ++ranked;
+        ++run;
+        if (auto err = runCase(driver, **lt, c, workspace, kWorkspace, seed++, rank))
+          fail(caseName(c) + " rank " + std::to_string(rank) + ": " +
+               llvm::toString(std::move(err)));
+      }
+  if (ranked == 0)
+    fail("no fixed case had a second usable cuBLASLt algorithm");
   driver.cuMemFree(workspace);
-  llvm::outs() << run << " matmuls, " << failures << " failure(s)\n";
+  llvm::outs() << run << " matmuls (" << ranked << " at a rank past the first), " << failures
+               << " failure(s)\n";
   return failures ? 1 : 0;
 }

@@ -1,6 +1,7 @@
-//===- Autotune.cpp - `fusec bench --autotune`: time GEMM tile candidates -===//
+//===- Autotune.cpp - `fusec bench --autotune`: time GEMM candidates ------===//
 #include "tools/fusec/Autotune.h"
 
+#include "runtime/MatmulTuning.h"
 #include "runtime/TuningCache.h"
 #include "runtime/api/ProgramImpl.h"
 
@@ -15,7 +16,9 @@ namespace fusec::cli {
 
 namespace {
 // More than any shape has (codegen/GemmConfig.cpp); extra indices repeat the
-// heuristic's configuration and are skipped.
+// heuristic's configuration and are skipped. A cuBLASLt matmul's candidate i
+// is its heuristic's i-th usable result: at 32 x 6144 x 4096 (decode Q/K/V)
+// rank 4 ran 6% faster than rank 0 (bench/NOTES.md, session q).
 constexpr int kMaxCandidates = 6;
 // Candidates are timed in turn, this many rounds, each keeping its fastest
 // round: timed once each in order, the first candidate ran on a cold, not yet
@@ -23,6 +26,12 @@ constexpr int kMaxCandidates = 6;
 // side: 276 us for the first candidate alone, 262-263 us in whole-graph runs;
 // bench/NOTES.md).
 constexpr int kRounds = 3;
+
+/// The configuration a plan asks for at a tunable step.
+std::string requestedConfig(const PlanStep &st) {
+  return st.kind == PlanStep::Kind::Matmul ? matmulRankConfig(st.matmul.algoRank)
+                                           : st.kernel.gemmConfig;
+}
 } // namespace
 
 llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
@@ -60,13 +69,13 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     bool fresh = false;
     // Kernels without a tuning key (sibling GEMVs) have one configuration.
     for (const PlanStep &st : plan.steps)
-      if (tunableGemmStep(st)) {
-        auto &tried = timed[st.kernel.gemmKey];
-        fresh |= llvm::none_of(tried, [&](auto &t) { return t.first == st.kernel.gemmConfig; });
+      if (tunableStep(st)) {
+        auto &tried = timed[tuningKeyOf(st)];
+        const std::string config = requestedConfig(st);
+        fresh |= llvm::none_of(tried, [&](auto &t) { return t.first == config; });
       }
     if (timed.empty()) {
-      llvm::errs() << "fusec: --autotune: no fusec GEMM kernels in this plan (its matmuls run "
-                      "through cuBLASLt; --gemm fusec tunes fusec's kernels anyway)\n";
+      llvm::errs() << "fusec: --autotune: no matrix products in this plan to tune\n";
       return llvm::Error::success();
     }
     if (round == 0 && !fresh)
@@ -84,15 +93,20 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     auto t = timePlan(**program, *env, s);
     if (!t)
       return t.takeError();
+    const Executable &exe = *(*program)->impl().exe;
     for (size_t k = 0; k < plan.steps.size() && k < t->steps.size(); ++k) {
       const PlanStep &st = plan.steps[k];
-      if (!tunableGemmStep(st))
+      if (!tunableStep(st))
         continue;
-      auto &tried = timed[st.kernel.gemmKey];
-      auto it = llvm::find_if(tried, [&](auto &p) { return p.first == st.kernel.gemmConfig; });
+      // What ran: a cuBLASLt rank past its usable results runs rank 0.
+      const std::string config = st.kind == PlanStep::Kind::Matmul
+                                     ? matmulRankConfig(exe.matmulRank(k))
+                                     : st.kernel.gemmConfig;
+      auto &tried = timed[tuningKeyOf(st)];
+      auto it = llvm::find_if(tried, [&](auto &p) { return p.first == config; });
       if (it == tried.end())
-        tried.push_back({st.kernel.gemmConfig, t->steps[k].medianUs});
-      else if (round > 0)
+        tried.push_back({config, t->steps[k].medianUs});
+      else
         it->second = std::min(it->second, t->steps[k].medianUs);
     }
   }

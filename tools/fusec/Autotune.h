@@ -1,4 +1,4 @@
-//===- Autotune.h - `fusec bench --autotune`: time GEMM tile candidates ---===//
+//===- Autotune.h - `fusec bench --autotune`: time GEMM candidates --------===//
 #pragma once
 
 #include "tools/fusec/BenchTiming.h"
@@ -10,8 +10,9 @@
 
 namespace fusec::cli {
 
-/// Builds the fused plan of `graph` once per GEMM tile candidate (every fusec
-/// GEMM kernel takes its i-th candidate), times each kernel alone, and writes
+/// Builds the fused plan of `graph` once per candidate (every fusec GEMM
+/// kernel takes its i-th tile configuration, every cuBLASLt matmul its
+/// heuristic's i-th usable algorithm), times each product alone, and writes
 /// the fastest configuration per tuning key into the tuning cache
 /// (runtime/TuningCache.h). Prints one line per key to stderr.
 llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,

@@ -191,10 +191,15 @@ llvm::Expected<BenchEnvironment> measureEnvironment(Program &program) {
   return env;
 }
 
-bool tunableGemmStep(const PlanStep &s) {
-  return s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul" &&
-         !s.kernel.gemmKey.empty();
+std::string tuningKeyOf(const PlanStep &s) {
+  if (s.kind == PlanStep::Kind::Kernel && s.kernel.family == "matmul")
+    return s.kernel.gemmKey;
+  if (s.kind == PlanStep::Kind::Matmul)
+    return s.matmul.tuningKey;
+  return "";
 }
+
+bool tunableStep(const PlanStep &s) { return !tuningKeyOf(s).empty(); }
 
 llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
                                     const BenchSettings &settings) {
@@ -260,7 +265,7 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     for (const PlanStep &step : plan.steps) {
       StepTiming st;
       st.name = step.name;
-      if (tunableGemmStep(step))
+      if (tunableStep(step))
         if (llvm::Error err = timeAlone(&step - plan.steps.data(), st))
           return std::move(err);
       t.steps.push_back(st);

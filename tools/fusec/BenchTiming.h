@@ -35,8 +35,11 @@ struct BenchSettings {
 };
 
 /// A step `--autotune` tunes: a fusec GEMM kernel with a tuning key (sibling
-/// GEMVs have one configuration and none).
-bool tunableGemmStep(const PlanStep &s);
+/// GEMVs have one configuration and none), or a cuBLASLt matmul (which of its
+/// heuristic's results runs).
+bool tunableStep(const PlanStep &s);
+/// Its tuning key (the tuning cache's key; empty for other steps).
+std::string tuningKeyOf(const PlanStep &s);
 
 struct BenchEnvironment {
   std::string deviceName;
