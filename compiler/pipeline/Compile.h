@@ -25,8 +25,9 @@ struct CompileOptions {
   std::string device = "h100";  ///< device profile for the cost model
   std::string arch;           ///< NVRTC target; empty: the profile's
   std::string gemm = "auto";  ///< matmul groups: auto, fusec or cublaslt
-  /// fusec GEMM tile configurations by tuning key (runtime/TuningCache), and
-  /// for autotuning the candidate index every GEMM kernel takes (-1: none).
+  /// fusec GEMM tile configurations and cuBLASLt ranks by tuning key
+  /// (runtime/TuningCache.h), and for autotuning the candidate index every
+  /// GEMM kernel and cuBLASLt product takes (-1: none).
   std::map<std::string, std::string> gemmTuning;
   int gemmCandidate = -1;
   bool overlapLaunches = true;  ///< PlanDesc::overlapLaunches

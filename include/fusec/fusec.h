@@ -52,7 +52,8 @@ struct Options {
   /// where it can, else the epilogue as its own kernel).
   std::string gemm = "auto";
   /// Testing and autotuning: every fusec GEMM kernel takes its i-th tile
-  /// configuration candidate (-1: the tuning cache's, else the heuristic's).
+  /// configuration candidate and every cuBLASLt product the i-th usable result
+  /// of cuBLASLt's heuristic (-1: the tuning cache's, else the heuristic's).
   int gemmCandidate = -1;
   /// On sm_90+, launch each kernel while the one before it finishes
   /// (programmatic dependent launch; it waits for the other's writes before

@@ -41,7 +41,7 @@ struct PlanFlags {
   std::string device;  ///< empty: the GPU's own profile when one is present, else h100
   std::string arch;
   std::string gemm = "auto";
-  int gemmCandidate = -1;  ///< autotuning: every GEMM kernel takes this candidate
+  int gemmCandidate = -1;  ///< autotuning: every GEMM kernel (and cuBLASLt rank) takes this candidate
   bool noOverlap = false;  ///< launch each kernel after the previous one completes
   bool noShare = false;    ///< every kernel in its own launch (CompileOptions::shareLaunches)
 };
