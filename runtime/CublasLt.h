@@ -78,7 +78,6 @@ struct MatmulPlan {
   int rank = 0;
 };
 
-
 /// The process-wide cuBLASLt: library, handle and plan cache.
 class CublasLt {
 public:

@@ -18,7 +18,8 @@
 
 namespace fusec {
 
-/// "cublaslt sm_90a bf16 a 4096x32 ld 4096 T b 4096x6144 ld 4096 c ... beta 1".
+/// Every field of the descriptor, e.g. (decode Q/K/V at 32 rows)
+/// "cublaslt sm_90a bf16 a 32x4096 ld 4096 b 4096x6144 ld 4096 col c 32x6144 ld 6144".
 inline std::string matmulTuningKey(const MatmulDesc &d, const std::string &arch) {
   std::string key = "cublaslt " + arch + " " + std::string(dtypeName(d.dtype));
   auto layout = [&](const char *name, const MatrixLayout &l, bool trans) {

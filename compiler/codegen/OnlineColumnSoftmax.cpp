@@ -204,15 +204,21 @@ struct Plan {
     for (int c : caches)
       s += "  uint4 fz_pre" + str(c) + "[" + B + "];\n";
     s += "  #pragma unroll\n  for (int u = 0; u < " + B + "; ++u) {\n    const int fz_q = " + str(k0) +
-         " + u;\n    const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" + rowIndices("    ");
+         " + u;\n" + rowOf("    ");
     for (int c : caches)
-      s += "    fz_pre" + str(c) + "[u] = fz_ld16(" + cache[c].ptr + " + (" + cache[c].offset +
-           "), fz_drop);\n";
+      s += "    fz_pre" + str(c) + "[u] = " + load16(c, "fz_drop") + ";\n";
     return s + "  }\n";
   }
 
-  std::string rowIndices(const std::string &in) const {
-    return reducedIndexDecls(domain, reduced, "rrow", in);
+  /// Slot fz_q's row of the chunk (rrow) and the reduced dims' indices.
+  std::string rowOf(const std::string &in) const {
+    return in + "const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" +
+           reducedIndexDecls(domain, reduced, "rrow", in);
+  }
+
+  /// Cache c's 16-byte vector of that row from global memory.
+  std::string load16(int c, const std::string &policy) const {
+    return "fz_ld16(" + cache[c].ptr + " + (" + cache[c].offset + "), " + policy + ")";
   }
 
   /// Row slots [k0, k1) of one tier: a thread's slot k is row ty + k * ty of
@@ -240,12 +246,11 @@ struct Plan {
     s += whole ? "        const int fz_q = fz_k + u;\n"
                : "        const int fz_q = min(fz_k + u, " + str(k1 - 1) + ");\n";
     if (t == Tier::L2 || fill)
-      s += "        const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" + rowIndices("        ");
+      s += rowOf("        ");
     for (int c : caches) {
       std::string raw = "        fz_raw" + str(c) + "[u] = ";
       if (fill || t == Tier::L2)
-        s += raw + "fz_ld16(" + cache[c].ptr + " + (" + cache[c].offset + "), " +
-             (fill && t == Tier::L2 ? "fz_keep" : "fz_drop") + ");\n";
+        s += raw + load16(c, fill && t == Tier::L2 ? "fz_keep" : "fz_drop") + ";\n";
       else if (t == Tier::Prefetched)
         s += raw + "fz_pre" + str(c) + "[u];\n";
       else if (t == Tier::Shared)
@@ -264,8 +269,7 @@ struct Plan {
         s += "          *reinterpret_cast<uint4 *>(&cache" + str(c) + "[(fz_q - " + str(regSlots) +
              ") * " + str(ty) + " + ty][tx * " + V + "]) = fz_raw" + str(c) + "[u];\n";
     }
-    s += "          const fz_idx rrow = rbase + ty + fz_q * " + str(ty) + ";\n" +
-         rowIndices("          ");
+    s += rowOf("          ");
     for (int c : caches)
       s += "          float cv" + str(c) + "[" + V + "];\n          fz_unpack<" + cache[c].storage +
            ", " + V + ">(fz_raw" + str(c) + "[u], cv" + str(c) + ");\n";

@@ -27,10 +27,10 @@ constexpr int kMaxCandidates = 6;
 // bench/NOTES.md).
 constexpr int kRounds = 3;
 
-/// The configuration a plan asks for at a tunable step.
-std::string requestedConfig(const PlanStep &st) {
-  return st.kind == PlanStep::Kind::Matmul ? matmulRankConfig(st.matmul.algoRank)
-                                           : st.kernel.gemmConfig;
+/// A tunable step's configuration: a fusec kernel's tiles, or for a cuBLASLt
+/// matmul `rank` (what the plan asks for, or what the runtime ran).
+std::string configOf(const PlanStep &st, int rank) {
+  return st.kind == PlanStep::Kind::Matmul ? matmulRankConfig(rank) : st.kernel.gemmConfig;
 }
 } // namespace
 
@@ -71,7 +71,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     for (const PlanStep &st : plan.steps)
       if (tunableStep(st)) {
         auto &tried = timed[tuningKeyOf(st)];
-        const std::string config = requestedConfig(st);
+        const std::string config = configOf(st, st.matmul.algoRank);
         fresh |= llvm::none_of(tried, [&](auto &t) { return t.first == config; });
       }
     if (timed.empty()) {
@@ -99,9 +99,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
       if (!tunableStep(st))
         continue;
       // What ran: a cuBLASLt rank past its usable results runs rank 0.
-      const std::string config = st.kind == PlanStep::Kind::Matmul
-                                     ? matmulRankConfig(exe.matmulRank(k))
-                                     : st.kernel.gemmConfig;
+      const std::string config = configOf(st, exe.matmulRank(k));
       auto &tried = timed[tuningKeyOf(st)];
       auto it = llvm::find_if(tried, [&](auto &p) { return p.first == config; });
       if (it == tried.end())
