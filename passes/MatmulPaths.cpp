@@ -53,6 +53,7 @@ std::string us(double s) {
 const char *pathName(GemmPath p) {
   return p == GemmPath::FusecGemv         ? "GEMV"
          : p == GemmPath::FusecTensorGemv ? "GEMV (tensor cores)"
+         : p == GemmPath::FusecWgmmaGemv  ? "GEMV (TMA + wgmma)"
          : p == GemmPath::FusecWgmma      ? "GEMM (wgmma)"
                                           : "GEMM";
 }
@@ -115,12 +116,16 @@ void Grouping::chooseMatmulPaths() {
     // products; 9-64 rows of one matrix on tensor cores).
     if ((p.path == GemmPath::FusecBatchedRows || p.path == GemmPath::Fusec) && gemvApplies(mm))
       p.path = tensorCoreGemvApplies(mm) ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
+    // On sm_90a its Hopper form (the first candidate codegen tries there).
+    if (p.path == GemmPath::FusecTensorGemv && wgmmaGemvRows(mm, arch, profile.smCount) > 0)
+      p.path = GemmPath::FusecWgmmaGemv;
     // A computed operand goes through the portable kernel's loads or the
     // dot-product kernel's (only where that kernel reads the operands).
     p.fusedPath = p.path;
     // The tensor-core form (9-64 rows) loads both operands from memory.
     if (!prologue.empty() &&
         (p.path == GemmPath::FusecWgmma || p.path == GemmPath::FusecTensorGemv ||
+         p.path == GemmPath::FusecWgmmaGemv ||
          (p.path == GemmPath::FusecGemv && !gemvApplies(mm))))
       p.fusedPath = GemmPath::Fusec;
     double prologueApart = seconds(prologue);
@@ -149,6 +154,8 @@ void Grouping::chooseMatmulPaths() {
       mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
     if (path == GemmPath::FusecGemv || path == GemmPath::FusecTensorGemv)
       mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
+    if (path == GemmPath::FusecWgmmaGemv)
+      mm->setAttr("fusec.gemm_wgv", b.getUnitAttr());
     mm->setAttr("fusec.gemm_alternatives",
                 b.getStringAttr(describe(p, !prologue.empty(), !epilogue.empty(),
                                          gemmChoice == "fusec")));

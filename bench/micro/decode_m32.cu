@@ -587,6 +587,12 @@ __global__ void __launch_bounds__(32 * (CW + 1), 1) tmaStream(const __grid_const
   }
 }
 
+// A kernel fusec generated for this layer (fusec compile ... --emit cuda),
+// timed in the same harness: -DFUSEC_GEN='"path.cu"'.
+#ifdef FUSEC_GEN
+#include FUSEC_GEN
+#endif
+
 // Reference: fp32 dot products, one thread an output.
 __global__ void refLayer(const __nv_bfloat16 *x, const __nv_bfloat16 *w, float *y) {
   const int n = blockIdx.x * blockDim.x + threadIdx.x, m = blockIdx.y;
@@ -836,6 +842,24 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+#ifdef FUSEC_GEN
+  if (argc > 1 && !strcmp(argv[1], "gen")) {
+    const int smemBytes = argc > 2 ? atoi(argv[2]) : 197632;
+    CK(cudaFuncSetAttribute(k0_matmul_add, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
+    for (int rep = 0; rep < 3; ++rep) {
+      report("fusec's generated kernel", regsOf(k0_matmul_add), [&] {
+        for (int l = 0; l < 4; ++l)
+          launchPdl(k0_matmul_add, dim3(128), dim3(160), (size_t)smemBytes, (const fz_bf16 *)W[l],
+                    (const fz_bf16 *)Y[l], (const fz_bf16 *)Y[l], (fz_bf16 *)Y[l + 1],
+                    *reinterpret_cast<const fz_tmap *>(&mapX[l]), *reinterpret_cast<const fz_tmap *>(&mapW[0][l]));
+      }, floorUs);
+      tma<2, 16, false, false, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, no early", floorUs);
+      tma<2, 16, true, false, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, early loads only", floorUs);
+    }
+    CK(cudaGetLastError());
+    return 0;
+  }
+#endif
   if (argc > 1 && !strcmp(argv[1], "epi")) {
     for (int rep = 0; rep < 2; ++rep) {
       tma<2, 8, false, false>("v5: pull (2 barriers), 8 stages", floorUs);

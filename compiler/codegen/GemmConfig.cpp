@@ -8,6 +8,10 @@ namespace fusec::codegen {
 
 std::string GemmConfig::str() const {
   char buf[64];
+  if (wgv) {
+    std::snprintf(buf, sizeof buf, "wgv r%d s%d", wgvRows, stages);
+    return buf;
+  }
   if (gemv && gemvTiles > 0) {
     std::snprintf(buf, sizeof buf, "gemv t%d w%d k%d s%d", gemvTiles, gemvWarps, gemvSplit,
                   stages);
@@ -30,6 +34,18 @@ std::string GemmConfig::str() const {
 
 bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
   GemmConfig r;
+  int end = 0;
+  if (std::sscanf(s.c_str(), "wgv r%d s%d%n", &r.wgvRows, &r.stages, &end) == 2) {
+    // Weight rows are wgmma's N: a multiple of 8, at most 128 (the
+    // accumulators' registers); stages of 64 k.
+    r.wgv = true;
+    bool ok = end == (int)s.size() && r.wgvRows >= 8 && r.wgvRows <= 128 && r.wgvRows % 8 == 0 &&
+              r.stages >= 2 && r.stages <= 16;
+    if (ok)
+      c = r;
+    return ok;
+  }
+  r = GemmConfig();
   if (std::sscanf(s.c_str(), "gemv t%d w%d k%d s%d", &r.gemvTiles, &r.gemvWarps, &r.gemvSplit,
                   &r.stages) == 4) {
     r.gemv = true;

@@ -79,14 +79,21 @@ struct GemmConfig {
   /// cluster share one column of B tiles, each loading 1 / cluster of it and
   /// the TMA multicasting it to all, so L2 serves B once per cluster.
   int cluster = 1;
+  /// Hopper, 9-64 rows ("wgv r64 s16", WgmmaGemv.cpp): a cluster of two
+  /// blocks per `wgvRows` weight rows, one K half each, the weights and A
+  /// through the TMA into `stages` stages, one consumer warpgroup issuing
+  /// wgmma (A as the 64-row operand, the weight rows as N), one producer warp.
+  bool wgv = false;
+  int wgvRows = 64;
   int threads() const {
-    return gemv    ? gemvWarps * 32
+    return wgv     ? 160
+           : gemv  ? gemvWarps * 32
            : wgmma ? ((pingpong ? 2 : bm / 64) + 1) * 128
                    : (bm / wm) * (bn / wn) * 32;
   }
   /// "128x128x32 w64x32 s4 k1", "wg 128x256x64 s4", "wg 128x256x64 s4 c2",
-  /// "wg 128x128x64 s6 pp", "gemv c2 w8" or "gemv t2 w8 k1 s4", also a
-  /// tuning-cache value.
+  /// "wg 128x128x64 s6 pp", "gemv c2 w8", "gemv t2 w8 k1 s4" or
+  /// "wgv r64 s16", also a tuning-cache value.
   std::string str() const;
   static bool parse(const std::string &s, GemmConfig &out);
 };

@@ -45,6 +45,12 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
   return s;
 }
 
+/// The Hopper kernels' device helpers (TMA copies, mbarriers, wgmma fences;
+/// WgmmaGemm.cpp), and `fz_wgmma(acc, descA, descB, accumulate)`: acc (64 x
+/// n, fp32) += A (64 x 16) B^T (16 x n), both K-major and 128-byte swizzled.
+extern const char *kHopperHelpers;
+std::string wgmmaWrapper(int n, const std::string &elem);
+
 /// "; 128 blocks for 132 SMs (one wave)": the tensor-core GEMV's grid against
 /// the GPU's SMs, for the schedule line of 8-warp blocks (one per SM, as
 /// tensorCoreGemvTiles assumes; smaller blocks may share an SM).
@@ -200,6 +206,16 @@ struct GemmGen {
   std::string tmaEpilogue(int64_t boxesAt);
   /// The Hopper kernel: TMA loads, wgmma, a producer warpgroup (WgmmaGemm.cpp).
   std::string hopperSource(const std::string &name);
+  /// The Hopper dot-product kernel for 9-64 rows (cfg.wgv; WgmmaGemv.cpp).
+  std::string wgmmaGemvSource(const std::string &name);
+  /// Its static shared memory (the halves' partial sums) and dynamic
+  /// shared memory per stage.
+  int64_t wgvStaticBytes() const;
+  int64_t wgvStageBytes() const;
+  /// A's part of a stage, and the dynamic shared memory past the last stage
+  /// that wgmma's 64 rows of A may read.
+  int64_t wgvABytes() const;
+  int64_t wgvSlackBytes() const;
 };
 
 } // namespace fusec::codegen::detail

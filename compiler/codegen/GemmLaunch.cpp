@@ -180,6 +180,28 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
         candidates.push_back(cfg);
     }
   }
+  // 9-64 rows on sm_90a: the TMA + wgmma dot-product kernel first, with as
+  // many stages as the shared memory holds (16 at most: half a block's
+  // weights at 32 x 4096 -> 4096 in flight before the layer ahead ends).
+  const int64_t wgvRows = !g.mm2 && g.parts.empty() && !g.a.computed && !g.b.computed
+                              ? wgmmaGemvRows(g.mm, arch, profile.smCount)
+                              : 0;
+  auto wgvFits = [&](const GemmConfig &c) {
+    GemmGen t = g;
+    t.cfg = c;
+    return t.wgvStaticBytes() <= 48 * 1024 &&
+           t.wgvStaticBytes() + t.wgvStageBytes() * c.stages + t.wgvSlackBytes() + 1024 <=
+               profile.smemPerBlock;
+  };
+  if (wgvRows > 0) {
+    GemmConfig c;
+    c.wgv = true;
+    c.wgvRows = static_cast<int>(wgvRows);
+    for (c.stages = 16; c.stages > 2 && !wgvFits(c); --c.stages) {
+    }
+    if (wgvFits(c))
+      candidates.insert(candidates.begin(), c);
+  }
   g.cfg = candidates.front();
   if (choice.candidate >= 0) {
     if (choice.candidate < (int)candidates.size())
@@ -208,6 +230,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   bool gemvOk = gemvApplies(g.mm);
   bool tcGemvOk = tensorCoreGemvApplies(g.mm) && !g.a.computed && !g.b.computed;
   auto takes = [&](const GemmConfig &c) {
+    if (c.wgv)
+      return wgvRows > 0;
     if (c.wgmma)
       return hopper;
     if (c.gemv)
@@ -216,12 +240,16 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   };
   if (!takes(g.cfg))
     for (const GemmConfig &c : candidates)
-      if (!c.gemv && !c.wgmma) {
+      if (!c.gemv && !c.wgmma && !c.wgv) {
         g.cfg = c;
         break;
       }
   int64_t &stageBytes = g.stageBytes;
   auto size = [&] {
+    if (g.cfg.wgv) {
+      g.threads = g.cfg.threads();
+      return wgvFits(g.cfg);
+    }
     if (g.cfg.gemv) {
       g.threads = g.cfg.threads();
       if (g.cfg.gemvTiles == 0)
@@ -261,6 +289,36 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "matmul";
+  // The TMA's view of a K-contiguous operand: boxes of `box` rows x 64 k.
+  auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
+    TensorMapParam t;
+    t.arg = static_cast<int>(arg);
+    t.bf16 = dt == DType::BF16;
+    t.rows = static_cast<uint64_t>(rows);
+    t.cols = static_cast<uint64_t>(g.shape.k);
+    t.rowStrideBytes = static_cast<uint64_t>(o.layout.ld) * 2;
+    t.offsetBytes = static_cast<uint64_t>(o.layout.offset) * 2;
+    t.boxRows = static_cast<uint32_t>(box);
+    t.boxCols = 64;
+    return t;
+  };
+  if (g.cfg.wgv) {
+    int64_t clusters = (g.shape.n + g.cfg.wgvRows - 1) / g.cfg.wgvRows;
+    spec.source = g.wgmmaGemvSource(spec.name);
+    spec.grid = static_cast<unsigned>(2 * clusters);
+    spec.block = static_cast<unsigned>(g.threads);
+    spec.sharedBytes =
+        static_cast<unsigned>(g.wgvStageBytes() * g.cfg.stages + g.wgvSlackBytes() + 1024);
+    spec.tensorMaps = {map(g.a, *ia, g.shape.m, static_cast<int>(g.shape.m)),
+                       map(g.b, *ib, g.shape.n, g.cfg.wgvRows)};
+    spec.gemmConfig = g.cfg.str();
+    spec.gemmKey = key;
+    spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
+                    ", " + g.cfg.str() + ": " + str(clusters) + " clusters of 2 blocks (K halves) for " +
+                    str(profile.smCount) + " SMs, " + str(g.cfg.wgvRows) +
+                    " weight rows each, TMA stages into wgmma";
+    return spec;
+  }
   if (g.cfg.gemv && g.cfg.gemvTiles > 0) {
     TcGemvShape t = g.tcGemvShape();
     spec.source = g.tensorCoreGemvSource(spec.name);
@@ -324,18 +382,6 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.block = static_cast<unsigned>(g.threads);
     spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages + 1024 +
                                              (g.tmaStore ? g.boxesBytes(g.tmaSlots) : 0));
-    auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
-      TensorMapParam t;
-      t.arg = static_cast<int>(arg);
-      t.bf16 = dt == DType::BF16;
-      t.rows = static_cast<uint64_t>(rows);
-      t.cols = static_cast<uint64_t>(g.shape.k);
-      t.rowStrideBytes = static_cast<uint64_t>(o.layout.ld) * 2;
-      t.offsetBytes = static_cast<uint64_t>(o.layout.offset) * 2;
-      t.boxRows = static_cast<uint32_t>(box);
-      t.boxCols = 64;
-      return t;
-    };
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, g.cfg.bm),
                        map(g.b, *ib, g.parts.empty() ? g.shape.n : g.parts[0].n,
                            g.cfg.bn / g.cfg.cluster)};

@@ -46,10 +46,10 @@ using namespace mlir;
 
 namespace fusec::codegen::detail {
 namespace {
-
 std::string str(int64_t v) { return std::to_string(v); }
+} // namespace
 
-/// Helpers for this kernel alone (the shared prelude stays portable).
+/// Helpers for the Hopper kernels (the shared prelude stays portable).
 const char *kHopperHelpers = R"(// ---- Hopper: TMA, mbarriers, wgmma ----
 struct __align__(64) fz_tmap { unsigned long long v[16]; };  // a CUtensorMap, by value
 __device__ __forceinline__ unsigned fz_smem_u32(const void *p) {
@@ -175,8 +175,6 @@ std::string wgmmaWrapper(int n, const std::string &elem) {
   s += "\n      : \"l\"(a), \"l\"(b), \"r\"(accumulate));\n}\n";
   return s;
 }
-
-} // namespace
 
 /// Whether `v` is M x N (leading dims of 1 aside): one element per output.
 static bool tileShaped(Value v, const GemmShape &shape) {

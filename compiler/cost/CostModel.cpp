@@ -54,6 +54,11 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
                         ? p.gemmBandwidthFraction
                     : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
+                    // Measured on the H100 (bench/NOTES.md, session r): 32 x 4096
+                    // -> 4096 + residual 10% faster than cuBLASLt in a stream of
+                    // layers, 5% slower alone: priced as cuBLASLt (ties go to
+                    // fusec's kernel, which applies the epilogue in place).
+                    : path == GemmPath::FusecWgmmaGemv ? p.libraryBandwidthFraction
                     // Measured on the H100 at 56-76% of the copy rate on the
                     // 32-row Llama layers (bench/NOTES.md): priced as fusec's GEMM.
                     : path == GemmPath::FusecTensorGemv ? p.gemmBandwidthFraction
@@ -163,6 +168,7 @@ GemmPath chosenGemmPath(Operation *matmul) {
   auto choice = matmul->getAttrOfType<StringAttr>("fusec.gemm");
   if (choice && choice.getValue() == "fusec")
     return matmul->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
+           : matmul->hasAttr("fusec.gemm_wgv")  ? GemmPath::FusecWgmmaGemv
            : matmul->hasAttr("fusec.gemm_gemv") ? gemvPath(matmul)
                                                 : ownGemmPath(matmul);
   if (choice && choice.getValue() == "cublaslt-epilogue")

@@ -83,6 +83,9 @@ enum class GemmPath {
   FusecGemv,
   /// The dot-product kernel's tensor-core form: 9-64 rows of one matrix.
   FusecTensorGemv,
+  /// Its Hopper form (TMA stages into wgmma, K halves in a cluster;
+  /// WgmmaGemv.cpp): the same rows on sm_90a where wgmmaGemvRows applies.
+  FusecWgmmaGemv,
   FusecBatchedRows
 };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);

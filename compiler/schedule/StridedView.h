@@ -95,5 +95,10 @@ bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string
 bool gemvApplies(mlir::Operation *matmul);
 /// Whether it takes it in the tensor-core form: 9-64 rows of one matrix.
 bool tensorCoreGemvApplies(mlir::Operation *matmul);
+/// Weight rows per cluster of the Hopper dot-product kernel (WgmmaGemv.cpp)
+/// for `matmul` on `arch` with `smCount` SMs: 9-64 rows of A, K >= 128, one
+/// cluster of two blocks per SM pair; 0 where it does not apply (not sm_90a,
+/// or fewer than 32 or more than 128 weight rows a cluster).
+int64_t wgmmaGemvRows(mlir::Operation *matmul, const std::string &arch, int smCount);
 
 } // namespace fusec

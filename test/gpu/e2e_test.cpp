@@ -273,6 +273,19 @@ int main(int argc, char **argv) {
           "outer_softmax.json", true, 5, examples, "auto", -1, nullptr,
           o.online && major >= 9 ? "(online)" : nullptr);
   }
+  // 9-64 rows through the Hopper dot-product kernel (WgmmaGemv.cpp; its
+  // first candidate there): the o projection with its residual; 9 rows with
+  // 32 weight rows a cluster and K = 1000 (the last step past K); 33 rows
+  // (halves of 17 and 16) with a cluster past N = 4100 and an odd number of
+  // steps, f16; 64 rows with 96 weight rows a cluster; 128 rows a cluster
+  // and one step a half; 46 rows a cluster rounded to 48 with K = 4104.
+  for (Case c : {Case{32, 4096, 4096, "bf16", true}, Case{9, 2112, 1000, "bf16"},
+                 Case{33, 4100, 520, "f16", true}, Case{64, 6144, 256, "bf16"},
+                 Case{16, 8448, 128, "bf16", true}, Case{48, 3000, 4104, "bf16"}})
+    check("decode " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+              std::to_string(c.k) + " " + c.dtype + (c.residual ? " + residual" : ""),
+          test::linearGeluGraph(c.m, c.n, c.k, c.dtype, c.residual), "decode.json", true, 11, gemms,
+          "fusec", 0, nullptr, major >= 9 ? "TMA stages into wgmma" : nullptr);
   // SwiGLU's gate and up as one dual product on Hopper (both candidates):
   // ragged M and N, f16 too; elsewhere the plan keeps up apart.
   for (Case c : {Case{1000, 776, 200, "bf16"}, Case{2000, 2200, 72, "f16"},

@@ -367,10 +367,41 @@ TEST(Fusion, RandomMatmulKernelsCompileWithNvrtc) {
   // Operands computed as they are loaded, on both kernels (GEMV and mma.sync).
   EXPECT_GE(prologues, 8);
   // 16-64 rows of A with K-contiguous operands: the dot-product kernel's
-  // tensor-core form.
+  // tensor-core form (their N is too narrow for the Hopper form's clusters).
   EXPECT_GE(tensorCoreGemv, 4);
   std::printf("random matmul kernels: %d, with a prologue %d, tensor-core GEMV %d\n", gemms,
               prologues, tensorCoreGemv);
+}
+
+// 9-64 rows on sm_90a: the Hopper dot-product kernel (WgmmaGemv.cpp) is the
+// first candidate, over ragged M (odd halves), N (a cluster past N, 32-128
+// weight rows a cluster), K (a step past K, one step a half), f16 and bf16,
+// with and without a residual; its kernels compile with NVRTC.
+TEST(Fusion, HopperDotProductKernelsCompileWithNvrtc) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  struct Case {
+    int m, n, k;
+    const char *dtype;
+    bool residual;
+    const char *config;
+  };
+  for (Case c : {Case{32, 4096, 4096, "bf16", true, "wgv r64 s16"},
+                 Case{9, 2112, 1000, "bf16", false, "wgv r32 s16"},
+                 Case{33, 4100, 520, "f16", true, "wgv r64 s16"},
+                 Case{64, 6144, 256, "bf16", false, "wgv r96 s10"},
+                 Case{16, 8448, 128, "bf16", true, "wgv r128 s12"},
+                 Case{48, 3000, 4104, "bf16", false, "wgv r48 s16"}}) {
+    mlir::MLIRContext ctx;
+    std::string text = fusec::test::linearGeluGraph(c.m, c.n, c.k, c.dtype, c.residual);
+    auto plan = planFor(ctx, text, "decode.json", true, "sm_90a", "fusec");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << text;
+    int found = 0;
+    for (const PlanStep &s : plan->steps)
+      found += s.kind == PlanStep::Kind::Kernel && s.kernel.gemmConfig == c.config;
+    EXPECT_EQ(found, 1) << c.m << "x" << c.n << "x" << c.k;
+    expectKernelsCompile(text, *plan);
+  }
 }
 
 // Epilogues cuBLASLt expresses (a scale by a constant, a residual, a bias,
@@ -405,7 +436,9 @@ TEST(Fusion, LibraryEpilogueInputsStayLiveUntilTheirCall) {
   auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/llama_decoder_block.json");
   ASSERT_TRUE(bool(buffer));
   mlir::MLIRContext ctx;
-  auto plan = planFor(ctx, (*buffer)->getBuffer(), "llama_decoder_block.json", true, "sm_90a");
+  // On sm_80: on sm_90a fusec's Hopper dot-product kernel takes the down
+  // projection with its residual.
+  auto plan = planFor(ctx, (*buffer)->getBuffer(), "llama_decoder_block.json", true, "sm_80");
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   std::vector<std::pair<int, int>> life = bufferLifetimes(*plan);
   int temporaryResiduals = 0;

@@ -1,0 +1,209 @@
+//===- WgmmaGemv.cpp - 9-64 rows on Hopper: TMA stages, wgmma, K halves ---===//
+//
+// Decode's linear layers (x @ w^T, x of 9-64 rows) stream their weights. On
+// sm_90a this kernel streams them like a plain read of the same bytes
+// (bench/micro/decode_m32.cu, version 5; bench/NOTES.md, session r):
+//
+//   * A cluster of two blocks per `wgvRows` weight rows, one K half each;
+//     the rows are spread so that the clusters fill the SMs one block each.
+//   * One producer warp: per 64-deep K step, the TMA copies the weight rows'
+//     box (wgvRows x 64, 128-byte swizzled) and A's box (M x 64) into one of
+//     `stages` buffers. No warp issues per-lane copies and A is not copied
+//     up front: each stage brings the A it needs.
+//   * One consumer warpgroup: four wgmma m64nRk16 a stage with A as the
+//     64-row operand (rows past M are left over in shared memory and land in
+//     accumulator rows nobody stores) and the weight rows as N.
+//   * The halves meet by stores: each block keeps the rows of A it finishes
+//     and stores the others into its peer's shared memory, one cluster
+//     barrier, then only local reads, so no second barrier (the tail of two
+//     barriers and reads from the peer cost 1.3 us of 15 a layer).
+//   * The epilogue's loads are issued before the products (off the tail).
+//   * Not done, measured: requesting the weights' first stages before the
+//     wait for the kernel ahead (0.5 us a layer slower: A's first box then
+//     queues behind them), and letting the next kernel launch early
+//     (griddepcontrol.launch_dependents once the last box is requested):
+//     faster, but the next layer then read stale activations in a chain of
+//     layers whose buffers the arena reuses (fusec run --check failed), so
+//     every kernel keeps launching as the one before it exits.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/GemmGen.h"
+#include "compiler/codegen/KernelSpec.h"
+
+#include <algorithm>
+#include <regex>
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// The kernel's own device helpers: a TMA copy with an L2 policy, stores into
+/// the peer block's shared memory.
+const char *kPeerStores = R"(// ---- TMA with a cache policy; stores into the peer block of a cluster ----
+__device__ __forceinline__ unsigned fz_peer_addr(unsigned local, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+__device__ __forceinline__ void fz_tma_2d_hint(unsigned dst, const fz_tmap *map, unsigned bar, int c0, int c1,
+                                             unsigned long long pol) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+               " [%0], [%1, {%2, %3}], [%4], %5;"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(pol)
+               : "memory");
+}
+__device__ __forceinline__ void fz_st_peer2(unsigned addr, float x, float y) {
+  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" :: "r"(addr), "f"(x), "f"(y) : "memory");
+}
+)";
+
+/// `code` with the per-element names of element j: the epilogue's element
+/// (fz_em, fz_enc), its prefetched loads (fz_preN) and batch indices.
+std::string renamed(const std::string &code, int64_t j) {
+  static const std::regex names(R"(\b(fz_pre[0-9]+|fz_bi[0-9]+|fz_em|fz_enc)\b)");
+  return std::regex_replace(code, names, "$1_" + str(j));
+}
+
+} // namespace
+
+int64_t GemmGen::wgvStaticBytes() const {
+  return 2 * ((shape.m + 1) / 2) * (cfg.wgvRows + 4) * 4;
+}
+
+// A stage: A's box (M rows of 128 bytes, rounded up to 1 KB), then the
+// weights' box. wgmma reads 64 rows of A: past M they are the weights or the
+// next stage (rows of the accumulators nobody stores), and past the last
+// stage the slack wgvSlackBytes adds.
+int64_t GemmGen::wgvStageBytes() const { return wgvABytes() + int64_t(cfg.wgvRows) * 128; }
+
+int64_t GemmGen::wgvABytes() const { return (shape.m * 128 + 1023) / 1024 * 1024; }
+
+int64_t GemmGen::wgvSlackBytes() const { return std::max<int64_t>(0, 64 * 128 - wgvStageBytes()); }
+
+std::string GemmGen::wgmmaGemvSource(const std::string &name) {
+  const int64_t R = cfg.wgvRows, ST = cfg.stages, M = shape.m, N = shape.n;
+  const int64_t half = (M + 1) / 2, pitch = R + 4;
+  const int64_t steps = (shape.k + 63) / 64, first = steps / 2;  // rank 0 takes the first
+  const int64_t sb = wgvStageBytes(), aBytes = wgvABytes(), txBytes = (R + M) * 128;
+  // Elements of the block's half each consumer thread finishes.
+  const int64_t per = (half * R + 127) / 128;
+  std::string prefetch, epi = scalarEpilogue(&prefetch);
+
+  std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(R), elem);
+  s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, 1)\n" +
+       name + "(" + parameterList(fusion) +
+       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB) {\n";
+  s += kAfterPrior;
+  s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
+  s += "  __shared__ __align__(8) unsigned long long fz_bars[" + str(2 * ST) + "];\n";
+  s += "  // Partial sums of the rows of A this block finishes: its own, and its peer's.\n";
+  s += "  __shared__ __align__(16) float fz_own[" + str(half) + "][" + str(pitch) + "], fz_recv[" +
+       str(half) + "][" + str(pitch) + "];\n";
+  s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023) & ~1023u;\n";
+  s += "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, fz_b = 0;\n";
+  s += "  const unsigned fz_rank = fz_cluster_rank();\n";
+  s += "  const int fz_n0 = blockIdx.x / 2 * " + str(R) + ";\n";
+  s += "  const int fz_s0 = fz_rank ? " + str(first) + " : 0, fz_steps = fz_rank ? " +
+       str(steps - first) + " : " + str(first) + ";\n";
+  s += "  const unsigned fz_full = fz_smem_u32(fz_bars), fz_empty = fz_full + " + str(8 * ST) +
+       ";\n";
+  s += "  if (threadIdx.x == 0) {\n";
+  s += "    for (int i = 0; i < " + str(ST) + "; ++i) {\n";
+  s += "      fz_mbar_init(fz_full + 8 * i, 1);\n";
+  s += "      fz_mbar_init(fz_empty + 8 * i, 4);  // a consumer warp each\n";
+  s += "    }\n";
+  s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\\tfence.proxy.async.shared::cta;\" "
+       "::: \"memory\");\n";
+  s += "  }\n";
+  s += "  __syncthreads();\n";
+  // Producer: the weights' box (evict-first: they are read once; 1.6 us of
+  // 16 a layer in a stream) and A's box of each step into the next stage.
+  s += "  if (warp == 4) {\n";
+  s += "    if (lane == 0) {\n";
+  s += "      unsigned long long fz_once;\n";
+  s += "      asm(\"createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\" : \"=l\"(fz_once));\n";
+  s += "      for (int i = 0; i < fz_steps; ++i) {\n";
+  s += "        const int st = i % " + str(ST) + ";\n";
+  s += "        if (i >= " + str(ST) + ")\n";
+  s += "          fz_mbar_wait(fz_empty + 8 * st, ((i / " + str(ST) + ") - 1) & 1);\n";
+  s += "        fz_mbar_expect_tx(fz_full + 8 * st, " + str(txBytes) + ");\n";
+  s += "        fz_tma_2d_hint(fz_base + st * " + str(sb) + " + " + str(aBytes) +
+       ", &fz_tmB, fz_full + 8 * st, (fz_s0 + i) * 64, fz_n0, fz_once);\n";
+  s += "        fz_tma_2d(fz_base + st * " + str(sb) +
+       ", &fz_tmA, fz_full + 8 * st, (fz_s0 + i) * 64, 0);\n";
+  s += "      }\n";
+  s += "    }\n";
+  s += "    __syncwarp();\n";
+  s += "    fz_cluster_barrier();  // the consumers' (below)\n";
+  s += "  } else {\n";
+  // The epilogue's loads, element by element, before the products.
+  for (int64_t j = 0; j < per; ++j) {
+    std::string J = str(j);
+    s += "    const int fz_ml_" + J + " = (threadIdx.x + " + str(128 * j) + ") / " + str(R) +
+         ", fz_nl_" + J + " = (threadIdx.x + " + str(128 * j) + ") % " + str(R) + ";\n";
+    s += "    const int fz_em_" + J + " = min((int)fz_rank * " + str(half) + " + fz_ml_" + J + ", " +
+         str(M - 1) + "), fz_enc_" + J + " = min(fz_n0 + fz_nl_" + J + ", " + str(N - 1) + ");\n";
+    s += renamed(prefetch, j);
+  }
+  s += "    float fz_d[" + str(R / 2) + "];\n";
+  s += "#pragma unroll\n";
+  s += "    for (int i = 0; i < " + str(R / 2) + "; ++i) fz_d[i] = 0.f;\n";
+  s += "    for (int i = 0; i < fz_steps; ++i) {\n";
+  s += "      const int st = i % " + str(ST) + ";\n";
+  s += "      fz_mbar_wait(fz_full + 8 * st, (i / " + str(ST) + ") & 1);\n";
+  s += "      const unsigned fz_a = fz_base + st * " + str(sb) + ", fz_w = fz_a + " + str(aBytes) +
+       ";\n";
+  s += "      fz_wg_fence();\n";
+  s += "#pragma unroll\n";
+  s += "      for (int kk = 0; kk < 4; ++kk)\n";
+  s += "        fz_wgmma(fz_d, fz_wg_desc(fz_a + 32 * kk), fz_wg_desc(fz_w + 32 * kk), 1);\n";
+  s += "      fz_wg_commit();\n";
+  s += "      fz_wg_wait<1>();\n";
+  s += "      if (i > 0 && lane == 0) fz_mbar_arrive(fz_empty + 8 * ((i - 1) % " + str(ST) + "));\n";
+  s += "    }\n";
+  s += "    fz_wg_wait<0>();\n";
+  // Row m = 16 warp + g + 8h of A, weight row 8j + 2t + l: fz_d[4j + 2h + l].
+  s += "    const int g = lane / 4, t = lane % 4;\n";
+  s += "#pragma unroll\n";
+  s += "    for (int h = 0; h < 2; ++h) {\n";
+  s += "      const int m = 16 * warp + g + 8 * h;\n";
+  s += "      if (m < " + str(M) + ") {\n";
+  s += "        const unsigned owner = m >= " + str(half) + ";\n";
+  s += "        const int ml = m - (owner ? " + str(half) + " : 0);\n";
+  s += "        if (owner == fz_rank) {\n";
+  s += "#pragma unroll\n";
+  s += "          for (int j = 0; j < " + str(R / 8) + "; ++j)\n";
+  s += "            *reinterpret_cast<float2 *>(&fz_own[ml][8 * j + 2 * t]) = "
+       "make_float2(fz_d[4 * j + 2 * h], fz_d[4 * j + 2 * h + 1]);\n";
+  s += "        } else {\n";
+  s += "          const unsigned peer = fz_peer_addr(fz_smem_u32(&fz_recv[ml][2 * t]), fz_rank ^ 1u);\n";
+  s += "#pragma unroll\n";
+  s += "          for (int j = 0; j < " + str(R / 8) + "; ++j)\n";
+  s += "            fz_st_peer2(peer + 32 * j, fz_d[4 * j + 2 * h], fz_d[4 * j + 2 * h + 1]);\n";
+  s += "        }\n";
+  s += "      }\n";
+  s += "    }\n";
+  s += "    fz_cluster_barrier();  // both halves of every row are here\n";
+  for (int64_t j = 0; j < per; ++j) {
+    std::string J = str(j);
+    s += "    {\n";
+    s += "    const int fz_em = (int)fz_rank * " + str(half) + " + fz_ml_" + J +
+         ", fz_en = fz_n0 + fz_nl_" + J + ", fz_enc = min(fz_en, " + str(N - 1) + ");\n";
+    s += "    if (fz_ml_" + J + " < " + str(half) + " && fz_em < " + str(M) + " && fz_en < " +
+         str(N) + ") {\n";
+    s += "    const float fz_v = fz_own[fz_ml_" + J + "][fz_nl_" + J + "] + fz_recv[fz_ml_" + J +
+         "][fz_nl_" + J + "];\n";
+    // The epilogue's own names stay (fz_em, fz_en); only its prefetched
+    // loads and batch indices are element j's.
+    static const std::regex pre(R"(\b(fz_pre[0-9]+|fz_bi[0-9]+)\b)");
+    s += std::regex_replace(epi, pre, "$1_" + J);
+    s += "    }\n";
+    s += "    }\n";
+  }
+  s += "  }\n";
+  s += "}\n";
+  return s;
+}
+
+} // namespace fusec::codegen::detail
