@@ -16,16 +16,22 @@
 // the residual. Version 2 has no split inside a block (a warp owns 16 rows
 // over its whole part).
 //
-// Version 5 (session 2026-11-27r, rounds 21-24): the weights and A through
-// the TMA into a ring of stages, wgmma m64n32k16, a cluster of two K halves
-// whose halves meet by stores into the peer's shared memory. The first form
-// to beat cuBLASLt here: 13.64-13.69 us a layer (82%) with 16 stages, the
-// residual read before the products, one block an SM and the next layer
-// launched early, against cuBLASLt's 16.58.
+// Version 5 (session 2026-11-27r, rounds 1-4 and 7): the weights and A
+// through the TMA into a ring of stages, wgmma m64n32k16, a cluster of two K
+// halves whose halves meet by stores into the peer's shared memory. The
+// first form to beat cuBLASLt here: 14.45-14.52 us a layer (77%) with 16
+// stages, the residual read before the products and one block an SM,
+// against cuBLASLt's 16.58. SIGNAL (the next layer launched once the last
+// box is requested) reads 13.64 but is unsafe: the next layer may then read
+// the activations before they are written (fusec's chain failed its check;
+// bench/NOTES.md, session r, round 6).
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o decode_m32 decode_m32.cu
 // Run: decode_m32 (versions 1-4), decode_m32 tma | stream | epi (version 5's
-// rounds 22, 23 and 24).
+// rounds). With -DFUSEC_GEN='"k.cu"' (a kernel `fusec compile --emit cuda`
+// wrote for bench/graphs/decode_o_residual_m32.json, its `#if __CUDA_ARCH__
+// >= 900` lines made `#if 1` for nvcc's host pass), `decode_m32 gen` times
+// it in this harness beside version 5.
 
 #include <algorithm>
 #include <cmath>
