@@ -181,11 +181,14 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     }
   }
   // 9-64 rows on sm_90a: the TMA + wgmma dot-product kernel first, with as
-  // many stages as the shared memory holds (16 at most: half a block's
-  // weights at 32 x 4096 -> 4096 in flight before the layer ahead ends).
+  // many stages as the shared memory holds (16 at most; 8 were 1.5 us a layer
+  // slower at 32 x 4096 -> 4096, bench/NOTES.md, session r). Its key says so:
+  // a configuration tuned for these shapes before it existed is not reused.
   const int64_t wgvRows = !g.mm2 && g.parts.empty() && !g.a.computed && !g.b.computed
                               ? wgmmaGemvRows(g.mm, arch, profile.smCount)
                               : 0;
+  if (wgvRows > 0)
+    key += " wgv";
   auto wgvFits = [&](const GemmConfig &c) {
     GemmGen t = g;
     t.cfg = c;

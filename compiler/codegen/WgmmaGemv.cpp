@@ -67,8 +67,12 @@ std::string renamed(const std::string &code, int64_t j) {
 
 } // namespace
 
+// The halves' sums and the stages' barriers, as ptxas lays them out: rounded
+// up to 1 KB ahead of the 1024-aligned dynamic shared memory (9 x 7680 ->
+// 4096 at 13 stages was 6144 bytes, not the 4960 of the sums alone).
 int64_t GemmGen::wgvStaticBytes() const {
-  return 2 * ((shape.m + 1) / 2) * (cfg.wgvRows + 4) * 4;
+  int64_t bytes = 2 * ((shape.m + 1) / 2) * (cfg.wgvRows + 4) * 4 + 16 * cfg.stages;
+  return (bytes + 1023) / 1024 * 1024;
 }
 
 // A stage: A's box (M rows of 128 bytes, rounded up to 1 KB), then the
@@ -117,6 +121,10 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
        "::: \"memory\");\n";
   s += "  }\n";
   s += "  __syncthreads();\n";
+  // Every block of a cluster must have started before another stores into
+  // its shared memory: arrive now, wait before the stores (after the K loop,
+  // where it costs nothing).
+  s += "  asm volatile(\"barrier.cluster.arrive.relaxed;\" ::: \"memory\");\n";
   // Producer: the weights' box (evict-first: they are read once; 1.6 us of
   // 16 a layer in a stream) and A's box of each step into the next stage.
   s += "  if (warp == 4) {\n";
@@ -135,6 +143,7 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "      }\n";
   s += "    }\n";
   s += "    __syncwarp();\n";
+  s += "    asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");\n";
   s += "    fz_cluster_barrier();  // the consumers' (below)\n";
   s += "  } else {\n";
   // The epilogue's loads, element by element, before the products.
@@ -163,6 +172,7 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "      if (i > 0 && lane == 0) fz_mbar_arrive(fz_empty + 8 * ((i - 1) % " + str(ST) + "));\n";
   s += "    }\n";
   s += "    fz_wg_wait<0>();\n";
+  s += "    asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");  // the peer has started\n";
   // Row m = 16 warp + g + 8h of A, weight row 8j + 2t + l: fz_d[4j + 2h + l].
   s += "    const int g = lane / 4, t = lane % 4;\n";
   s += "#pragma unroll\n";

@@ -14,7 +14,8 @@ using fusec::codegen::GemmConfig;
 TEST(GemmConfig, EveryKindReadsBackAsItself) {
   for (const char *text : {"128x128x32 w64x32 s4 k1", "64x64x32 w32x32 s4 k8", "gemv c2 w8",
                            "wg 128x256x64 s4", "wg 128x128x64 s6 pp", "wg 128x256x64 s4 c2",
-                           "wg 64x128x64 s6", "gemv t2 w8 k1 s4", "gemv t1 w4 k3 s6"}) {
+                           "wg 64x128x64 s6", "gemv t2 w8 k1 s4", "gemv t1 w4 k3 s6",
+                           "wgv r64 s16", "wgv r8 s2", "wgv r128 s12"}) {
     GemmConfig c;
     ASSERT_TRUE(GemmConfig::parse(text, c)) << text;
     EXPECT_EQ(c.str(), text);
@@ -34,6 +35,12 @@ TEST(GemmConfig, EveryKindReadsBackAsItself) {
   EXPECT_EQ(c.gemvSplit, 3);
   EXPECT_EQ(c.stages, 6);
   EXPECT_EQ(c.threads(), 128);
+  ASSERT_TRUE(GemmConfig::parse("wgv r96 s13", c));
+  EXPECT_TRUE(c.wgv);
+  EXPECT_FALSE(c.gemv || c.wgmma);
+  EXPECT_EQ(c.wgvRows, 96);
+  EXPECT_EQ(c.stages, 13);
+  EXPECT_EQ(c.threads(), 160);  // a consumer warpgroup and a producer warp
 }
 
 TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
@@ -43,7 +50,8 @@ TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
                            "wg 128x256x64 s1", "wg 128x256x64 s4 pp" /* 256 accumulators */,
                            "gemv c9 w8", "128x128x32 w48x32 s4 k1", "gemv t2 w8 k1",
                            "gemv t0 w8 k1 s4", "gemv t5 w8 k1 s4", "gemv t2 w8 k0 s4",
-                           "gemv t2 w8 k1 s1"}) {
+                           "gemv t2 w8 k1 s1", "wgv", "wgv r64", "wgv r0 s8", "wgv r12 s8",
+                           "wgv r136 s8", "wgv r64 s1", "wgv r64 s17", "wgv r64 s8 c2"}) {
     GemmConfig c;
     c.bm = 7;  // left alone when refused
     EXPECT_FALSE(GemmConfig::parse(text, c)) << "'" << text << "'";
