@@ -12,6 +12,7 @@
 
 #include "compiler/cost/DeviceProfile.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -50,6 +51,31 @@ struct TcGemvShape {
   /// most), the stages dynamic, both within `smemPerBlock`.
   bool fits(int64_t smemPerBlock) const {
     return smemFloats() * 4 <= 48 * 1024 && stageBytes() + smemFloats() * 4 <= smemPerBlock;
+  }
+};
+/// The Hopper dot-product kernel's shared memory (WgmmaGemv.cpp) for `m`
+/// rows of A, `rows` weight rows a cluster and `stages` TMA stages.
+struct WgvShape {
+  int64_t m = 0;
+  int rows = 64, stages = 16;
+  /// Static: the halves' sums (fz_own, fz_recv, pitch rows + 4) and the
+  /// stages' barriers, as ptxas lays them out: rounded up to 1 KB ahead of
+  /// the 1024-aligned dynamic part (9 x 7680 -> 4096 at 13 stages was 6144
+  /// bytes, not the 4960 of the sums alone).
+  int64_t staticBytes() const {
+    return (2 * ((m + 1) / 2) * (rows + 4) * 4 + 16 * stages + 1023) / 1024 * 1024;
+  }
+  /// A stage: A's box (m rows of 128 bytes, rounded up to 1 KB), then the
+  /// weights' box.
+  int64_t aBytes() const { return (m * 128 + 1023) / 1024 * 1024; }
+  int64_t stageBytes() const { return aBytes() + int64_t(rows) * 128; }
+  /// wgmma reads 64 rows of A: past m they are the weights or the next
+  /// stage (accumulator rows nobody stores), past the last stage this slack.
+  int64_t slackBytes() const { return std::max<int64_t>(0, 64 * 128 - stageBytes()); }
+  /// Dynamic: the stages, the slack and 1 KB to align the first stage.
+  int64_t dynamicBytes() const { return stageBytes() * stages + slackBytes() + 1024; }
+  bool fits(int64_t smemPerBlock) const {
+    return staticBytes() <= 48 * 1024 && staticBytes() + dynamicBytes() <= smemPerBlock;
   }
 };
 } // namespace detail

@@ -208,14 +208,7 @@ struct GemmGen {
   std::string hopperSource(const std::string &name);
   /// The Hopper dot-product kernel for 9-64 rows (cfg.wgv; WgmmaGemv.cpp).
   std::string wgmmaGemvSource(const std::string &name);
-  /// Its static shared memory (the halves' partial sums) and dynamic
-  /// shared memory per stage.
-  int64_t wgvStaticBytes() const;
-  int64_t wgvStageBytes() const;
-  /// A's part of a stage, and the dynamic shared memory past the last stage
-  /// that wgmma's 64 rows of A may read.
-  int64_t wgvABytes() const;
-  int64_t wgvSlackBytes() const;
+  WgvShape wgvShape() const { return {shape.m, cfg.wgvRows, cfg.stages}; }
 };
 
 } // namespace fusec::codegen::detail

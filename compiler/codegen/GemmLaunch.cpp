@@ -187,23 +187,19 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   const int64_t wgvRows = !g.mm2 && g.parts.empty() && !g.a.computed && !g.b.computed
                               ? wgmmaGemvRows(g.mm, arch, profile.smCount)
                               : 0;
-  if (wgvRows > 0)
-    key += " wgv";
   auto wgvFits = [&](const GemmConfig &c) {
-    GemmGen t = g;
-    t.cfg = c;
-    return t.wgvStaticBytes() <= 48 * 1024 &&
-           t.wgvStaticBytes() + t.wgvStageBytes() * c.stages + t.wgvSlackBytes() + 1024 <=
-               profile.smemPerBlock;
+    return WgvShape{g.shape.m, c.wgvRows, c.stages}.fits(profile.smemPerBlock);
   };
   if (wgvRows > 0) {
+    key += " wgv";
     GemmConfig c;
     c.wgv = true;
     c.wgvRows = static_cast<int>(wgvRows);
-    for (c.stages = 16; c.stages > 2 && !wgvFits(c); --c.stages) {
-    }
-    if (wgvFits(c))
-      candidates.insert(candidates.begin(), c);
+    for (c.stages = 16; c.stages >= 2; --c.stages)
+      if (wgvFits(c)) {
+        candidates.insert(candidates.begin(), c);
+        break;
+      }
   }
   g.cfg = candidates.front();
   if (choice.candidate >= 0) {
@@ -310,8 +306,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.source = g.wgmmaGemvSource(spec.name);
     spec.grid = static_cast<unsigned>(2 * clusters);
     spec.block = static_cast<unsigned>(g.threads);
-    spec.sharedBytes =
-        static_cast<unsigned>(g.wgvStageBytes() * g.cfg.stages + g.wgvSlackBytes() + 1024);
+    spec.sharedBytes = static_cast<unsigned>(g.wgvShape().dynamicBytes());
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, static_cast<int>(g.shape.m)),
                        map(g.b, *ib, g.shape.n, g.cfg.wgvRows)};
     spec.gemmConfig = g.cfg.str();

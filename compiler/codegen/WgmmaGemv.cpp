@@ -33,7 +33,6 @@
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
 
-#include <algorithm>
 #include <regex>
 
 namespace fusec::codegen::detail {
@@ -61,38 +60,23 @@ __device__ __forceinline__ void fz_st_peer2(unsigned addr, float x, float y) {
 }
 )";
 
-/// `code` with the per-element names of element j: the epilogue's element
-/// (fz_em, fz_enc), its prefetched loads (fz_preN) and batch indices.
-std::string renamed(const std::string &code, int64_t j) {
-  static const std::regex names(R"(\b(fz_pre[0-9]+|fz_bi[0-9]+|fz_em|fz_enc)\b)");
-  return std::regex_replace(code, names, "$1_" + str(j));
+/// `code` with the names that are element j's: its prefetched loads
+/// (fz_preN) and batch indices, and with `element` its indices (fz_em,
+/// fz_enc) too.
+std::string renamed(const std::string &code, int64_t j, bool element) {
+  static const std::regex loads(R"(\b(fz_pre[0-9]+|fz_bi[0-9]+)\b)"),
+      all(R"(\b(fz_pre[0-9]+|fz_bi[0-9]+|fz_em|fz_enc)\b)");
+  return std::regex_replace(code, element ? all : loads, "$1_" + str(j));
 }
 
 } // namespace
-
-// The halves' sums and the stages' barriers, as ptxas lays them out: rounded
-// up to 1 KB ahead of the 1024-aligned dynamic shared memory (9 x 7680 ->
-// 4096 at 13 stages was 6144 bytes, not the 4960 of the sums alone).
-int64_t GemmGen::wgvStaticBytes() const {
-  int64_t bytes = 2 * ((shape.m + 1) / 2) * (cfg.wgvRows + 4) * 4 + 16 * cfg.stages;
-  return (bytes + 1023) / 1024 * 1024;
-}
-
-// A stage: A's box (M rows of 128 bytes, rounded up to 1 KB), then the
-// weights' box. wgmma reads 64 rows of A: past M they are the weights or the
-// next stage (rows of the accumulators nobody stores), and past the last
-// stage the slack wgvSlackBytes adds.
-int64_t GemmGen::wgvStageBytes() const { return wgvABytes() + int64_t(cfg.wgvRows) * 128; }
-
-int64_t GemmGen::wgvABytes() const { return (shape.m * 128 + 1023) / 1024 * 1024; }
-
-int64_t GemmGen::wgvSlackBytes() const { return std::max<int64_t>(0, 64 * 128 - wgvStageBytes()); }
 
 std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   const int64_t R = cfg.wgvRows, ST = cfg.stages, M = shape.m, N = shape.n;
   const int64_t half = (M + 1) / 2, pitch = R + 4;
   const int64_t steps = (shape.k + 63) / 64, first = steps / 2;  // rank 0 takes the first
-  const int64_t sb = wgvStageBytes(), aBytes = wgvABytes(), txBytes = (R + M) * 128;
+  const WgvShape shm = wgvShape();
+  const int64_t sb = shm.stageBytes(), aBytes = shm.aBytes(), txBytes = (R + M) * 128;
   // Elements of the block's half each consumer thread finishes.
   const int64_t per = (half * R + 127) / 128;
   std::string prefetch, epi = scalarEpilogue(&prefetch);
@@ -156,7 +140,7 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
          ", fz_nl_" + J + " = (threadIdx.x + " + str(128 * j) + ") % " + str(R) + ";\n";
     s += "    const int fz_em_" + J + " = min((int)fz_rank * " + str(half) + " + fz_ml_" + J + ", " +
          str(M - 1) + "), fz_enc_" + J + " = min(fz_n0 + fz_nl_" + J + ", " + str(N - 1) + ");\n";
-    s += renamed(prefetch, j);
+    s += renamed(prefetch, j, /*element=*/true);
   }
   s += "    float fz_d[" + str(R / 2) + "];\n";
   s += "#pragma unroll\n";
@@ -207,10 +191,8 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
          str(N) + ") {\n";
     s += "    const float fz_v = fz_own[fz_ml_" + J + "][fz_nl_" + J + "] + fz_recv[fz_ml_" + J +
          "][fz_nl_" + J + "];\n";
-    // The epilogue's own names stay (fz_em, fz_en); only its prefetched
-    // loads and batch indices are element j's.
-    static const std::regex pre(R"(\b(fz_pre[0-9]+|fz_bi[0-9]+)\b)");
-    s += std::regex_replace(epi, pre, "$1_" + J);
+    // The epilogue's own indices stay (fz_em, fz_en).
+    s += renamed(epi, j, /*element=*/false);
     s += "    }\n";
     s += "    }\n";
   }
