@@ -4,7 +4,7 @@
 // sm_90a this kernel streams them through TMA stages (H100, a stream of
 // 32-row layers: 15.0 us a layer for 4096 -> 4096 + residual, against a plain
 // read of the same 32 MB at 13.0 and cuBLASLt at 16.5; 20.6 for 4096 ->
-// 6144, 81% of the copy rate; bench/micro/decode_m32.cu, version 5;
+// 6144, 81% of the copy rate; bench/micro/decode_m32_tma.cu;
 // bench/NOTES.md, session r):
 //
 //   * A cluster of two blocks per `wgvRows` weight rows, one K half each;
