@@ -208,6 +208,10 @@ struct GemmGen {
   std::string hopperSource(const std::string &name);
   /// The Hopper dot-product kernel for 9-64 rows (cfg.wgv; WgmmaGemv.cpp).
   std::string wgmmaGemvSource(const std::string &name);
+  /// wgmmaGemvSource with 64 weight rows a cluster takes them as wgmma's
+  /// 64-row operand and A's rows as N (else A is the 64-row operand, and
+  /// the rows past M its wasted half).
+  bool wgvWeightsA() const { return cfg.wgvRows == 64; }
   WgvShape wgvShape() const { return {shape.m, cfg.wgvRows, cfg.stages}; }
 };
 

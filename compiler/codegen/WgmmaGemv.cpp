@@ -2,10 +2,10 @@
 //
 // Decode's linear layers (x @ w^T, x of 9-64 rows) stream their weights. On
 // sm_90a this kernel streams them through TMA stages (H100, a stream of
-// 32-row layers: 15.0 us a layer for 4096 -> 4096 + residual, against a plain
+// 32-row layers: 14.7 us a layer for 4096 -> 4096 + residual, against a plain
 // read of the same 32 MB at 13.0 and cuBLASLt at 16.5; 20.6 for 4096 ->
 // 6144, 81% of the copy rate; bench/micro/decode_m32_tma.cu;
-// bench/NOTES.md, session r):
+// bench/NOTES.md, sessions r and s):
 //
 //   * A cluster of two blocks per `wgvRows` weight rows, one K half each;
 //     the rows are spread so that the clusters fill the SMs one block each.
@@ -13,21 +13,23 @@
 //     box (wgvRows x 64, 128-byte swizzled) and A's box (M x 64) into one of
 //     `stages` buffers. No warp issues per-lane copies and A is not copied
 //     up front: each stage brings the A it needs.
-//   * One consumer warpgroup: four wgmma m64nRk16 a stage with A as the
-//     64-row operand (rows past M are left over in shared memory and land in
-//     accumulator rows nobody stores) and the weight rows as N.
+//   * One consumer warpgroup, four wgmma a stage. With 64 weight rows they
+//     are the 64-row operand and A's rows N (m64nMk16, M rounded up to 8);
+//     otherwise A is the 64-row operand (rows past M are left over in shared
+//     memory and land in accumulator rows nobody stores) and the weight rows
+//     N (m64nRk16), twice the products for the same bytes (the first form
+//     was 0.3 us a layer faster at 32 x 4096 -> 4096).
 //   * The halves meet by stores: each block keeps the rows of A it finishes
 //     and stores the others into its peer's shared memory, one cluster
 //     barrier, then only local reads, so no second barrier (the tail of two
 //     barriers and reads from the peer cost 1.3 us of 15 a layer).
 //   * The epilogue's loads are issued before the products (off the tail).
 //   * Not done, measured: requesting the weights' first stages before the
-//     wait for the kernel ahead (0.5 us a layer slower: A's first box then
-//     queues behind them), and letting the next kernel launch early
-//     (griddepcontrol.launch_dependents once the last box is requested):
-//     faster, but the next layer then read stale activations in a chain of
-//     layers whose buffers the arena reuses (fusec run --check failed), so
-//     every kernel keeps launching as the one before it exits.
+//     wait for the kernel ahead, with the next kernel let launch once the
+//     last box is requested (griddepcontrol.launch_dependents; every other
+//     thread waiting first, so the chain stays correct). 16 boxes early were
+//     0.5 us a layer slower (A's first box queues behind them), 4 or 8 no
+//     faster: the next layer's blocks only find an SM as this one's leave.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
@@ -58,6 +60,9 @@ __device__ __forceinline__ void fz_tma_2d_hint(unsigned dst, const fz_tmap *map,
 __device__ __forceinline__ void fz_st_peer2(unsigned addr, float x, float y) {
   asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" :: "r"(addr), "f"(x), "f"(y) : "memory");
 }
+__device__ __forceinline__ void fz_st_peer1(unsigned addr, float x) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(addr), "f"(x) : "memory");
+}
 )";
 
 /// `code` with the names that are element j's: its prefetched loads
@@ -77,11 +82,15 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   const int64_t steps = (shape.k + 63) / 64, first = steps / 2;  // rank 0 takes the first
   const WgvShape shm = wgvShape();
   const int64_t sb = shm.stageBytes(), aBytes = shm.aBytes(), txBytes = (R + M) * 128;
+  const bool wa = wgvWeightsA();
+  // The accumulator: 64 rows (A's, or with `wa` the weights') by `accN`
+  // columns (the weights', or A's rows rounded up to 8).
+  const int64_t accN = wa ? (M + 7) / 8 * 8 : R;
   // Elements of the block's half each consumer thread finishes.
   const int64_t per = (half * R + 127) / 128;
   std::string prefetch, epi = scalarEpilogue(&prefetch);
 
-  std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(R), elem);
+  std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem);
   s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, 1)\n" +
        name + "(" + parameterList(fusion) +
        ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB) {\n";
@@ -114,6 +123,9 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "  asm volatile(\"barrier.cluster.arrive.relaxed;\" ::: \"memory\");\n";
   // Producer: the weights' box (evict-first: they are read once; 1.6 us of
   // 16 a layer in a stream) and A's box of each step into the next stage.
+  std::string wBox = "        fz_tma_2d_hint(fz_base + st * " + str(sb) + " + " + str(aBytes) +
+                     ", &fz_tmB, fz_full + 8 * st, (fz_s0 + i) * 64, fz_n0, fz_once);\n";
+  std::string expect = "        fz_mbar_expect_tx(fz_full + 8 * st, " + str(txBytes) + ");\n";
   s += "  if (warp == 4) {\n";
   s += "    if (lane == 0) {\n";
   s += "      unsigned long long fz_once;\n";
@@ -122,9 +134,7 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "        const int st = i % " + str(ST) + ";\n";
   s += "        if (i >= " + str(ST) + ")\n";
   s += "          fz_mbar_wait(fz_empty + 8 * st, ((i / " + str(ST) + ") - 1) & 1);\n";
-  s += "        fz_mbar_expect_tx(fz_full + 8 * st, " + str(txBytes) + ");\n";
-  s += "        fz_tma_2d_hint(fz_base + st * " + str(sb) + " + " + str(aBytes) +
-       ", &fz_tmB, fz_full + 8 * st, (fz_s0 + i) * 64, fz_n0, fz_once);\n";
+  s += expect + wBox;
   s += "        fz_tma_2d(fz_base + st * " + str(sb) +
        ", &fz_tmA, fz_full + 8 * st, (fz_s0 + i) * 64, 0);\n";
   s += "      }\n";
@@ -142,9 +152,9 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
          str(M - 1) + "), fz_enc_" + J + " = min(fz_n0 + fz_nl_" + J + ", " + str(N - 1) + ");\n";
     s += renamed(prefetch, j, /*element=*/true);
   }
-  s += "    float fz_d[" + str(R / 2) + "];\n";
+  s += "    float fz_d[" + str(accN / 2) + "];\n";
   s += "#pragma unroll\n";
-  s += "    for (int i = 0; i < " + str(R / 2) + "; ++i) fz_d[i] = 0.f;\n";
+  s += "    for (int i = 0; i < " + str(accN / 2) + "; ++i) fz_d[i] = 0.f;\n";
   s += "    for (int i = 0; i < fz_steps; ++i) {\n";
   s += "      const int st = i % " + str(ST) + ";\n";
   s += "      fz_mbar_wait(fz_full + 8 * st, (i / " + str(ST) + ") & 1);\n";
@@ -153,34 +163,55 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "      fz_wg_fence();\n";
   s += "#pragma unroll\n";
   s += "      for (int kk = 0; kk < 4; ++kk)\n";
-  s += "        fz_wgmma(fz_d, fz_wg_desc(fz_a + 32 * kk), fz_wg_desc(fz_w + 32 * kk), 1);\n";
+  s += wa ? "        fz_wgmma(fz_d, fz_wg_desc(fz_w + 32 * kk), fz_wg_desc(fz_a + 32 * kk), 1);\n"
+          : "        fz_wgmma(fz_d, fz_wg_desc(fz_a + 32 * kk), fz_wg_desc(fz_w + 32 * kk), 1);\n";
   s += "      fz_wg_commit();\n";
   s += "      fz_wg_wait<1>();\n";
   s += "      if (i > 0 && lane == 0) fz_mbar_arrive(fz_empty + 8 * ((i - 1) % " + str(ST) + "));\n";
   s += "    }\n";
   s += "    fz_wg_wait<0>();\n";
   s += "    asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");  // the peer has started\n";
-  // Row m = 16 warp + g + 8h of A, weight row 8j + 2t + l: fz_d[4j + 2h + l].
   s += "    const int g = lane / 4, t = lane % 4;\n";
-  s += "#pragma unroll\n";
-  s += "    for (int h = 0; h < 2; ++h) {\n";
-  s += "      const int m = 16 * warp + g + 8 * h;\n";
-  s += "      if (m < " + str(M) + ") {\n";
-  s += "        const unsigned owner = m >= " + str(half) + ";\n";
-  s += "        const int ml = m - (owner ? " + str(half) + " : 0);\n";
-  s += "        if (owner == fz_rank) {\n";
-  s += "#pragma unroll\n";
-  s += "          for (int j = 0; j < " + str(R / 8) + "; ++j)\n";
-  s += "            *reinterpret_cast<float2 *>(&fz_own[ml][8 * j + 2 * t]) = "
-       "make_float2(fz_d[4 * j + 2 * h], fz_d[4 * j + 2 * h + 1]);\n";
-  s += "        } else {\n";
-  s += "          const unsigned peer = fz_peer_addr(fz_smem_u32(&fz_recv[ml][2 * t]), fz_rank ^ 1u);\n";
-  s += "#pragma unroll\n";
-  s += "          for (int j = 0; j < " + str(R / 8) + "; ++j)\n";
-  s += "            fz_st_peer2(peer + 32 * j, fz_d[4 * j + 2 * h], fz_d[4 * j + 2 * h + 1]);\n";
-  s += "        }\n";
-  s += "      }\n";
-  s += "    }\n";
+  // Row m of A belongs to the block of rank `owner`, as its row ml.
+  auto owner = [&](const std::string &in) {
+    return in + "const unsigned owner = m >= " + str(half) + ";\n" + in +
+           "const int ml = m - (owner ? " + str(half) + " : 0);\n";
+  };
+  if (wa) {
+    // Weight row w = 16 warp + g + 8h, row m = 8j + 2t + l of A: fz_d[4j + 2h + l].
+    s += "    const unsigned fz_peer = fz_peer_addr(fz_smem_u32(&fz_recv[0][0]), fz_rank ^ 1u);\n";
+    s += "#pragma unroll\n";
+    s += "    for (int j = 0; j < " + str(accN / 8) + "; ++j)\n";
+    s += "#pragma unroll\n";
+    s += "      for (int c = 0; c < 4; ++c) {\n";
+    s += "        const int m = 8 * j + 2 * t + c % 2, w = 16 * warp + g + 8 * (c / 2);\n";
+    s += "        if (m < " + str(M) + ") {\n" + owner("          ");
+    s += "          if (owner == fz_rank)\n";
+    s += "            fz_own[ml][w] = fz_d[4 * j + c];\n";
+    s += "          else\n";
+    s += "            fz_st_peer1(fz_peer + 4 * (ml * " + str(pitch) + " + w), fz_d[4 * j + c]);\n";
+    s += "        }\n";
+    s += "      }\n";
+  } else {
+    // Row m = 16 warp + g + 8h of A, weight row 8j + 2t + l: fz_d[4j + 2h + l].
+    s += "#pragma unroll\n";
+    s += "    for (int h = 0; h < 2; ++h) {\n";
+    s += "      const int m = 16 * warp + g + 8 * h;\n";
+    s += "      if (m < " + str(M) + ") {\n" + owner("        ");
+    s += "        if (owner == fz_rank) {\n";
+    s += "#pragma unroll\n";
+    s += "          for (int j = 0; j < " + str(R / 8) + "; ++j)\n";
+    s += "            *reinterpret_cast<float2 *>(&fz_own[ml][8 * j + 2 * t]) = "
+         "make_float2(fz_d[4 * j + 2 * h], fz_d[4 * j + 2 * h + 1]);\n";
+    s += "        } else {\n";
+    s += "          const unsigned peer = fz_peer_addr(fz_smem_u32(&fz_recv[ml][2 * t]), fz_rank ^ 1u);\n";
+    s += "#pragma unroll\n";
+    s += "          for (int j = 0; j < " + str(R / 8) + "; ++j)\n";
+    s += "            fz_st_peer2(peer + 32 * j, fz_d[4 * j + 2 * h], fz_d[4 * j + 2 * h + 1]);\n";
+    s += "        }\n";
+    s += "      }\n";
+    s += "    }\n";
+  }
   s += "    fz_cluster_barrier();  // both halves of every row are here\n";
   for (int64_t j = 0; j < per; ++j) {
     std::string J = str(j);

@@ -280,12 +280,14 @@ int main(int argc, char **argv) {
   // steps, f16; 64 rows with 96 weight rows a cluster; 112 rows a cluster
   // and one step a half; 46 rows a cluster rounded to 48 with K = 4104; 9
   // rows at 120 rows a cluster, whose shared memory (12 stages) is within 2
-  // KB of the block's limit. Each takes the form on any Hopper part of
-  // 114-132 SMs.
+  // KB of the block's limit; at 64 weight rows a cluster, where the weights
+  // are wgmma's 64-row operand and A's rows N, 9 (N of 16), 17 (24, f16) and
+  // 64 rows. Each takes the form on any Hopper part of 114-132 SMs.
   for (Case c : {Case{32, 4096, 4096, "bf16", true}, Case{9, 2112, 1000, "bf16"},
                  Case{33, 4100, 520, "f16", true}, Case{64, 6144, 256, "bf16"},
                  Case{16, 7296, 128, "bf16", true}, Case{48, 3000, 4104, "bf16"},
-                 Case{9, 7680, 4096, "bf16"}})
+                 Case{9, 7680, 4096, "bf16"}, Case{9, 4096, 1000, "bf16", true},
+                 Case{17, 4096, 2048, "f16"}, Case{64, 4096, 520, "bf16"}})
     check("decode " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
               std::to_string(c.k) + " " + c.dtype + (c.residual ? " + residual" : ""),
           test::linearGeluGraph(c.m, c.n, c.k, c.dtype, c.residual), "decode.json", true, 11, gemms,

@@ -396,7 +396,12 @@ TEST(Fusion, HopperDotProductKernelsCompileWithNvrtc) {
                  Case{16, 7296, 128, "bf16", true, "wgv r112 s13"},
                  Case{48, 3000, 4104, "bf16", false, "wgv r48 s16"},
                  Case{9, 7680, 4096, "bf16", false, "wgv r120 s12"},
-                 Case{63, 8000, 4096, "bf16", false, "wgv r128 s8"}}) {
+                 Case{63, 8000, 4096, "bf16", false, "wgv r128 s8"},
+                 // 64 weight rows a cluster: the weights are the 64-row
+                 // operand, A's rows N rounded up to 8 (16, 24, 64).
+                 Case{9, 4096, 1000, "bf16", true, "wgv r64 s16"},
+                 Case{17, 4096, 2048, "f16", false, "wgv r64 s16"},
+                 Case{64, 4096, 520, "bf16", false, "wgv r64 s13"}}) {
     mlir::MLIRContext ctx;
     std::string text = fusec::test::linearGeluGraph(c.m, c.n, c.k, c.dtype, c.residual);
     auto plan = planFor(ctx, text, "decode.json", true, "sm_90a", "fusec");
@@ -404,7 +409,10 @@ TEST(Fusion, HopperDotProductKernelsCompileWithNvrtc) {
     int found = 0;
     for (const PlanStep &s : plan->steps)
       found += s.kind == PlanStep::Kind::Kernel && s.kernel.gemmConfig == c.config;
-    EXPECT_EQ(found, 1) << c.m << "x" << c.n << "x" << c.k;
+    std::string configs;
+    for (const PlanStep &s : plan->steps)
+      configs += " [" + s.kernel.gemmConfig + "]";
+    EXPECT_EQ(found, 1) << c.m << "x" << c.n << "x" << c.k << ", configs:" << configs;
     for (const PlanStep &s : plan->steps)
       if (s.kind == PlanStep::Kind::Kernel && s.kernel.gemmConfig == c.config) {
         // fz_own, fz_recv (pitch R + 4), 16 bytes of barriers a stage.
