@@ -14,7 +14,9 @@
 // -DFUSEC_GEN='"k.cu"' (a kernel `fusec compile --emit cuda` wrote for
 // bench/graphs/decode_o_residual_m32.json, its `#if __CUDA_ARCH__ >= 900`
 // lines made `#if 1` for nvcc's host pass), `decode_m32_tma gen` times it in
-// this harness beside version 5.
+// this harness beside version 5. `decode_m32_tma timeline`, built also with
+// -DFUSEC_TIMELINE from a kernel that timeline_instrument.py stamped, prints
+// when each layer's blocks start, wait, merge and store (session s).
 
 #include "decode_m32_common.cuh"
 
@@ -331,14 +333,20 @@ void tma(const char *name, float floorUs) {
 }
 
 int main(int argc, char **argv) {
-  const char *modes[] = {"tma", "stream", "epi", "gen"};
+  const char *modes[] = {"tma", "stream", "epi", "gen", "timeline"};
   if (argc < 2 || std::none_of(std::begin(modes), std::end(modes), [&](const char *m) { return !strcmp(argv[1], m); })) {
-    printf("usage: decode_m32_tma tma | stream | epi | gen\n");
+    printf("usage: decode_m32_tma tma | stream | epi | gen | timeline\n");
     return 1;
   }
 #ifndef FUSEC_GEN
-  if (!strcmp(argv[1], "gen")) {
-    printf("decode_m32_tma: gen needs a build with -DFUSEC_GEN\n");
+  if (!strcmp(argv[1], "gen") || !strcmp(argv[1], "timeline")) {
+    printf("decode_m32_tma: %s needs a build with -DFUSEC_GEN\n", argv[1]);
+    return 1;
+  }
+#endif
+#ifndef FUSEC_TIMELINE
+  if (!strcmp(argv[1], "timeline")) {
+    printf("decode_m32_tma: timeline needs -DFUSEC_TIMELINE and a kernel from timeline_instrument.py\n");
     return 1;
   }
 #endif
@@ -394,6 +402,51 @@ int main(int argc, char **argv) {
       }, floorUs);
       tma<2, 16, false, false, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, no early", floorUs);
       tma<2, 16, true, false, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, early loads only", floorUs);
+    }
+    CK(cudaGetLastError());
+    return 0;
+  }
+#endif
+#ifdef FUSEC_TIMELINE
+  // The instrumented kernel (timeline_instrument.py): checked and timed as
+  // in `gen`, then three chains back to back, the last one's stamps read:
+  // per layer and event, the blocks' earliest, median and latest time (us
+  // from the last chain's first block start), and how far apart a cluster's
+  // two K halves finish their loops.
+  if (!strcmp(argv[1], "timeline")) {
+    const int smemBytes = argc > 2 ? atoi(argv[2]) : 197632;
+    CK(cudaFuncSetAttribute(k0_matmul_add, cudaFuncAttributeMaxDynamicSharedMemorySize, smemBytes));
+    auto run4 = [&] {
+      for (int l = 0; l < 4; ++l)
+        launchPdl(k0_matmul_add, dim3(128), dim3(160), (size_t)smemBytes, (const fz_bf16 *)W[l],
+                  (const fz_bf16 *)Y[l], (const fz_bf16 *)Y[l], (fz_bf16 *)Y[l + 1],
+                  *reinterpret_cast<const fz_tmap *>(&mapX[l]), *reinterpret_cast<const fz_tmap *>(&mapW[0][l]));
+    };
+    report("instrumented generated kernel", regsOf(k0_matmul_add), run4, floorUs);
+    static unsigned zero[256];
+    CK(cudaMemcpyToSymbol(fz_tlc, zero, sizeof zero));
+    for (int c = 0; c < 3; ++c) run4();
+    CK(cudaDeviceSynchronize());
+    static unsigned long long tl[4][256][8];
+    CK(cudaMemcpyFromSymbol(tl, fz_tl, sizeof tl));
+    const int blocks = 128;
+    unsigned long long origin = ~0ull;
+    for (int b = 0; b < blocks; ++b) origin = std::min(origin, tl[0][b][0]);
+    const char *names[] = {"start", "wait returned", "first stage", "K loop done", "halves merged", "stored",
+                           "last box asked"};
+    printf("\n| layer | event | earliest us | median us | latest us |\n|---|---|---|---|---|\n");
+    for (int l = 0; l < 4; ++l) {
+      for (int e = 0; e < 7; ++e) {
+        std::vector<double> v;
+        for (int b = 0; b < blocks; ++b) v.push_back((tl[l][b][e] - origin) / 1000.0);
+        std::sort(v.begin(), v.end());
+        printf("| %d | %s | %.2f | %.2f | %.2f |\n", l, names[e], v.front(), v[v.size() / 2], v.back());
+      }
+      std::vector<double> d;
+      for (int b = 0; b < blocks; b += 2)
+        d.push_back(std::fabs((double)tl[l][b][3] - (double)tl[l][b + 1][3]) / 1000.0);
+      std::sort(d.begin(), d.end());
+      printf("| %d | K halves apart | %.2f | %.2f | %.2f |\n", l, d.front(), d[d.size() / 2], d.back());
     }
     CK(cudaGetLastError());
     return 0;

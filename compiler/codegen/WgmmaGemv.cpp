@@ -2,9 +2,9 @@
 //
 // Decode's linear layers (x @ w^T, x of 9-64 rows) stream their weights. On
 // sm_90a this kernel streams them through TMA stages (H100, a stream of
-// 32-row layers: 14.7 us a layer for 4096 -> 4096 + residual, against a plain
-// read of the same 32 MB at 13.0 and cuBLASLt at 16.5; 20.6 for 4096 ->
-// 6144, 81% of the copy rate; bench/micro/decode_m32_tma.cu;
+// 32-row layers: 14.3 us a layer for 4096 -> 4096 + residual, against a plain
+// read of the same 32 MB at 13.0 and cuBLASLt at 16.5; 20.0-20.1 a layer
+// for 4096 -> 6144 and back, 84% of the copy rate; bench/micro/decode_m32_tma.cu;
 // bench/NOTES.md, sessions r and s):
 //
 //   * A cluster of two blocks per `wgvRows` weight rows, one K half each;
@@ -24,6 +24,12 @@
 //     barrier, then only local reads, so no second barrier (the tail of two
 //     barriers and reads from the peer cost 1.3 us of 15 a layer).
 //   * The epilogue's loads are issued before the products (off the tail).
+//   * The tail after the K loop is the kernel's cost over a plain read
+//     (stamped with %globaltimer: ~2 us a layer from the median block's last
+//     product to the next layer's start), so it has no branch per value:
+//     the merge stores every value through the cluster's window (to this
+//     block or the peer), every sum is read before any is used, and guards
+//     are written only where the shape can fail them (0.4 us a layer).
 //   * Not done, measured: requesting the weights' first stages before the
 //     wait for the kernel ahead, with the next kernel let launch once the
 //     last box is requested (griddepcontrol.launch_dependents; every other
@@ -179,17 +185,18 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   };
   if (wa) {
     // Weight row w = 16 warp + g + 8h, row m = 8j + 2t + l of A: fz_d[4j + 2h + l].
-    s += "    const unsigned fz_peer = fz_peer_addr(fz_smem_u32(&fz_recv[0][0]), fz_rank ^ 1u);\n";
+    // Every value goes out by one store through the cluster's window, to
+    // this block's fz_own or the peer's fz_recv: no branch per value.
+    s += "    const unsigned fz_to_own = fz_peer_addr(fz_smem_u32(&fz_own[0][0]), fz_rank), "
+         "fz_to_peer = fz_peer_addr(fz_smem_u32(&fz_recv[0][0]), fz_rank ^ 1u);\n";
     s += "#pragma unroll\n";
     s += "    for (int j = 0; j < " + str(accN / 8) + "; ++j)\n";
     s += "#pragma unroll\n";
     s += "      for (int c = 0; c < 4; ++c) {\n";
     s += "        const int m = 8 * j + 2 * t + c % 2, w = 16 * warp + g + 8 * (c / 2);\n";
     s += "        if (m < " + str(M) + ") {\n" + owner("          ");
-    s += "          if (owner == fz_rank)\n";
-    s += "            fz_own[ml][w] = fz_d[4 * j + c];\n";
-    s += "          else\n";
-    s += "            fz_st_peer1(fz_peer + 4 * (ml * " + str(pitch) + " + w), fz_d[4 * j + c]);\n";
+    s += "          fz_st_peer1((owner == fz_rank ? fz_to_own : fz_to_peer) + 4 * (ml * " +
+         str(pitch) + " + w), fz_d[4 * j + c]);\n";
     s += "        }\n";
     s += "      }\n";
   } else {
@@ -213,19 +220,35 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
     s += "    }\n";
   }
   s += "    fz_cluster_barrier();  // both halves of every row are here\n";
+  // Every element's sum is read before any is used (a row past the half
+  // reads the last one and is not stored), and a guard is written only where
+  // the shape can fail it: the tail then has no branch per element to wait
+  // on its shared-memory loads in turn.
   for (int64_t j = 0; j < per; ++j) {
-    std::string J = str(j);
+    std::string J = str(j), ml = "min(fz_ml_" + J + ", " + str(half - 1) + ")";
+    s += "    const float fz_v_" + J + " = fz_own[" + ml + "][fz_nl_" + J + "] + fz_recv[" + ml +
+         "][fz_nl_" + J + "];\n";
+  }
+  std::vector<std::string> guards;
+  if (per * 128 > half * R)
+    guards.push_back("fz_ml_J < " + str(half));
+  if (2 * half > M)
+    guards.push_back("fz_em < " + str(M));
+  if (N % R != 0)
+    guards.push_back("fz_en < " + str(N));
+  for (int64_t j = 0; j < per; ++j) {
+    std::string J = str(j), guard;
+    for (const std::string &g : guards)
+      guard += (guard.empty() ? "" : " && ") + std::regex_replace(g, std::regex("_J\\b"), "_" + J);
     s += "    {\n";
     s += "    const int fz_em = (int)fz_rank * " + str(half) + " + fz_ml_" + J +
          ", fz_en = fz_n0 + fz_nl_" + J + ", fz_enc = min(fz_en, " + str(N - 1) + ");\n";
-    s += "    if (fz_ml_" + J + " < " + str(half) + " && fz_em < " + str(M) + " && fz_en < " +
-         str(N) + ") {\n";
-    s += "    const float fz_v = fz_own[fz_ml_" + J + "][fz_nl_" + J + "] + fz_recv[fz_ml_" + J +
-         "][fz_nl_" + J + "];\n";
+    if (!guard.empty())
+      s += "    if (" + guard + ") {\n";
+    s += "    const float fz_v = fz_v_" + J + ";\n";
     // The epilogue's own indices stay (fz_em, fz_en).
     s += renamed(epi, j, /*element=*/false);
-    s += "    }\n";
-    s += "    }\n";
+    s += guard.empty() ? "    }\n" : "    }\n    }\n";
   }
   s += "  }\n";
   s += "}\n";
