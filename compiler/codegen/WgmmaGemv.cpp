@@ -2,7 +2,7 @@
 //
 // Decode's linear layers (x @ w^T, x of 9-64 rows) stream their weights. On
 // sm_90a this kernel streams them through TMA stages (H100, a stream of
-// 32-row layers: 14.3 us a layer for 4096 -> 4096 + residual, against a plain
+// 32-row layers: 14.3-14.4 us a layer for 4096 -> 4096 + residual, against a plain
 // read of the same 32 MB at 13.0 and cuBLASLt at 16.5; 20.0-20.1 a layer
 // for 4096 -> 6144 and back, 84% of the copy rate; bench/micro/decode_m32_tma.cu;
 // bench/NOTES.md, sessions r and s):
