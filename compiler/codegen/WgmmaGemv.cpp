@@ -129,9 +129,6 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "  asm volatile(\"barrier.cluster.arrive.relaxed;\" ::: \"memory\");\n";
   // Producer: the weights' box (evict-first: they are read once; 1.6 us of
   // 16 a layer in a stream) and A's box of each step into the next stage.
-  std::string wBox = "        fz_tma_2d_hint(fz_base + st * " + str(sb) + " + " + str(aBytes) +
-                     ", &fz_tmB, fz_full + 8 * st, (fz_s0 + i) * 64, fz_n0, fz_once);\n";
-  std::string expect = "        fz_mbar_expect_tx(fz_full + 8 * st, " + str(txBytes) + ");\n";
   s += "  if (warp == 4) {\n";
   s += "    if (lane == 0) {\n";
   s += "      unsigned long long fz_once;\n";
@@ -140,7 +137,9 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "        const int st = i % " + str(ST) + ";\n";
   s += "        if (i >= " + str(ST) + ")\n";
   s += "          fz_mbar_wait(fz_empty + 8 * st, ((i / " + str(ST) + ") - 1) & 1);\n";
-  s += expect + wBox;
+  s += "        fz_mbar_expect_tx(fz_full + 8 * st, " + str(txBytes) + ");\n";
+  s += "        fz_tma_2d_hint(fz_base + st * " + str(sb) + " + " + str(aBytes) +
+       ", &fz_tmB, fz_full + 8 * st, (fz_s0 + i) * 64, fz_n0, fz_once);\n";
   s += "        fz_tma_2d(fz_base + st * " + str(sb) +
        ", &fz_tmA, fz_full + 8 * st, (fz_s0 + i) * 64, 0);\n";
   s += "      }\n";
@@ -229,17 +228,15 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
     s += "    const float fz_v_" + J + " = fz_own[" + ml + "][fz_nl_" + J + "] + fz_recv[" + ml +
          "][fz_nl_" + J + "];\n";
   }
-  std::vector<std::string> guards;
-  if (per * 128 > half * R)
-    guards.push_back("fz_ml_J < " + str(half));
-  if (2 * half > M)
-    guards.push_back("fz_em < " + str(M));
-  if (N % R != 0)
-    guards.push_back("fz_en < " + str(N));
   for (int64_t j = 0; j < per; ++j) {
     std::string J = str(j), guard;
-    for (const std::string &g : guards)
-      guard += (guard.empty() ? "" : " && ") + std::regex_replace(g, std::regex("_J\\b"), "_" + J);
+    auto also = [&](const std::string &c) { guard += (guard.empty() ? "" : " && ") + c; };
+    if (per * 128 > half * R)
+      also("fz_ml_" + J + " < " + str(half));
+    if (2 * half > M)
+      also("fz_em < " + str(M));
+    if (N % R != 0)
+      also("fz_en < " + str(N));
     s += "    {\n";
     s += "    const int fz_em = (int)fz_rank * " + str(half) + " + fz_ml_" + J +
          ", fz_en = fz_n0 + fz_nl_" + J + ", fz_enc = min(fz_en, " + str(N - 1) + ");\n";
