@@ -36,8 +36,8 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
   GemmConfig r;
   int end = 0;
   if (std::sscanf(s.c_str(), "wgv r%d s%d%n", &r.wgvRows, &r.stages, &end) == 2) {
-    // Weight rows are wgmma's N: a multiple of 8, at most 128 (the
-    // accumulators' registers); stages of 64 k.
+    // Weight rows are wgmma's N (or, at 64, its 64-row operand): a multiple
+    // of 8, at most 128 (the accumulators' registers); stages of 64 k.
     r.wgv = true;
     bool ok = end == (int)s.size() && r.wgvRows >= 8 && r.wgvRows <= 128 && r.wgvRows % 8 == 0 &&
               r.stages >= 2 && r.stages <= 16;

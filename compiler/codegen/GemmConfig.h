@@ -108,7 +108,9 @@ struct GemmConfig {
   /// Hopper, 9-64 rows ("wgv r64 s16", WgmmaGemv.cpp): a cluster of two
   /// blocks per `wgvRows` weight rows, one K half each, the weights and A
   /// through the TMA into `stages` stages, one consumer warpgroup issuing
-  /// wgmma (A as the 64-row operand, the weight rows as N), one producer warp.
+  /// wgmma (at 64 weight rows they are the 64-row operand and A's rows N,
+  /// otherwise A is the 64-row operand and the weight rows N), one producer
+  /// warp.
   bool wgv = false;
   int wgvRows = 64;
   int threads() const {
