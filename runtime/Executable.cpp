@@ -87,7 +87,9 @@ llvm::Error Executable::load(KernelCache &cache) {
   CacheStats after = cache.stats();
   hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
 
-  overlap = launchesOverlap(desc);
+  overlapStep.assign(desc.steps.size(), false);
+  for (size_t i = 0; i < desc.steps.size(); ++i)
+    overlapStep[i] = stepOverlaps(desc, i);
   functions.assign(desc.steps.size(), nullptr);
   grids.assign(desc.steps.size(), 0);
   matmuls.resize(desc.steps.size());
@@ -157,9 +159,19 @@ llvm::Error Executable::load(KernelCache &cache) {
       return p.takeError();
     matmuls[i] = *p;
   }
-  if (desc.arenaBytes > 0)
+  if (desc.arenaBytes > 0) {
     if (llvm::Error err = drv.check(drv.cuMemAlloc(&arena, desc.arenaBytes), "cuMemAlloc (arena)"))
       return err;
+    // Intermediates start as NaN (0xFF bytes in every float type): a kernel
+    // that read one before the kernel ahead wrote it (a launch-overlap race)
+    // then fails `run --check` on the first run, where leftovers of an
+    // earlier run could hold the right values.
+    if (llvm::Error err = drv.check(drv.cuMemsetD8Async(arena, 0xFF, desc.arenaBytes, nullptr),
+                                    "cuMemsetD8Async (arena)"))
+      return err;
+    if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize"))
+      return err;
+  }
   if (desc.workspaceBytes > 0)
     if (llvm::Error err = drv.check(drv.cuMemAlloc(&workspace, desc.workspaceBytes),
                                     "cuMemAlloc (matmul workspace)"))
@@ -251,7 +263,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     }
     if (!k.cooperative) {
       CUlaunchAttribute attrs[2];
-      CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlap, attrs);
+      CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlapStep[i], attrs);
       return drv.check(drv.cuLaunchKernelEx(&cfg, functions[i], params, nullptr),
                        step.name.c_str());
     }

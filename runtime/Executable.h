@@ -65,9 +65,10 @@ private:
   /// clusters than fit on the GPU at once (fewer than SMs / cluster size when
   /// the SMs of a GPC do not divide evenly); the rest would wait a whole turn.
   std::vector<unsigned> grids;
-  /// Kernels are launched beside the previous one (PlanDesc::overlapLaunches
-  /// on an sm_90+ target, where their fz_after_prior() waits).
-  bool overlap = false;
+  /// Per step: launched beside the previous kernel's tail (stepOverlaps:
+  /// PlanDesc::overlapLaunches on an sm_90+ target, where kernels wait in
+  /// fz_after_prior(), less steps that would read an operand too early).
+  std::vector<bool> overlapStep;
   /// A tensor map holds its buffer's address, so it is encoded again when the
   /// address changes (~1 us of host time each). The last few addresses of
   /// each map are kept: callers that rotate among a few input buffers

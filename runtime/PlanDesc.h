@@ -111,4 +111,25 @@ inline bool launchesOverlap(const PlanDesc &plan) {
   return i > 3 && number >= 90;
 }
 
+/// Whether step i is launched beside the previous kernel's tail. A kernel that
+/// reads an operand before its wait (PlanKernel::readsBeforeWait) is, only
+/// where that operand is a graph input and the step is not the plan's first:
+/// no step of the plan writes a graph input, so only what ran before the plan
+/// (the caller's own kernels in the stream) could, and the first step waits
+/// for it the ordinary way. Every other step reads nothing before its wait.
+inline bool stepOverlaps(const PlanDesc &plan, size_t i) {
+  if (!launchesOverlap(plan) || i >= plan.steps.size())
+    return false;
+  const PlanStep &s = plan.steps[i];
+  if (s.kind != PlanStep::Kind::Kernel || s.kernel.readsBeforeWait < 0)
+    return true;
+  const PlanKernel &k = s.kernel;
+  if (i == 0 || size_t(k.readsBeforeWait) >= k.tensorMaps.size())
+    return false;
+  size_t arg = size_t(k.tensorMaps[k.readsBeforeWait].arg);
+  if (arg >= k.args.size() || k.args[arg] < 0 || size_t(k.args[arg]) >= plan.buffers.size())
+    return false;
+  return plan.buffers[k.args[arg]].kind == PlanBuffer::Kind::Input;
+}
+
 } // namespace fusec

@@ -4,10 +4,12 @@
 // wgmma m64n32k16, a cluster of two K halves whose halves meet by stores into
 // the peer's shared memory. The first form to beat cuBLASLt here: 14.45-14.52
 // us a layer (77%) with 16 stages, the residual read before the products and
-// one block an SM, against cuBLASLt's 16.58. SIGNAL (the next layer launched
-// once the last box is requested) reads 13.64 but is unsafe: the next layer
-// may then read the activations before they are written (fusec's chain
-// failed its check; bench/NOTES.md, session r, round 6).
+// one block an SM, against cuBLASLt's 16.58. EARLY + SIGNAL (weight boxes
+// before the wait, the next layer launched once the last box is requested)
+// reads 13.6-13.7 and is correct: every layer's output is poisoned before the
+// check. fusec's chain failed its check in session r because its residual's
+// read-only loads were moved above the wait (bench/NOTES.md, session t);
+// `gen` mode times fusec's kernel, which does this since session t.
 //
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o decode_m32_tma decode_m32_tma.cu
 // Run: decode_m32_tma tma | stream | epi (version 5's rounds). With
@@ -402,6 +404,7 @@ int main(int argc, char **argv) {
       }, floorUs);
       tma<2, 16, false, false, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, no early", floorUs);
       tma<2, 16, true, false, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, early loads only", floorUs);
+      tma<2, 16, true, true, 0, 64, 0, true, 1>("v5: push, 16 st, 1/SM, early + signal", floorUs);
     }
     CK(cudaGetLastError());
     return 0;

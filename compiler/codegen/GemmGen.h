@@ -161,8 +161,10 @@ struct GemmGen {
   int gemvRowsPerWarpStep() const;
   /// Blocks along N of gemvSource's grid (one matrix of the batch each).
   int64_t gemvBlocks() const;
-  /// The epilogue of one element (fz_em, fz_en) whose product is fz_v.
-  std::string scalarEpilogue(std::string *prefetch = nullptr);
+  /// The epilogue of one element (fz_em, fz_en) whose product is fz_v; its
+  /// inputs read by `load` (a kernel that waits for the kernel ahead later
+  /// than its first statement: fz_load1_after_wait).
+  std::string scalarEpilogue(std::string *prefetch = nullptr, const char *load = "fz_load1");
   /// Epilogue of one accumulator pair: columns fz_en, fz_en + 1 of row fz_em
   /// (fz_acc2[0..1]), batch fz_b; fz_bi<d> the batch indices. With
   /// stagedStore the results go to the block's output tiles in shared memory.

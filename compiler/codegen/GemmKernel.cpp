@@ -235,7 +235,7 @@ std::string GemmGen::mmaStep() const {
 /// indices, at function scope): their indices take the column as fz_enc,
 /// which the caller keeps inside N (fz_en is N or more on lanes without an
 /// element); loads whose index needs more than these stay in place.
-std::string GemmGen::scalarEpilogue(std::string *prefetch) {
+std::string GemmGen::scalarEpilogue(std::string *prefetch, const char *load) {
   int rank = static_cast<int>(batchShape.size()) + 2;
   std::vector<std::string> vars;
   for (size_t d = 0; d < batchShape.size(); ++d)
@@ -247,7 +247,7 @@ std::string GemmGen::scalarEpilogue(std::string *prefetch) {
   static const std::regex known(R"(^(fz_em|fz_enc|fz_bi[0-9]+|long)$)");
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &idx) -> std::string {
     std::string off = em.offset(shapeOf(arg), idx);
-    std::string x = "fz_load1(" + ElementEmitter::argName(arg.getArgNumber()) + ", " + off + ")";
+    std::string x = load + ("(" + ElementEmitter::argName(arg.getArgNumber()) + ", " + off + ")");
     if (!prefetch)
       return x;
     static const std::regex ident(R"([A-Za-z_][A-Za-z_0-9]*)");

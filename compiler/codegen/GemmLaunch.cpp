@@ -309,6 +309,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.sharedBytes = static_cast<unsigned>(g.wgvShape().dynamicBytes());
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, static_cast<int>(g.shape.m)),
                        map(g.b, *ib, g.shape.n, g.cfg.wgvRows)};
+    spec.readsBeforeWait = 1;  // the weights' first boxes (WgmmaGemv.cpp)
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +

@@ -77,6 +77,11 @@ std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// beside (programmatic dependent launch; fz_after_prior in Prelude.cpp).
 inline constexpr const char *kAfterPrior =
     "  fz_after_prior();  // the previous kernel's writes are visible from here on\n";
+/// The first statement instead of kAfterPrior of a kernel that waits per role
+/// (KernelLaunch::readsBeforeWait): it reads a graph input that no kernel
+/// writes before the wait, and nothing else.
+inline constexpr const char *kWaitPerRole =
+    "  // fz_after_prior() per role: only the weights are read before it\n";
 /// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".
 std::string parameterList(FusionOp fusion);
 /// Largest element size among the fusion's inputs and outputs.

@@ -55,11 +55,12 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   if (!spec)
     return spec.takeError();
   // The runtime launches kernels before the one ahead of them has completed
-  // (sm_90+): one that touched memory before the wait would race it.
+  // (sm_90+): one that touched memory before the wait would race it. A kernel
+  // that reads its weights first says so (readsBeforeWait) and waits per role.
   size_t entry = spec->source.find("extern \"C\" __global__");
   size_t body = entry == std::string::npos ? entry : spec->source.find(") {\n", entry);
-  if (body == std::string::npos ||
-      spec->source.compare(body + 4, std::strlen(detail::kAfterPrior), detail::kAfterPrior) != 0)
+  const char *first = spec->readsBeforeWait >= 0 ? detail::kWaitPerRole : detail::kAfterPrior;
+  if (body == std::string::npos || spec->source.compare(body + 4, std::strlen(first), first) != 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: kernel %s does not start with fz_after_prior()",
                                    spec->name.c_str());

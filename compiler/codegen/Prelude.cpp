@@ -229,10 +229,13 @@ __device__ __forceinline__ double fz_dsmem_ld(const double *p, unsigned rank) {
 // calls fz_after_prior()
 // before its first global load or store: it waits until the prior grid has
 // completed and its writes are visible. Launched the ordinary way it is a
-// no-op. No kernel signals its dependents early (launch_dependents): the
-// next kernel is then launched as this one's blocks exit, which measured
+// no-op. Kernels do not signal their dependents early (launch_dependents):
+// the next kernel is then launched as this one's blocks exit, which measured
 // faster than an early signal, whose waiting blocks sat beside long GEMMs
-// (bench/NOTES.md, "Kernels launched beside the previous one's tail").
+// (bench/NOTES.md, "Kernels launched beside the previous one's tail"). The
+// one exception is the Hopper decode dot-product kernel (WgmmaGemv.cpp),
+// which fills every SM with one block and whose next layer then streams its
+// weights during this one's tail.
 __device__ __forceinline__ void fz_after_prior() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

@@ -2,10 +2,10 @@
 //
 // Decode's linear layers (x @ w^T, x of 9-64 rows) stream their weights. On
 // sm_90a this kernel streams them through TMA stages (H100, a stream of
-// 32-row layers: 14.3-14.4 us a layer for 4096 -> 4096 + residual, against a plain
-// read of the same 32 MB at 13.0 and cuBLASLt at 16.5; 20.0-20.1 a layer
-// for 4096 -> 6144 and back, 84% of the copy rate; bench/micro/decode_m32_tma.cu;
-// bench/NOTES.md, sessions r and s):
+// 32-row layers: 13.3 us a layer for 4096 -> 4096 + residual, 84% of the
+// copy rate, against a plain read of the same 32 MB at 13.0 and cuBLASLt at
+// 16.5; 19.0 a layer for 4096 -> 6144 and back, 88%;
+// bench/micro/decode_m32_tma.cu; bench/NOTES.md, sessions r, s and t):
 //
 //   * A cluster of two blocks per `wgvRows` weight rows, one K half each;
 //     the rows are spread so that the clusters fill the SMs one block each.
@@ -30,12 +30,20 @@
 //     the merge stores every value through the cluster's window (to this
 //     block or the peer), every sum is read before any is used, and guards
 //     are written only where the shape can fail them (0.4 us a layer).
-//   * Not done, measured: requesting the weights' first stages before the
-//     wait for the kernel ahead, with the next kernel let launch once the
-//     last box is requested (griddepcontrol.launch_dependents; every other
-//     thread waiting first, so the chain stays correct). 16 boxes early were
-//     0.5 us a layer slower (A's first box queues behind them), 4 or 8 no
-//     faster: the next layer's blocks only find an SM as this one's leave.
+//   * The next layer starts streaming during this one's tail: the producer
+//     requests the weights' first boxes (half the stages) before it waits
+//     for the kernel ahead, and once every box is requested it lets the
+//     next kernel launch (griddepcontrol.launch_dependents). Its blocks take
+//     the SMs this grid's blocks leave and request their own weights at
+//     once; every other access waits (the consumers at their start). 14.55
+//     -> 13.3 us a layer. The epilogue's inputs are read by coherent loads
+//     kept after the wait (fz_load1_after_wait): ptxas moved fz_load1's
+//     read-only loads above a wait that is not the kernel's first statement,
+//     and they read the kernel ahead's output before it was written
+//     (bench/NOTES.md, session t). The weights are a graph input, so only
+//     the caller's own work before the plan could be writing them: the
+//     runtime launches this kernel the ordinary way as a plan's first step
+//     or when its weights are an intermediate (stepOverlaps).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
@@ -49,8 +57,8 @@ namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 
 /// The kernel's own device helpers: a TMA copy with an L2 policy, stores into
-/// the peer block's shared memory.
-const char *kPeerStores = R"(// ---- TMA with a cache policy; stores into the peer block of a cluster ----
+/// the peer block's shared memory, loads that stay after the wait.
+const char *kPeerStores = R"(// ---- TMA with a cache policy; peer stores; loads kept after the wait ----
 __device__ __forceinline__ unsigned fz_peer_addr(unsigned local, unsigned rank) {
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
@@ -68,6 +76,28 @@ __device__ __forceinline__ void fz_st_peer2(unsigned addr, float x, float y) {
 }
 __device__ __forceinline__ void fz_st_peer1(unsigned addr, float x) {
   asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(addr), "f"(x) : "memory");
+}
+// An epilogue input read in this kernel, whose wait is not its first
+// statement: a coherent load in program order after the wait. fz_load1's
+// read-only loads (const __restrict__) were measured reading the kernel
+// ahead's output before its writes (bench/NOTES.md, session t).
+template <typename S>
+__device__ __forceinline__ auto fz_load1_after_wait(const S *p, long long off) -> decltype(fz_in(*p)) {
+  static_assert(sizeof(S) == 1 || sizeof(S) == 2 || sizeof(S) == 4 || sizeof(S) == 8, "element size");
+  const S *q = p + off;
+  S v;
+  if constexpr (sizeof(S) == 1) {
+    unsigned short u;
+    asm volatile("ld.global.u8 %0, [%1];" : "=h"(u) : "l"(q) : "memory");
+    *reinterpret_cast<unsigned char *>(&v) = (unsigned char)u;
+  } else if constexpr (sizeof(S) == 2) {
+    asm volatile("ld.global.u16 %0, [%1];" : "=h"(*reinterpret_cast<unsigned short *>(&v)) : "l"(q) : "memory");
+  } else if constexpr (sizeof(S) == 4) {
+    asm volatile("ld.global.u32 %0, [%1];" : "=r"(*reinterpret_cast<unsigned *>(&v)) : "l"(q) : "memory");
+  } else {
+    asm volatile("ld.global.u64 %0, [%1];" : "=l"(*reinterpret_cast<unsigned long long *>(&v)) : "l"(q) : "memory");
+  }
+  return fz_in(v);
 }
 )";
 
@@ -94,13 +124,17 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   const int64_t accN = wa ? (M + 7) / 8 * 8 : R;
   // Elements of the block's half each consumer thread finishes.
   const int64_t per = (half * R + 127) / 128;
-  std::string prefetch, epi = scalarEpilogue(&prefetch);
+  std::string prefetch, epi = scalarEpilogue(&prefetch, "fz_load1_after_wait");
+  // The weights' boxes requested before the wait for the kernel ahead (half
+  // the stages: 8 of 16 measured 13.3-13.6 us a layer, 4 13.7-14.0, 12 and
+  // 16 13.4-13.7; A's first box queues behind them).
+  const int64_t early = std::max<int64_t>(1, ST / 2);
 
   std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem);
   s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, 1)\n" +
        name + "(" + parameterList(fusion) +
        ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB) {\n";
-  s += kAfterPrior;
+  s += kWaitPerRole;
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  __shared__ __align__(8) unsigned long long fz_bars[" + str(2 * ST) + "];\n";
   s += "  // Partial sums of the rows of A this block finishes: its own, and its peer's.\n";
@@ -129,25 +163,44 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "  asm volatile(\"barrier.cluster.arrive.relaxed;\" ::: \"memory\");\n";
   // Producer: the weights' box (evict-first: they are read once; 1.6 us of
   // 16 a layer in a stream) and A's box of each step into the next stage.
+  // The first `early` weight boxes go before the wait: the weights are a
+  // graph input no kernel writes (the runtime launches this kernel beside
+  // the one ahead only then: stepOverlaps), and so the next layer's blocks,
+  // let launch once every box is requested, stream during this one's tail.
+  auto weightBox = [&](const std::string &stage, const std::string &in) {
+    return in + "fz_mbar_expect_tx(fz_full + 8 * " + stage + ", " + str(txBytes) + ");\n" + in +
+           "fz_tma_2d_hint(fz_base + " + stage + " * " + str(sb) + " + " + str(aBytes) +
+           ", &fz_tmB, fz_full + 8 * " + stage + ", (fz_s0 + i) * 64, fz_n0, fz_once);\n";
+  };
   s += "  if (warp == 4) {\n";
   s += "    if (lane == 0) {\n";
   s += "      unsigned long long fz_once;\n";
   s += "      asm(\"createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\" : \"=l\"(fz_once));\n";
+  s += "      for (int i = 0; i < " + str(early) + " && i < fz_steps; ++i) {\n";
+  s += weightBox("i", "        ");
+  s += "      }\n";
+  s += "      fz_after_prior();  // A is the kernel ahead's output\n";
   s += "      for (int i = 0; i < fz_steps; ++i) {\n";
   s += "        const int st = i % " + str(ST) + ";\n";
-  s += "        if (i >= " + str(ST) + ")\n";
-  s += "          fz_mbar_wait(fz_empty + 8 * st, ((i / " + str(ST) + ") - 1) & 1);\n";
-  s += "        fz_mbar_expect_tx(fz_full + 8 * st, " + str(txBytes) + ");\n";
-  s += "        fz_tma_2d_hint(fz_base + st * " + str(sb) + " + " + str(aBytes) +
-       ", &fz_tmB, fz_full + 8 * st, (fz_s0 + i) * 64, fz_n0, fz_once);\n";
+  s += "        if (i >= " + str(early) + ") {\n";
+  s += "          if (i >= " + str(ST) + ")\n";
+  s += "            fz_mbar_wait(fz_empty + 8 * st, ((i / " + str(ST) + ") - 1) & 1);\n";
+  s += weightBox("st", "          ");
+  s += "        }\n";
   s += "        fz_tma_2d(fz_base + st * " + str(sb) +
        ", &fz_tmA, fz_full + 8 * st, (fz_s0 + i) * 64, 0);\n";
   s += "      }\n";
+  // Every box is requested: the kernel behind may launch now. Its blocks take
+  // the SMs this grid's blocks leave (one block an SM by shared memory) and
+  // wait for this grid to complete before reading its output. 14.55 -> 13.3
+  // us a layer at 32 x 4096 -> 4096 (bench/NOTES.md, session t).
+  s += "      asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
   s += "    }\n";
   s += "    __syncwarp();\n";
   s += "    asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");\n";
   s += "    fz_cluster_barrier();  // the consumers' (below)\n";
   s += "  } else {\n";
+  s += "    fz_after_prior();  // the epilogue reads the kernel ahead's output\n";
   // The epilogue's loads, element by element, before the products.
   for (int64_t j = 0; j < per; ++j) {
     std::string J = str(j);

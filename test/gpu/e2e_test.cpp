@@ -214,6 +214,21 @@ int main(int argc, char **argv) {
     // Every matmul group through fusec's own GEMM, whatever the cost model says.
     check(f + " --gemm fusec", (*buffer)->getBuffer().str(), f, true, 1, examples, "fusec");
   }
+  // Decode layers in a row, each launched beside the one ahead: the Hopper
+  // dot-product kernel requests its weights before its wait and lets the
+  // next kernel launch early, so a layer (or the norm after it) that read its
+  // input too soon reads the poisoned arena and fails (bench/NOTES.md,
+  // session t). The bench graphs sit beside the examples folder.
+  for (const char *g : {"decode_o_chain4_m32", "decode_wide_chain4_m32", "llama_block_decode_b32"}) {
+    std::string f = examplesDir + "/../bench/graphs/" + g + ".json";
+    auto buffer = llvm::MemoryBuffer::getFile(f);
+    if (!buffer) {
+      std::printf("FAIL cannot read %s\n", f.c_str());
+      ++examples.failed;
+      continue;
+    }
+    check(f + " --gemm fusec", (*buffer)->getBuffer().str(), f, true, 1, examples, "fusec");
+  }
   Tally gemms;
   // Shapes with enough tiles for the large configurations, every candidate
   // (on Hopper the first ones are the wgmma kernel: 128 x 128 and 64 x 128
