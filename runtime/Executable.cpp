@@ -159,19 +159,9 @@ llvm::Error Executable::load(KernelCache &cache) {
       return p.takeError();
     matmuls[i] = *p;
   }
-  if (desc.arenaBytes > 0) {
+  if (desc.arenaBytes > 0)
     if (llvm::Error err = drv.check(drv.cuMemAlloc(&arena, desc.arenaBytes), "cuMemAlloc (arena)"))
       return err;
-    // Intermediates start as NaN (0xFF bytes in every float type): a kernel
-    // that read one before the kernel ahead wrote it (a launch-overlap race)
-    // then fails `run --check` on the first run, where leftovers of an
-    // earlier run could hold the right values.
-    if (llvm::Error err = drv.check(drv.cuMemsetD8Async(arena, 0xFF, desc.arenaBytes, nullptr),
-                                    "cuMemsetD8Async (arena)"))
-      return err;
-    if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize"))
-      return err;
-  }
   if (desc.workspaceBytes > 0)
     if (llvm::Error err = drv.check(drv.cuMemAlloc(&workspace, desc.workspaceBytes),
                                     "cuMemAlloc (matmul workspace)"))
@@ -263,7 +253,10 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     }
     if (!k.cooperative) {
       CUlaunchAttribute attrs[2];
-      CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlapStep[i], attrs);
+      bool overlap = overlapStep[i] && (k.readsBeforeWait < 0 ||
+                                        earlyReadApart(desc, i, {in.begin(), in.end()},
+                                                       {out.begin(), out.end()}));
+      CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlap, attrs);
       return drv.check(drv.cuLaunchKernelEx(&cfg, functions[i], params, nullptr),
                        step.name.c_str());
     }
@@ -298,6 +291,14 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
   }
   }
   return llvm::Error::success();
+}
+
+llvm::Error Executable::poisonArena(CUstream stream) {
+  if (!arena)
+    return llvm::Error::success();
+  CudaDriver &drv = ctx.driver();
+  return drv.check(drv.cuMemsetD8Async(arena, 0xFF, desc.arenaBytes, stream),
+                   "cuMemsetD8Async (arena)");
 }
 
 llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> in, llvm::ArrayRef<CUdeviceptr> out,

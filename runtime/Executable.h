@@ -36,6 +36,12 @@ public:
   /// Enqueues step `i` alone (for per-kernel timing).
   llvm::Error enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> inputs,
                           llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream);
+  /// Fills the intermediates with 0xFF bytes (NaN in every float type) on
+  /// `stream`: a kernel that read one before the kernel ahead wrote it (a
+  /// launch-overlap race) then fails a check on the first run, where an
+  /// earlier run's leftovers could hold the right values. runHost (`fusec
+  /// run`, the GPU tests) does this before every run.
+  llvm::Error poisonArena(CUstream stream);
 
   const PlanDesc &plan() const { return desc; }
   /// The cuBLASLt heuristic rank step `i` (a matmul step) runs: its plan's
@@ -68,6 +74,8 @@ private:
   /// Per step: launched beside the previous kernel's tail (stepOverlaps:
   /// PlanDesc::overlapLaunches on an sm_90+ target, where kernels wait in
   /// fz_after_prior(), less steps that would read an operand too early).
+  /// (Less, per call, a step whose early-read input lies under an output:
+  /// earlyReadApart.)
   std::vector<bool> overlapStep;
   /// A tensor map holds its buffer's address, so it is encoded again when the
   /// address changes (~1 us of host time each). The last few addresses of

@@ -132,4 +132,24 @@ inline bool stepOverlaps(const PlanDesc &plan, size_t i) {
   return plan.buffers[k.args[arg]].kind == PlanBuffer::Kind::Input;
 }
 
+/// Whether step i's early-read operand (PlanKernel::readsBeforeWait), a graph
+/// input at `in`, lies apart from every output at `out` in this call: a caller
+/// may pass an output over an input (a cache updated in place), which a step
+/// of the plan then writes, and the step is then launched the ordinary way.
+/// True for a step that reads nothing early.
+inline bool earlyReadApart(const PlanDesc &plan, size_t i, const std::vector<unsigned long long> &in,
+                           const std::vector<unsigned long long> &out) {
+  const PlanKernel &k = plan.steps[i].kernel;
+  if (k.readsBeforeWait < 0)
+    return true;
+  const PlanBuffer &b = plan.buffers[k.args[k.tensorMaps[k.readsBeforeWait].arg]];
+  if (b.kind != PlanBuffer::Kind::Input || size_t(b.index) >= in.size())
+    return false;
+  unsigned long long lo = in[b.index], hi = lo + plan.inputs[b.index].bytes();
+  for (size_t o = 0; o < out.size() && o < plan.outputs.size(); ++o)
+    if (out[o] < hi && lo < out[o] + plan.outputs[o].bytes())
+      return false;
+  return true;
+}
+
 } // namespace fusec

@@ -60,9 +60,18 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
   size_t entry = spec->source.find("extern \"C\" __global__");
   size_t body = entry == std::string::npos ? entry : spec->source.find(") {\n", entry);
   const char *first = spec->readsBeforeWait >= 0 ? detail::kWaitPerRole : detail::kAfterPrior;
-  if (body == std::string::npos || spec->source.compare(body + 4, std::strlen(first), first) != 0)
+  auto waits = [&] {  // one per role
+    size_t n = 0;
+    for (size_t at = spec->source.find("fz_after_prior();", body); at != std::string::npos;
+         at = spec->source.find("fz_after_prior();", at + 1))
+      ++n;
+    return n;
+  };
+  if (body == std::string::npos || spec->source.compare(body + 4, std::strlen(first), first) != 0 ||
+      (spec->readsBeforeWait >= 0 && waits() < 2))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: kernel %s does not start with fz_after_prior()",
+                                   "internal error: kernel %s does not wait for the kernel ahead "
+                                   "(fz_after_prior()) first, or in each role",
                                    spec->name.c_str());
   spec->source = std::string(kernelPrelude()) + "\n" + detail::headerComment(fusion, *spec) +
                  spec->source;

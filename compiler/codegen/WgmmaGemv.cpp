@@ -84,7 +84,7 @@ __device__ __forceinline__ void fz_st_peer1(unsigned addr, float x) {
 template <typename S>
 __device__ __forceinline__ auto fz_load1_after_wait(const S *p, long long off) -> decltype(fz_in(*p)) {
   static_assert(sizeof(S) == 1 || sizeof(S) == 2 || sizeof(S) == 4 || sizeof(S) == 8, "element size");
-  const S *q = p + off;
+  const size_t q = __cvta_generic_to_global(p + off);
   S v;
   if constexpr (sizeof(S) == 1) {
     unsigned short u;

@@ -98,10 +98,17 @@ public:
   /// Compiles (through the kernel cache) and loads the kernels on the GPU.
   Status load();
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream).
-  /// One 16-byte-aligned device pointer per input and output.
+  /// One 16-byte-aligned device pointer per input and output. An output may
+  /// lie over an input (a cache updated in place); inputs are read only.
+  /// On sm_90+ each kernel may start beside the end of the one before it, and
+  /// the first reads nothing before the work already in `stream` completes.
+  /// Call load() first where `stream` is being captured into a CUDA graph.
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
-  /// Copies `inputs` to the GPU, runs, and copies the outputs back.
+  /// Copies `inputs` to the GPU, runs, and copies the outputs back. The
+  /// outputs and the intermediates are filled with NaN first, so a kernel
+  /// that leaves an element unwritten, or reads one before it is written,
+  /// shows in the result.
   Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs);
 
   struct Impl;

@@ -175,6 +175,8 @@ Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostT
     return toStatus(std::move(err));
   if (llvm::Error err = out.allocatePoisoned(p->plan.outputs))
     return toStatus(std::move(err));
+  if (llvm::Error err = p->exe->poisonArena(nullptr))
+    return toStatus(std::move(err));
   if (llvm::Error err = p->exe->enqueue(in.pointers(), out.pointers(), nullptr))
     return toStatus(std::move(err));
   if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "running the graph"))

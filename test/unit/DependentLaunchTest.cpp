@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace fusec;
 using fusec::testing::planFor;
 
@@ -49,6 +51,38 @@ size_t firstMemoryAccess(llvm::StringRef ptx, bool allowTensorCopies = false) {
     rest = tail;
   }
   return llvm::StringRef::npos;
+}
+
+/// The parameter index of the tensor map each TMA copy before `end` reads:
+/// the map's register traced back through cvta.param / mov to the
+/// `<kernel>_param_<N>` it was taken from (-1 where it cannot be traced).
+std::vector<int> tensorCopyParams(llvm::StringRef ptx, size_t end) {
+  std::map<std::string, int> param;  // register -> parameter index
+  std::vector<int> out;
+  for (llvm::StringRef rest = ptx.take_front(end); !rest.empty();) {
+    auto [line, tail] = rest.split('\n');
+    rest = tail;
+    llvm::SmallVector<llvm::StringRef, 8> f;  // the line's words, punctuation dropped
+    for (llvm::StringRef r = line; !r.empty();) {
+      r = r.ltrim(" \t,;[]{}");
+      llvm::StringRef word = r.take_until([](char c) { return llvm::StringRef(" \t,;[]{}").contains(c); });
+      if (!word.empty())
+        f.push_back(word);
+      r = r.drop_front(word.size());
+    }
+    if (f.size() >= 3 && (f[0] == "mov.b64" || f[0] == "mov.u64" || f[0] == "cvta.param.u64")) {
+      size_t at = f[2].rfind("_param_");
+      int n = -1;
+      if (at != llvm::StringRef::npos && !f[2].substr(at + 7).getAsInteger(10, n))
+        param[f[1].str()] = n;
+      else if (auto it = param.find(f[2].str()); it != param.end())
+        param[f[1].str()] = it->second;
+    } else if (!f.empty() && f[0].starts_with("cp.async.bulk.tensor.") && f.size() >= 3) {
+      auto it = param.find(f[2].str());  // [dst], [map, {coords}], [bar]
+      out.push_back(it == param.end() ? -1 : it->second);
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -79,9 +113,20 @@ TEST(DependentLaunch, EveryKernelWaitsForThePriorGridFirst) {
         bool early = s.kernel.readsBeforeWait >= 0;
         EXPECT_LT(wait, firstMemoryAccess(ptx, early)) << f << " " << s.name;
         if (early) {
+          // Only copies of the declared operand come before the first wait,
+          // every other access after the last one (the consumers' own wait:
+          // their branch follows the producer's in the PTX), and both roles wait.
           ++earlyKernels;
-          EXPECT_LT(size_t(s.kernel.readsBeforeWait), s.kernel.tensorMaps.size()) << f << " " << s.name;
-          EXPECT_LT(firstMemoryAccess(ptx), wait) << f << " " << s.name << ": no early copy";
+          const PlanKernel &k = s.kernel;
+          ASSERT_LT(size_t(k.readsBeforeWait), k.tensorMaps.size()) << f << " " << s.name;
+          size_t last = ptx.rfind("griddepcontrol.wait");
+          EXPECT_NE(last, wait) << f << " " << s.name << ": one wait for both roles";
+          EXPECT_LT(last, firstMemoryAccess(ptx, true)) << f << " " << s.name;
+          std::vector<int> copies = tensorCopyParams(ptx, wait);
+          EXPECT_FALSE(copies.empty()) << f << " " << s.name << ": no early copy";
+          int weights = int(k.args.size() + (k.scratchBytes > 0 ? 1 : 0)) + k.readsBeforeWait;
+          for (int p : copies)
+            EXPECT_EQ(p, weights) << f << " " << s.name << ": an early copy of another operand";
         }
         ++kernels;
       }
@@ -121,6 +166,23 @@ TEST(DependentLaunch, EarlyReadersOverlapOnlyAfterAKernelOfThePlanOnGraphInputs)
   temp.arch = "sm_80";
   EXPECT_FALSE(stepOverlaps(temp, 1));
   EXPECT_FALSE(stepOverlaps(*plan, plan->steps.size()));  // past the end
+  // Per call: an output over step 2's weights (updated in place) keeps that
+  // step from reading them early; apart, or for a step that reads nothing
+  // early, it may.
+  const PlanKernel &k2 = plan->steps[2].kernel;
+  int w = plan->buffers[k2.args[k2.tensorMaps[1].arg]].index;
+  std::vector<unsigned long long> in(plan->inputs.size()), out(plan->outputs.size());
+  unsigned long long next = 1ull << 32;
+  for (size_t i = 0; i < in.size(); ++i, next += 1ull << 30)
+    in[i] = next;
+  for (size_t o = 0; o < out.size(); ++o, next += 1ull << 30)
+    out[o] = next;
+  EXPECT_TRUE(earlyReadApart(*plan, 2, in, out));
+  out[0] = in[w] + plan->inputs[w].bytes() - 16;  // its last 16 bytes
+  EXPECT_FALSE(earlyReadApart(*plan, 2, in, out));
+  EXPECT_TRUE(earlyReadApart(*plan, 1, in, out));  // step 1's weights are apart
+  out[0] = in[w] + plan->inputs[w].bytes();         // just past them
+  EXPECT_TRUE(earlyReadApart(*plan, 2, in, out));
 }
 
 TEST(DependentLaunch, OlderTargetsAndTheOptionOut) {
@@ -180,4 +242,9 @@ TEST(DependentLaunch, TheScanFindsGuardedAndGenericAccesses) {
   EXPECT_EQ(firstMemoryAccess(copy, true), llvm::StringRef::npos);
   std::string mixed = copy.str() + "\tcp.async.cg.shared.global [%r1], [%rd2], 16;\n";
   EXPECT_EQ(firstMemoryAccess(mixed, true), copy.size());
+  // The traced map of each copy: parameter 4 through cvta, one untraceable.
+  llvm::StringRef traced = "\tmov.b64 \t%rd7, k_param_4;\n\tcvta.param.u64 \t%rd9, %rd7;\n"
+                           "\tcp.async.bulk.tensor.2d.shared::cluster.global.tile [%r1], [%rd9, {%r2, %r3}], [%r4];\n"
+                           "\tcp.async.bulk.tensor.2d.shared::cluster.global.tile [%r1], [%rd8, {%r2, %r3}], [%r4];\n";
+  EXPECT_EQ(tensorCopyParams(traced, traced.size()), (std::vector<int>{4, -1}));
 }
