@@ -315,7 +315,10 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     ", " + g.cfg.str() + ": " + str(clusters) + " clusters of 2 blocks (K halves) for " +
                     str(profile.smCount) + " SMs, " + str(g.cfg.wgvRows) +
-                    " weight rows each, TMA stages into wgmma";
+                    " weight rows each, TMA stages into wgmma; the first " +
+                    str(g.wgvShape().earlyBoxes()) +
+                    " weight boxes requested before the wait for the kernel ahead, the next "
+                    "kernel let launch once all are requested";
     return spec;
   }
   if (g.cfg.gemv && g.cfg.gemvTiles > 0) {

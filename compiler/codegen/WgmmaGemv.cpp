@@ -125,10 +125,7 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   // Elements of the block's half each consumer thread finishes.
   const int64_t per = (half * R + 127) / 128;
   std::string prefetch, epi = scalarEpilogue(&prefetch, "fz_load1_after_wait");
-  // The weights' boxes requested before the wait for the kernel ahead (half
-  // the stages: 8 of 16 measured 13.3-13.6 us a layer, 4 13.7-14.0, 12 and
-  // 16 13.4-13.7; A's first box queues behind them).
-  const int64_t early = std::max<int64_t>(1, ST / 2);
+  const int64_t early = shm.earlyBoxes();  // weight boxes before the wait
 
   std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem);
   s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, 1)\n" +
