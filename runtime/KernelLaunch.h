@@ -35,10 +35,11 @@ struct KernelLaunch {
   unsigned scratchZeroOnce = 0;
   /// TMA tensor maps the kernel takes by value after its pointers (and scratch).
   std::vector<TensorMapParam> tensorMaps;
-  /// Index into tensorMaps of an operand the kernel starts reading before it
-  /// waits for the kernel ahead (a decode layer's weights), -1 for none. The
-  /// runtime launches such a kernel beside the one ahead only where nothing
-  /// before it can be writing that operand (stepOverlaps in PlanDesc.h).
+  /// Index into tensorMaps of the first operand the kernel starts reading
+  /// before it waits for the kernel ahead (a decode layer's weights; every
+  /// map from it on is read so), -1 for none. The runtime launches such a
+  /// kernel beside the one ahead only where nothing before it can be writing
+  /// those operands (stepOverlaps and earlyReadApart in PlanDesc.h).
   int readsBeforeWait = -1;
   std::string gemmConfig;  ///< matmul family: the tile configuration used
   std::string gemmKey;     ///< matmul family: its tuning-cache key (arch, dtype, shape, layouts)

@@ -126,29 +126,34 @@ inline bool stepOverlaps(const PlanDesc &plan, size_t i) {
   const PlanKernel &k = s.kernel;
   if (i == 0 || size_t(k.readsBeforeWait) >= k.tensorMaps.size())
     return false;
-  size_t arg = size_t(k.tensorMaps[k.readsBeforeWait].arg);
-  if (arg >= k.args.size() || k.args[arg] < 0 || size_t(k.args[arg]) >= plan.buffers.size())
-    return false;
-  return plan.buffers[k.args[arg]].kind == PlanBuffer::Kind::Input;
+  for (size_t t = size_t(k.readsBeforeWait); t < k.tensorMaps.size(); ++t) {
+    size_t arg = size_t(k.tensorMaps[t].arg);
+    if (arg >= k.args.size() || k.args[arg] < 0 || size_t(k.args[arg]) >= plan.buffers.size() ||
+        plan.buffers[k.args[arg]].kind != PlanBuffer::Kind::Input)
+      return false;
+  }
+  return true;
 }
 
-/// Whether step i's early-read operand (PlanKernel::readsBeforeWait), a graph
-/// input at `in`, lies apart from every output at `out` in this call: a caller
-/// may pass an output over an input (a cache updated in place), which a step
-/// of the plan then writes, and the step is then launched the ordinary way.
-/// True for a step that reads nothing early.
+/// Whether step i's early-read operands (PlanKernel::readsBeforeWait), graph
+/// inputs at `in`, lie apart from every output at `out` in this call: a
+/// caller may pass an output over an input (a cache updated in place), which
+/// a step of the plan then writes, and the step is then launched the
+/// ordinary way. True for a step that reads nothing early.
 inline bool earlyReadApart(const PlanDesc &plan, size_t i, const std::vector<unsigned long long> &in,
                            const std::vector<unsigned long long> &out) {
   const PlanKernel &k = plan.steps[i].kernel;
   if (k.readsBeforeWait < 0)
     return true;
-  const PlanBuffer &b = plan.buffers[k.args[k.tensorMaps[k.readsBeforeWait].arg]];
-  if (b.kind != PlanBuffer::Kind::Input || size_t(b.index) >= in.size())
-    return false;
-  unsigned long long lo = in[b.index], hi = lo + plan.inputs[b.index].bytes();
-  for (size_t o = 0; o < out.size() && o < plan.outputs.size(); ++o)
-    if (out[o] < hi && lo < out[o] + plan.outputs[o].bytes())
+  for (size_t t = size_t(k.readsBeforeWait); t < k.tensorMaps.size(); ++t) {
+    const PlanBuffer &b = plan.buffers[k.args[k.tensorMaps[t].arg]];
+    if (b.kind != PlanBuffer::Kind::Input || size_t(b.index) >= in.size())
       return false;
+    unsigned long long lo = in[b.index], hi = lo + plan.inputs[b.index].bytes();
+    for (size_t o = 0; o < out.size() && o < plan.outputs.size(); ++o)
+      if (out[o] < hi && lo < out[o] + plan.outputs[o].bytes())
+        return false;
+  }
   return true;
 }
 

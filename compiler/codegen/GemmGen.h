@@ -215,6 +215,16 @@ struct GemmGen {
   /// the rows past M its wasted half).
   bool wgvWeightsA() const { return cfg.wgvRows == 64; }
   WgvShape wgvShape() const { return {shape.m, cfg.wgvRows, cfg.stages}; }
+  /// Its clusters: N over the rows a cluster, or each part's (whose N the
+  /// rows divide, wgmmaGemvPartsRows) one after the other.
+  int64_t wgvClusters() const {
+    if (parts.empty())
+      return (shape.n + cfg.wgvRows - 1) / cfg.wgvRows;
+    int64_t c = 0;
+    for (const Part &p : parts)
+      c += p.n / cfg.wgvRows;
+    return c;
+  }
 };
 
 } // namespace fusec::codegen::detail

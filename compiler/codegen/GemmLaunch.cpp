@@ -28,13 +28,9 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 /// Sibling products that are the group's results as they are (Q/K/V): for
 /// each matmul, which result it is; none when any op of the group computes
-/// something else or the wgmma kernel cannot put them side by side.
-std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
-                                                        llvm::ArrayRef<MatmulOp> mms,
-                                                        const std::string &arch) {
-  std::vector<Operation *> ops(mms.begin(), mms.end());
-  if (!concatWgmmaApplies(ops, arch))
-    return std::nullopt;
+/// something else.
+std::optional<std::vector<unsigned>> productsAsResults(FusionOp fusion,
+                                                       llvm::ArrayRef<MatmulOp> mms) {
   for (Operation &op : fusion.getBodyBlock().without_terminator())
     if (!isa<MatmulOp>(op) && !isView(&op))
       return std::nullopt;
@@ -49,6 +45,16 @@ std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
     out.push_back(static_cast<unsigned>(it - yields.begin()));
   }
   return out;
+}
+
+/// The same, where the wgmma kernel can put them side by side.
+std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
+                                                        llvm::ArrayRef<MatmulOp> mms,
+                                                        const std::string &arch) {
+  std::vector<Operation *> ops(mms.begin(), mms.end());
+  if (!concatWgmmaApplies(ops, arch))
+    return std::nullopt;
+  return productsAsResults(fusion, mms);
 }
 
 /// What the schedule line says of computed operands.
@@ -73,8 +79,18 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (auto m = dyn_cast<MatmulOp>(op))
       mms.push_back(m);
   std::optional<std::vector<unsigned>> sideBySide;
-  if (mms.size() > 1 && !gemvApplies(mms[0]))
+  // 9-64 rows on sm_90a: the TMA + wgmma dot-product kernel takes sibling
+  // products as they are (decode's Q/K/V as three weights), a cluster's
+  // weight rows in one of them.
+  int64_t partsRows = 0;
+  if (mms.size() > 1 && !gemvApplies(mms[0])) {
     sideBySide = productsSideBySide(fusion, mms, arch);
+  } else if (mms.size() > 1) {
+    std::vector<Operation *> ops(mms.begin(), mms.end());
+    partsRows = wgmmaGemvPartsRows(ops, arch, profile.smCount);
+    if (partsRows > 0 && !(sideBySide = productsAsResults(fusion, mms)))
+      partsRows = 0;
+  }
   if (mms.size() > 1 && !sideBySide) {
     // Two products of one shape on Hopper: one kernel multiplies each A tile
     // by both weights (classifySiblings); decode sizes: the dot-product kernel.
@@ -184,11 +200,16 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   // many stages as the shared memory holds (16 at most; 8 were 1.5 us a layer
   // slower at 32 x 4096 -> 4096, bench/NOTES.md, session r). Its key says so:
   // a configuration tuned for these shapes before it existed is not reused.
-  const int64_t wgvRows = !g.mm2 && g.parts.empty() && !g.a.computed && !g.b.computed
-                              ? wgmmaGemvRows(g.mm, arch, profile.smCount)
-                              : 0;
+  const int64_t wgvRows = g.mm2 || g.a.computed || g.b.computed ? 0
+                          : !g.parts.empty()                       ? partsRows
+                                                                   : wgmmaGemvRows(g.mm, arch,
+                                                                                   profile.smCount);
+  // Side by side the clusters (N / 64 of them for Q/K/V) exceed the SM
+  // pairs: two blocks an SM, each in half its shared memory (8 stages).
+  const int64_t wgvSmem =
+      g.parts.empty() ? profile.smemPerBlock : (profile.smemPerBlock + 1024) / 2 - 1024;
   auto wgvFits = [&](const GemmConfig &c) {
-    return WgvShape{g.shape.m, c.wgvRows, c.stages}.fits(profile.smemPerBlock);
+    return WgvShape{g.shape.m, c.wgvRows, c.stages}.fits(wgvSmem);
   };
   if (wgvRows > 0) {
     key += " wgv";
@@ -214,12 +235,17 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   auto cooperative = [](const GemmConfig &c) {
     return c.wgmma && !c.pingpong && c.cluster == 1 && c.bn % 64 == 0;
   };
-  if (!g.parts.empty()) {
+  if (!g.parts.empty() && wgvRows > 0) {
+    if (!candidates.front().wgv)
+      return fail("products side by side: no dot-product configuration fits");
+    g.cfg = candidates.front();  // the only kernel that takes them at these rows
+  } else if (!g.parts.empty()) {
     llvm::erase_if(candidates, [&](const GemmConfig &c) { return !cooperative(c); });
     if (candidates.empty())
       return fail("no wgmma tile configuration for products side by side");
   }
-  if ((!g.parts.empty() || g.mm2) && (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
+  if ((!g.parts.empty() || g.mm2) && !g.cfg.wgv &&
+      (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
     g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
   // The dot-product kernel takes K-contiguous, 16-byte aligned operands:
   // 1-8 rows on CUDA cores (batched too), 9-64 rows of one matrix on tensor
@@ -302,20 +328,26 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return t;
   };
   if (g.cfg.wgv) {
-    int64_t clusters = (g.shape.n + g.cfg.wgvRows - 1) / g.cfg.wgvRows;
+    int64_t clusters = g.wgvClusters();
     spec.source = g.wgmmaGemvSource(spec.name);
     spec.grid = static_cast<unsigned>(2 * clusters);
     spec.block = static_cast<unsigned>(g.threads);
     spec.sharedBytes = static_cast<unsigned>(g.wgvShape().dynamicBytes());
     spec.tensorMaps = {map(g.a, *ia, g.shape.m, static_cast<int>(g.shape.m)),
-                       map(g.b, *ib, g.shape.n, g.cfg.wgvRows)};
-    spec.readsBeforeWait = 1;  // the weights' first boxes (WgmmaGemv.cpp)
+                       map(g.b, *ib, g.parts.empty() ? g.shape.n : g.parts[0].n, g.cfg.wgvRows)};
+    for (size_t p = 1; p < g.parts.size(); ++p)
+      spec.tensorMaps.push_back(map(g.parts[p].b, g.parts[p].bArg, g.parts[p].n, g.cfg.wgvRows));
+    spec.readsBeforeWait = 1;  // the weights' first boxes, every part's (WgmmaGemv.cpp)
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
     spec.schedule = "GEMV " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                     ", " + g.cfg.str() + ": " + str(clusters) + " clusters of 2 blocks (K halves) for " +
                     str(profile.smCount) + " SMs, " + str(g.cfg.wgvRows) +
-                    " weight rows each, TMA stages into wgmma; the first " +
+                    " weight rows each" +
+                    (g.parts.empty() ? std::string()
+                                     : " of " + str(g.parts.size()) +
+                                           " products side by side, two blocks an SM") +
+                    ", TMA stages into wgmma; the first " +
                     str(g.wgvShape().earlyBoxes()) +
                     " weight boxes requested before the wait for the kernel ahead, the next "
                     "kernel let launch once all are requested";

@@ -48,6 +48,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ScalarOps.h"
 
 #include <regex>
 
@@ -124,13 +125,19 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   const int64_t accN = wa ? (M + 7) / 8 * 8 : R;
   // Elements of the block's half each consumer thread finishes.
   const int64_t per = (half * R + 127) / 128;
-  std::string prefetch, epi = scalarEpilogue(&prefetch, "fz_load1_after_wait");
+  // Products side by side (Q/K/V as three weights) are the group's results
+  // as they are: a plain store per part, no epilogue.
+  std::string prefetch,
+      epi = parts.empty() ? scalarEpilogue(&prefetch, "fz_load1_after_wait") : std::string();
   const int64_t early = shm.earlyBoxes();  // weight boxes before the wait
 
   std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem);
   s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, 1)\n" +
        name + "(" + parameterList(fusion) +
-       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB) {\n";
+       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB";
+  for (size_t p = 1; p < parts.size(); ++p)  // the other parts' weights: fz_tmB2, fz_tmB3
+    s += ", const __grid_constant__ fz_tmap fz_tmB" + str(p + 1);
+  s += ") {\n";
   s += kWaitPerRole;
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  __shared__ __align__(8) unsigned long long fz_bars[" + str(2 * ST) + "];\n";
@@ -140,7 +147,23 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023) & ~1023u;\n";
   s += "  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, fz_b = 0;\n";
   s += "  const unsigned fz_rank = fz_cluster_rank();\n";
-  s += "  const int fz_n0 = blockIdx.x / 2 * " + str(R) + ";\n";
+  if (parts.empty()) {
+    s += "  const int fz_n0 = blockIdx.x / 2 * " + str(R) + ";\n";
+  } else {
+    // Each part's clusters follow the ones before; fz_n0 counts within it.
+    std::string part = "0", firstCluster = "0", width = str(parts[0].n);
+    int64_t c = 0;
+    for (size_t p = 1; p < parts.size(); ++p) {
+      c += parts[p - 1].n / R;
+      std::string at = "fz_c >= " + str(c);
+      part = at + " ? " + str(p) + " : " + part;
+      firstCluster = at + " ? " + str(c) + " : " + firstCluster;
+      width = at + " ? " + str(parts[p].n) + " : " + width;
+    }
+    s += "  const int fz_c = blockIdx.x / 2, fz_part = " + part + ";  // the cluster's product\n";
+    s += "  const int fz_n0 = (fz_c - (" + firstCluster + ")) * " + str(R) + ", fz_nw = " + width +
+         ";\n";
+  }
   s += "  const int fz_s0 = fz_rank ? " + str(first) + " : 0, fz_steps = fz_rank ? " +
        str(steps - first) + " : " + str(first) + ";\n";
   s += "  const unsigned fz_full = fz_smem_u32(fz_bars), fz_empty = fz_full + " + str(8 * ST) +
@@ -164,15 +187,18 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   // graph input no kernel writes (the runtime launches this kernel beside
   // the one ahead only then: stepOverlaps), and so the next layer's blocks,
   // let launch once every box is requested, stream during this one's tail.
+  const std::string wmap = parts.empty() ? "&fz_tmB" : "fz_wmap";
   auto weightBox = [&](const std::string &stage, const std::string &in) {
     return in + "fz_mbar_expect_tx(fz_full + 8 * " + stage + ", " + str(txBytes) + ");\n" + in +
-           "fz_tma_2d_hint(fz_base + " + stage + " * " + str(sb) + " + " + str(aBytes) +
-           ", &fz_tmB, fz_full + 8 * " + stage + ", (fz_s0 + i) * 64, fz_n0, fz_once);\n";
+           "fz_tma_2d_hint(fz_base + " + stage + " * " + str(sb) + " + " + str(aBytes) + ", " +
+           wmap + ", fz_full + 8 * " + stage + ", (fz_s0 + i) * 64, fz_n0, fz_once);\n";
   };
   s += "  if (warp == 4) {\n";
   s += "    if (lane == 0) {\n";
   s += "      unsigned long long fz_once;\n";
   s += "      asm(\"createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\" : \"=l\"(fz_once));\n";
+  if (!parts.empty())
+    s += "      const fz_tmap *fz_wmap = " + partMap("fz_tmB") + ";  // the part's weights\n";
   s += "      for (int i = 0; i < " + str(early) + " && i < fz_steps; ++i) {\n";
   s += weightBox("i", "        ");
   s += "      }\n";
@@ -278,6 +304,13 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
     s += "    const float fz_v_" + J + " = fz_own[" + ml + "][fz_nl_" + J + "] + fz_recv[" + ml +
          "][fz_nl_" + J + "];\n";
   }
+  if (!parts.empty()) {
+    // The part's own output, rows of its width.
+    std::string t = storageType(dtypeOf(fusion.getResult(parts[0].out))), o = "out" + str(parts[0].out);
+    for (size_t p = 1; p < parts.size(); ++p)
+      o = "fz_part == " + str(p) + " ? out" + str(parts[p].out) + " : " + o;
+    s += "    " + t + " *const fz_o = " + o + ";\n";
+  }
   for (int64_t j = 0; j < per; ++j) {
     std::string J = str(j), guard;
     auto also = [&](const std::string &c) { guard += (guard.empty() ? "" : " && ") + c; };
@@ -289,12 +322,17 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
       also("fz_en < " + str(N));
     s += "    {\n";
     s += "    const int fz_em = (int)fz_rank * " + str(half) + " + fz_ml_" + J +
-         ", fz_en = fz_n0 + fz_nl_" + J + ", fz_enc = min(fz_en, " + str(N - 1) + ");\n";
+         ", fz_en = fz_n0 + fz_nl_" + J +
+         (parts.empty() ? ", fz_enc = min(fz_en, " + str(N - 1) + ")" : std::string()) + ";\n";
     if (!guard.empty())
       s += "    if (" + guard + ") {\n";
     s += "    const float fz_v = fz_v_" + J + ";\n";
     // The epilogue's own indices stay (fz_em, fz_en).
-    s += renamed(epi, j, /*element=*/false);
+    if (parts.empty())
+      s += renamed(epi, j, /*element=*/false);
+    else
+      s += std::string("    fz_o[(long long)fz_em * fz_nw + fz_en] = fz_out<") +
+           storageType(dtypeOf(fusion.getResult(parts[0].out))) + ">::of(fz_v);\n";
     s += guard.empty() ? "    }\n" : "    }\n    }\n";
   }
   s += "  }\n";

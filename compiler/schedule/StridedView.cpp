@@ -302,6 +302,30 @@ int64_t wgmmaGemvRows(mlir::Operation *matmul, const std::string &arch, int smCo
   return rows >= 32 && rows <= 128 ? rows : 0;
 }
 
+int64_t wgmmaGemvPartsRows(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch,
+                           int smCount) {
+  if (mms.size() < 2 || mms.size() > kMaxConcatProducts || smCount < 2)
+    return 0;
+  auto first = llvm::cast<MatmulOp>(mms.front());
+  int64_t total = 0;
+  std::vector<int64_t> ns;
+  for (mlir::Operation *op : mms) {
+    auto mm = llvm::cast<MatmulOp>(op);
+    ArrayRef<int64_t> b = shapeOf(mm.getRhs()), r = shapeOf(mm.getResult());
+    if (arch != "sm_90a" || !tensorCoreGemvApplies(op) || b.size() != 2 || b[0] < 128 ||
+        r.size() != 2 || !isHalfFloat(dtypeOf(mm.getResult())) ||
+        dtypeOf(mm.getResult()) != dtypeOf(first.getResult()) ||
+        dtypeOf(mm.getLhs()) != dtypeOf(first.getLhs()) || !sameRowsOfA(mm, first))
+      return 0;
+    ns.push_back(b.back());
+    total += b.back();
+  }
+  for (int64_t rows = 32; rows <= 128; rows += 8)
+    if (total / rows <= smCount && llvm::all_of(ns, [&](int64_t n) { return n % rows == 0; }))
+      return rows;
+  return 0;
+}
+
 bool gemvApplies(mlir::Operation *matmul) {
   std::optional<int64_t> rows = kContiguousRows(matmul, true);
   return (rows && *rows <= 8) || tensorCoreGemvApplies(matmul);

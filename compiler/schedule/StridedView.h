@@ -100,5 +100,13 @@ bool tensorCoreGemvApplies(mlir::Operation *matmul);
 /// cluster of two blocks per SM pair; 0 where it does not apply (not sm_90a,
 /// or fewer than 32 or more than 128 weight rows a cluster).
 int64_t wgmmaGemvRows(mlir::Operation *matmul, const std::string &arch, int smCount);
+/// The same kernel over sibling matmuls of one A side by side (decode's Q, K
+/// and V as three weights): 2 to kMaxConcatProducts 2-D products that each
+/// take the form (9-64 rows, K >= 128), 16-bit results of one dtype. The
+/// weight rows a cluster: the fewest (a multiple of 8, 32-128) that divide
+/// every product's N with at most `smCount` clusters (two blocks an SM), so
+/// a cluster's rows lie in one product; 0 where none does.
+int64_t wgmmaGemvPartsRows(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch,
+                           int smCount);
 
 } // namespace fusec

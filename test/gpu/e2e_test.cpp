@@ -338,6 +338,20 @@ int main(int argc, char **argv) {
             test::siblingProductsGraph(c.m, c.ns, c.k, c.dtype), "siblings.json", true, 11, gemms,
             "auto", cand, nullptr, major >= 9 ? "side by side" : nullptr);
     }
+  // The same at decode sizes: the TMA + wgmma dot-product kernel side by
+  // side (Q/K/V as three weights; ragged M, f16, K not a whole step).
+  for (const Siblings &c : {Siblings{32, {4096, 1024, 1024}, 4096, "bf16"},
+                            Siblings{9, {1024, 512, 512}, 1000, "bf16"},
+                            Siblings{33, {512, 256}, 520, "f16"},
+                            Siblings{64, {2048, 2048}, 256, "bf16"}}) {
+    std::string widths;
+    for (int n : c.ns)
+      widths += (widths.empty() ? "" : "+") + std::to_string(n);
+    check("decode side by side " + std::to_string(c.m) + "x(" + widths + ")x" +
+              std::to_string(c.k) + " " + c.dtype,
+          test::siblingProductsGraph(c.m, c.ns, c.k, c.dtype), "siblings.json", true, 13, gemms,
+          "auto", -1, nullptr, major >= 9 ? "products side by side" : nullptr);
+  }
   for (uint64_t seed = 0; seed < 200; ++seed)
     check("random matmul seed " + std::to_string(seed), test::randomMatmulGraph(seed),
           "random_matmul.json", true, seed, gemms, "fusec");

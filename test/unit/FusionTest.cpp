@@ -424,6 +424,49 @@ TEST(Fusion, HopperDotProductKernelsCompileWithNvrtc) {
   }
 }
 
+// Sibling products of 9-64 rows written as they are (decode's Q, K and V as
+// three weights) take the same kernel side by side on sm_90a: the fewest
+// weight rows a cluster that divide every width with at most one cluster an
+// SM (two blocks an SM at 8 stages or fewer), one tensor map per weight,
+// each read before the wait; the plan's interpreter keeps their values.
+TEST(Fusion, HopperDotProductSideBySideCompilesWithNvrtc) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  struct Case {
+    int m;
+    std::vector<int> ns;
+    int k;
+    const char *dtype, *config;
+  };
+  for (const Case &c : {Case{32, {4096, 1024, 1024}, 4096, "bf16", "wgv r64 s8"},
+                        Case{9, {1024, 512, 512}, 1000, "bf16", "wgv r32 s16"},
+                        Case{33, {512, 256}, 520, "f16", "wgv r32 s11"},
+                        Case{64, {2048, 2048}, 256, "bf16", "wgv r32 s8"}}) {
+    std::string label = std::to_string(c.m) + "x" + std::to_string(c.ns[0]) + "...";
+    mlir::MLIRContext ctx;
+    std::string text = fusec::test::siblingProductsGraph(c.m, c.ns, c.k, c.dtype);
+    auto plan = planFor(ctx, text, "siblings.json", true, "sm_90a", "auto");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << text;
+    ASSERT_EQ(plan->steps.size(), 1u) << label;
+    const PlanKernel &k = plan->steps[0].kernel;
+    EXPECT_EQ(k.gemmConfig, c.config) << label;
+    EXPECT_NE(k.schedule.find(std::to_string(c.ns.size()) + " products side by side"),
+              std::string::npos) << k.schedule;
+    EXPECT_EQ(k.tensorMaps.size(), 1 + c.ns.size()) << label;  // A, then each weight
+    EXPECT_EQ(k.readsBeforeWait, 1) << label;
+    int64_t clusters = 0, rows = std::atoi(k.gemmConfig.c_str() + 5);
+    for (int n : c.ns)
+      clusters += n / rows;
+    EXPECT_EQ(k.grid, 2 * clusters) << label;
+    EXPECT_LE(clusters, 132) << label;  // one cluster an SM pair at most: two blocks an SM
+    int64_t half = (c.m + 1) / 2, stages = std::atoi(k.gemmConfig.c_str() + k.gemmConfig.find(" s") + 2);
+    int64_t stat = (2 * half * (rows + 4) * 4 + 16 * stages + 1023) / 1024 * 1024;
+    EXPECT_LE(2 * (stat + k.sharedBytes + 1024), 228 * 1024) << label;
+    expectSameResults(text, 3, true);
+    expectKernelsCompile(text, *plan);
+  }
+}
+
 // Epilogues cuBLASLt expresses (a scale by a constant, a residual, a bias,
 // gelu(tanh)) become one library call with those settings, and the group keeps
 // its values in the interpreter.
