@@ -132,8 +132,9 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   const int64_t early = shm.earlyBoxes();  // weight boxes before the wait
 
   std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem);
-  s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, 1)\n" +
-       name + "(" + parameterList(fusion) +
+  // Side by side two blocks share an SM: registers capped to fit both.
+  s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, " +
+       std::string(parts.empty() ? "1" : "2") + ")\n" + name + "(" + parameterList(fusion) +
        ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB";
   for (size_t p = 1; p < parts.size(); ++p)  // the other parts' weights: fz_tmB2, fz_tmB3
     s += ", const __grid_constant__ fz_tmap fz_tmB" + str(p + 1);
