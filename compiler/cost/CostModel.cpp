@@ -54,12 +54,15 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
                         ? p.gemmBandwidthFraction
                     : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
-                    // Measured on the H100 (bench/NOTES.md, sessions r and s): 32
-                    // x 4096 -> 4096 + residual 14.4 us a layer in a stream of
-                    // layers against cuBLASLt's 16.5, alone 16.7 against 17.3
+                    // Measured on the H100 (bench/NOTES.md, sessions r-t): 32 x
+                    // 4096 -> 4096 + residual 13.3 us a layer in a stream of
+                    // layers (its weights stream during the layer ahead's tail)
+                    // against cuBLASLt's 16.5, alone 16.5 against 17.3
                     // (cuBLASLt timed in session r, not beside this kernel):
                     // priced as cuBLASLt (ties go to fusec's kernel, which
                     // applies the epilogue in place) until timed side by side.
+                    // A group's cost has no notion of the kernel ahead, so the
+                    // stream's gain is not priced.
                     : path == GemmPath::FusecWgmmaGemv ? p.libraryBandwidthFraction
                     // Measured on the H100 at 56-76% of the copy rate on the
                     // 32-row Llama layers (bench/NOTES.md): priced as fusec's GEMM.
