@@ -68,9 +68,8 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
     // On sm_90a, siblings that are the group's results as they are run as
     // the TMA + wgmma kernel side by side (GemmLaunch.cpp); priced as the
     // tensor-core form, which measured slower (bench/NOTES.md, session t).
-    std::vector<Operation *> ops(mms.begin(), mms.end());
     bool tma = gemvPath(mms.front()) == GemmPath::FusecTensorGemv &&
-               wgmmaGemvPartsRows(ops, arch, profile.smCount) > 0;
+               wgmmaGemvPartsRows(mms, arch, profile.smCount) > 0;
     int n = std::snprintf(buf, sizeof buf, "fusec GEMV%s of %zu sibling matmuls, A read once: %.1f us",
                           tma ? " (TMA + wgmma, side by side where they are the results)"
                           : gemvPath(mms.front()) == GemmPath::FusecTensorGemv ? " (tensor cores)"

@@ -253,9 +253,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     }
     if (!k.cooperative) {
       CUlaunchAttribute attrs[2];
-      bool overlap = overlapStep[i] && (k.readsBeforeWait < 0 ||
-                                        earlyReadApart(desc, i, {in.begin(), in.end()},
-                                                       {out.begin(), out.end()}));
+      bool overlap = overlapStep[i] && earlyReadApart(desc, i, in, out);
       CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlap, attrs);
       return drv.check(drv.cuLaunchKernelEx(&cfg, functions[i], params, nullptr),
                        step.name.c_str());

@@ -73,9 +73,9 @@ private:
   std::vector<unsigned> grids;
   /// Per step: launched beside the previous kernel's tail (stepOverlaps:
   /// PlanDesc::overlapLaunches on an sm_90+ target, where kernels wait in
-  /// fz_after_prior(), less steps that would read an operand too early).
-  /// (Less, per call, a step whose early-read input lies under an output:
-  /// earlyReadApart.)
+  /// fz_after_prior(), less steps that would read an operand too early);
+  /// per call, less a step whose early-read input lies under an output
+  /// (earlyReadApart).
   std::vector<bool> overlapStep;
   /// A tensor map holds its buffer's address, so it is encoded again when the
   /// address changes (~1 us of host time each). The last few addresses of

@@ -13,6 +13,8 @@
 #include "runtime/KernelLaunch.h"
 #include "runtime/TensorSpec.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -111,6 +113,27 @@ inline bool launchesOverlap(const PlanDesc &plan) {
   return i > 3 && number >= 90;
 }
 
+/// Calls f(graph input number) for each of step i's early-read operands
+/// (PlanKernel::readsBeforeWait) while it returns true; false as soon as one
+/// is not a graph input or f returns false. True for a step that reads
+/// nothing early.
+template <typename F>
+inline bool forEachEarlyReadInput(const PlanDesc &plan, size_t i, F &&f) {
+  const PlanStep &s = plan.steps[i];
+  if (s.kind != PlanStep::Kind::Kernel || s.kernel.readsBeforeWait < 0)
+    return true;
+  const PlanKernel &k = s.kernel;
+  for (size_t t = size_t(k.readsBeforeWait); t < k.tensorMaps.size(); ++t) {
+    size_t arg = size_t(k.tensorMaps[t].arg);
+    if (arg >= k.args.size() || k.args[arg] < 0 || size_t(k.args[arg]) >= plan.buffers.size())
+      return false;
+    const PlanBuffer &b = plan.buffers[k.args[arg]];
+    if (b.kind != PlanBuffer::Kind::Input || !f(size_t(b.index)))
+      return false;
+  }
+  return true;
+}
+
 /// Whether step i is launched beside the previous kernel's tail. A kernel that
 /// reads an operand before its wait (PlanKernel::readsBeforeWait) is, only
 /// where that operand is a graph input and the step is not the plan's first:
@@ -123,16 +146,9 @@ inline bool stepOverlaps(const PlanDesc &plan, size_t i) {
   const PlanStep &s = plan.steps[i];
   if (s.kind != PlanStep::Kind::Kernel || s.kernel.readsBeforeWait < 0)
     return true;
-  const PlanKernel &k = s.kernel;
-  if (i == 0 || size_t(k.readsBeforeWait) >= k.tensorMaps.size())
+  if (i == 0 || size_t(s.kernel.readsBeforeWait) >= s.kernel.tensorMaps.size())
     return false;
-  for (size_t t = size_t(k.readsBeforeWait); t < k.tensorMaps.size(); ++t) {
-    size_t arg = size_t(k.tensorMaps[t].arg);
-    if (arg >= k.args.size() || k.args[arg] < 0 || size_t(k.args[arg]) >= plan.buffers.size() ||
-        plan.buffers[k.args[arg]].kind != PlanBuffer::Kind::Input)
-      return false;
-  }
-  return true;
+  return forEachEarlyReadInput(plan, i, [](size_t) { return true; });
 }
 
 /// Whether step i's early-read operands (PlanKernel::readsBeforeWait), graph
@@ -140,21 +156,19 @@ inline bool stepOverlaps(const PlanDesc &plan, size_t i) {
 /// caller may pass an output over an input (a cache updated in place), which
 /// a step of the plan then writes, and the step is then launched the
 /// ordinary way. True for a step that reads nothing early.
-inline bool earlyReadApart(const PlanDesc &plan, size_t i, const std::vector<unsigned long long> &in,
-                           const std::vector<unsigned long long> &out) {
-  const PlanKernel &k = plan.steps[i].kernel;
-  if (k.readsBeforeWait < 0)
-    return true;
-  for (size_t t = size_t(k.readsBeforeWait); t < k.tensorMaps.size(); ++t) {
-    const PlanBuffer &b = plan.buffers[k.args[k.tensorMaps[t].arg]];
-    if (b.kind != PlanBuffer::Kind::Input || size_t(b.index) >= in.size())
+/// `in` and `out` are the call's device pointers (CUdeviceptr): no copy on
+/// the launch path.
+inline bool earlyReadApart(const PlanDesc &plan, size_t i, llvm::ArrayRef<unsigned long long> in,
+                           llvm::ArrayRef<unsigned long long> out) {
+  return forEachEarlyReadInput(plan, i, [&](size_t input) {
+    if (input >= in.size())
       return false;
-    unsigned long long lo = in[b.index], hi = lo + plan.inputs[b.index].bytes();
+    unsigned long long lo = in[input], hi = lo + plan.inputs[input].bytes();
     for (size_t o = 0; o < out.size() && o < plan.outputs.size(); ++o)
       if (out[o] < hi && lo < out[o] + plan.outputs[o].bytes())
         return false;
-  }
-  return true;
+    return true;
+  });
 }
 
 } // namespace fusec

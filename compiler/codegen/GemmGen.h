@@ -215,16 +215,17 @@ struct GemmGen {
   /// the rows past M its wasted half).
   bool wgvWeightsA() const { return cfg.wgvRows == 64; }
   WgvShape wgvShape() const { return {shape.m, cfg.wgvRows, cfg.stages}; }
-  /// Its clusters: N over the rows a cluster, or each part's (whose N the
-  /// rows divide, wgmmaGemvPartsRows) one after the other.
-  int64_t wgvClusters() const {
-    if (parts.empty())
-      return (shape.n + cfg.wgvRows - 1) / cfg.wgvRows;
-    int64_t c = 0;
-    for (const Part &p : parts)
-      c += p.n / cfg.wgvRows;
-    return c;
-  }
+  /// Its clusters, `wgvRows` weight rows each (every part's N a multiple).
+  int64_t wgvClusters() const { return unitsAlongN(cfg.wgvRows); }
+  /// Blocks of `unit` columns along N: of N, or each part's one after the
+  /// other (tile columns, the dot-product kernel's clusters).
+  int64_t unitsAlongN(int64_t unit) const;
+  /// With parts, which one the `unit`-wide block `index` (a C expression)
+  /// lies in, its first block and its N, as chained C conditionals.
+  struct PartOf {
+    std::string part, first, width;
+  };
+  PartOf partOf(const std::string &index, int64_t unit) const;
 };
 
 } // namespace fusec::codegen::detail

@@ -541,31 +541,38 @@ std::string GemmGen::tileOrder(const std::string &pid, const std::string &in) co
          ";\n";
     return s;
   }
-  // The tile column's part, and the column within it: each part's tile
-  // columns follow the ones before.
-  std::string part = "0", first = "0", width = str(parts[0].n);
-  int64_t firstTile = 0;
-  for (size_t p = 1; p < parts.size(); ++p) {
-    firstTile += (parts[p - 1].n + cfg.bn - 1) / cfg.bn;
-    std::string at = "fz_tn >= " + str(firstTile);
-    part = at + " ? " + str(p) + " : " + part;
-    first = at + " ? " + str(firstTile) + " : " + first;
-    width = at + " ? " + str(parts[p].n) + " : " + width;
-  }
-  s += in + "const int fz_part = " + part + ";  // which product this tile belongs to\n";
-  s += in + "const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = (fz_tn - (" + first +
+  // The tile column's part, and the column within it.
+  PartOf p = partOf("fz_tn", cfg.bn);
+  s += in + "const int fz_part = " + p.part + ";  // which product this tile belongs to\n";
+  s += in + "const int fz_m0 = fz_tm * " + str(cfg.bm) + ", fz_n0 = (fz_tn - (" + p.first +
        ")) * " + str(cfg.bn) + ";\n";
-  s += in + "const int fz_nlim = " + width + ";  // the part's N\n";
+  s += in + "const int fz_nlim = " + p.width + ";  // the part's N\n";
   return s;
 }
 
-int64_t GemmGen::tilesN() const {
+int64_t GemmGen::tilesN() const { return unitsAlongN(cfg.bn); }
+
+int64_t GemmGen::unitsAlongN(int64_t unit) const {
   if (parts.empty())
-    return (shape.n + cfg.bn - 1) / cfg.bn;
+    return (shape.n + unit - 1) / unit;
   int64_t t = 0;
   for (const Part &p : parts)
-    t += (p.n + cfg.bn - 1) / cfg.bn;
+    t += (p.n + unit - 1) / unit;
   return t;
+}
+
+GemmGen::PartOf GemmGen::partOf(const std::string &index, int64_t unit) const {
+  // Each part's blocks follow the ones before.
+  PartOf r{"0", "0", str(parts[0].n)};
+  int64_t first = 0;
+  for (size_t p = 1; p < parts.size(); ++p) {
+    first += (parts[p - 1].n + unit - 1) / unit;
+    std::string at = index + " >= " + str(first);
+    r.part = at + " ? " + str(p) + " : " + r.part;
+    r.first = at + " ? " + str(first) + " : " + r.first;
+    r.width = at + " ? " + str(parts[p].n) + " : " + r.width;
+  }
+  return r;
 }
 
 std::string GemmGen::partMap(const std::string &base) const {

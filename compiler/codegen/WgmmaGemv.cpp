@@ -160,17 +160,9 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
     s += "  const int fz_n0 = blockIdx.x / 2 * " + str(R) + ";\n";
   } else {
     // Each part's clusters follow the ones before; fz_n0 counts within it.
-    std::string part = "0", firstCluster = "0", width = str(parts[0].n);
-    int64_t c = 0;
-    for (size_t p = 1; p < parts.size(); ++p) {
-      c += parts[p - 1].n / R;
-      std::string at = "fz_c >= " + str(c);
-      part = at + " ? " + str(p) + " : " + part;
-      firstCluster = at + " ? " + str(c) + " : " + firstCluster;
-      width = at + " ? " + str(parts[p].n) + " : " + width;
-    }
-    s += "  const int fz_c = blockIdx.x / 2, fz_part = " + part + ";  // the cluster's product\n";
-    s += "  const int fz_n0 = (fz_c - (" + firstCluster + ")) * " + str(R) + ", fz_nw = " + width +
+    PartOf p = partOf("fz_c", R);
+    s += "  const int fz_c = blockIdx.x / 2, fz_part = " + p.part + ";  // the cluster's product\n";
+    s += "  const int fz_n0 = (fz_c - (" + p.first + ")) * " + str(R) + ", fz_nw = " + p.width +
          ";\n";
   }
   s += "  const int fz_s0 = fz_rank ? " + str(first) + " : 0, fz_steps = fz_rank ? " +
@@ -238,6 +230,8 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
     std::string J = str(j);
     s += "    const int fz_ml_" + J + " = (threadIdx.x + " + str(128 * j) + ") / " + str(R) +
          ", fz_nl_" + J + " = (threadIdx.x + " + str(128 * j) + ") % " + str(R) + ";\n";
+    if (!parts.empty())
+      continue;  // no epilogue inputs to read
     s += "    const int fz_em_" + J + " = min((int)fz_rank * " + str(half) + " + fz_ml_" + J + ", " +
          str(M - 1) + "), fz_enc_" + J + " = min(fz_n0 + fz_nl_" + J + ", " + str(N - 1) + ");\n";
     s += renamed(prefetch, j, /*element=*/true);

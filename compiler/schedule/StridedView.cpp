@@ -263,6 +263,15 @@ bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std
              shapeOf(llvm::cast<MatmulOp>(second).getRhs());
 }
 
+/// What products side by side share with the first of them, on either
+/// kernel: 2-D, 16-bit results of its dtype, A's dtype and the same rows of A.
+static bool sideBySideWith(MatmulOp mm, MatmulOp first) {
+  return shapeOf(mm.getResult()).size() == 2 && shapeOf(mm.getRhs()).size() == 2 &&
+         isHalfFloat(dtypeOf(mm.getResult())) &&
+         dtypeOf(mm.getResult()) == dtypeOf(first.getResult()) &&
+         dtypeOf(mm.getLhs()) == dtypeOf(first.getLhs()) && sameRowsOfA(mm, first);
+}
+
 bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch) {
   if (mms.size() < 2 || mms.size() > kMaxConcatProducts)
     return false;
@@ -271,11 +280,8 @@ bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string
   for (mlir::Operation *op : mms) {
     auto mm = llvm::cast<MatmulOp>(op);
     ArrayRef<int64_t> r = shapeOf(mm.getResult());
-    if (!wgmmaApplies(op, arch) || r.size() != 2 || shapeOf(mm.getRhs()).size() != 2 ||
-        r[0] != r0[0] || shapeOf(mm.getLhs()) != a0 || r[1] % 8 != 0 ||
-        !isHalfFloat(dtypeOf(mm.getResult())) ||
-        dtypeOf(mm.getResult()) != dtypeOf(first.getResult()) ||
-        dtypeOf(mm.getLhs()) != dtypeOf(first.getLhs()) || !sameRowsOfA(mm, first))
+    if (!wgmmaApplies(op, arch) || !sideBySideWith(mm, first) || r[0] != r0[0] ||
+        shapeOf(mm.getLhs()) != a0 || r[1] % 8 != 0)
       return false;
   }
   return true;
@@ -304,18 +310,15 @@ int64_t wgmmaGemvRows(mlir::Operation *matmul, const std::string &arch, int smCo
 
 int64_t wgmmaGemvPartsRows(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch,
                            int smCount) {
-  if (mms.size() < 2 || mms.size() > kMaxConcatProducts || smCount < 2)
+  if (arch != "sm_90a" || mms.size() < 2 || mms.size() > kMaxConcatProducts || smCount < 2)
     return 0;
   auto first = llvm::cast<MatmulOp>(mms.front());
   int64_t total = 0;
   std::vector<int64_t> ns;
   for (mlir::Operation *op : mms) {
     auto mm = llvm::cast<MatmulOp>(op);
-    ArrayRef<int64_t> b = shapeOf(mm.getRhs()), r = shapeOf(mm.getResult());
-    if (arch != "sm_90a" || !tensorCoreGemvApplies(op) || b.size() != 2 || b[0] < 128 ||
-        r.size() != 2 || !isHalfFloat(dtypeOf(mm.getResult())) ||
-        dtypeOf(mm.getResult()) != dtypeOf(first.getResult()) ||
-        dtypeOf(mm.getLhs()) != dtypeOf(first.getLhs()) || !sameRowsOfA(mm, first))
+    ArrayRef<int64_t> b = shapeOf(mm.getRhs());
+    if (!tensorCoreGemvApplies(op) || !sideBySideWith(mm, first) || b[0] < 128)
       return 0;
     ns.push_back(b.back());
     total += b.back();
