@@ -66,7 +66,10 @@ __device__ __forceinline__ void unpack(uint4 v, float (&f)[8]) {
 // NREG stay in registers, the next NSM in shared memory, the rest in L2.
 template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST>
 __global__ void __launch_bounds__(THREADS, MINB)
-    colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C) {
+    colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C, int c0 = 0, int pdl = 0) {
+  // pdl (SPLIT mode): 1 lets the next launch start now; 2 waits for the
+  // launch before at the end, so this grid's end implies that one's.
+  if (pdl & 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   constexpr int TX = TW / 8, TY = THREADS / TX, WARPS = THREADS / 32;
   extern __shared__ uint4 tile[];  // NSM x THREADS vectors
   __shared__ float2 red[WARPS][TW];
@@ -78,8 +81,8 @@ __global__ void __launch_bounds__(THREADS, MINB)
   const int chunk = R / CL, r0 = member * chunk, K = chunk / TY;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
   const int ldv = C / 8;
-  const uint4 *src = x + (size_t)(r0 + ty) * ldv + tileIdx * TX + tx;
-  uint4 *dst = y + (size_t)(r0 + ty) * ldv + tileIdx * TX + tx;
+  const uint4 *src = x + (size_t)(r0 + ty) * ldv + c0 + tileIdx * TX + tx;
+  uint4 *dst = y + (size_t)(r0 + ty) * ldv + c0 + tileIdx * TX + tx;
   const size_t step = (size_t)TY * ldv;
   const unsigned long long keep = policy(true), drop = policy(false);
 
@@ -194,6 +197,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
 #pragma unroll
   for (int k = 0; k < NREG; ++k) emit(reg[k], k);
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // peers done reading mine
+  if (pdl & 2) asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
 // Reference: one thread per column, three passes.
@@ -224,7 +228,8 @@ __global__ void maxDiff(const __nv_bfloat16 *a, const __nv_bfloat16 *b, size_t n
   atomicMax(reinterpret_cast<int *>(out), __float_as_int(d));  // non-negative floats order as ints
 }
 
-int R = 8192, C = 8192, kSets = 1;  // kSets inputs rotated (2: none is in L2 when it comes round)
+int R = 8192, C = 8192, kSets = 1;
+bool B2B = getenv("B2B") != nullptr;  // back to back (set in SPLIT mode)  // kSets inputs rotated (2: none is in L2 when it comes round)
 
 template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U = 4, int FAST = 0>
 void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
@@ -254,7 +259,7 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
   cudaEventCreate(&b);
   std::vector<float> t;
   const int runs = 40 + (kSets > 1 ? 1 : 0);  // the last run reads set 0, which the check compares
-  if (getenv("B2B")) {
+  if (B2B) {
     // Back to back, no memset and no sync between runs (as `fusec bench`
     // times): the steady state, where the kernel pays the write-back of
     // the last run's output (the memset below leaves dirty lines in L2 that
@@ -265,7 +270,7 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
     for (cudaEvent_t &e : ev) cudaEventCreate(&e);
     for (int i = 0; i < runs; ++i) {
       cudaEventRecord(ev[2 * i]);
-      cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C);
+      cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C, 0, 0);
       cudaEventRecord(ev[2 * i + 1]);
     }
     cudaDeviceSynchronize();
@@ -276,10 +281,10 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
     }
     for (cudaEvent_t e : ev) cudaEventDestroy(e);
   }
-  for (int i = 0; i < runs && !getenv("B2B"); ++i) {
+  for (int i = 0; i < runs && !B2B; ++i) {
     cudaMemsetAsync(y, 0xff, (size_t)R * C * 2);  // poison
     cudaEventRecord(a);
-    cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C);
+    cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C, 0, 0);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms;
@@ -296,6 +301,74 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
   printf("| %s | %dx%d, %d set(s) | %d | %zu | %d | %.1f | %.1f%% | %.2g | %s |\n", name, R, C, kSets, clusters, smem / 1024,
          TW * 2, t[t.size() / 2], 100 * floorUs / t[t.size() / 2], d,
          err == cudaSuccess ? "ok" : cudaGetErrorString(err));
+}
+
+// SPLIT mode (session u): the 256-byte tiles in clusters of 16 leave a 64th
+// tile for a fourth wave of one cluster (21 fit). Here the main grid takes 63
+// tiles and a small grid the last 256 bytes of columns as two 128-byte tiles
+// in clusters of 8, launched as a programmatic dependent so it runs in the
+// slots the main grid leaves free, and waits for the main grid at its end.
+template <class K, class... A>
+void launchCl(K k, int blocks, int cl, size_t smem, bool pss, A... args) {
+  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (cl > 8) cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(256);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute at[2];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = cl;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[1].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = pss ? 2 : 1;
+  cudaLaunchKernelEx(&cfg, k, args...);
+}
+
+template <int NREG = 4, int NSM = 16, int U = 4>
+void split(const char *name, int mode, const uint4 *const *xs, uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
+  // mode 0: main grid over all 64 tiles; 1: main 63 then the tail, PDL;
+  // 2: same, no PDL; 3: main grid over 63 tiles only (not a whole result)
+  if (getenv("ONLY") && strcmp(name, getenv("ONLY"))) return;
+  auto km = colSoftmax<128, 256, 16, NREG, NSM, 2, 3, U, 1>;
+  auto kt = colSoftmax<64, 256, 8, 4, 16, 2, 3, 4, 1>;
+  const size_t smem = NSM * 256 * 16, smemT = 16 * 256 * 16;
+  const int mainTiles = mode == 0 ? C / 128 : C / 128 - 1;
+  // kSets inputs in turn (2: neither is in L2 when it comes round); the last
+  // run reads set 0, which the check compares.
+  auto once = [&](const uint4 *x) {
+    launchCl(km, mainTiles * 16, 16, smem, false, x, y, R, C, 0, mode == 1 ? 1 : 0);
+    if (mode == 1 || mode == 2)
+      launchCl(kt, 2 * 8, 8, smemT, mode == 1, x, y, R, C, mainTiles * 16, mode == 1 ? 2 : 0);
+  };
+  cudaMemset(y, 0xff, (size_t)R * C * 2);
+  const int runs = 40 + (kSets > 1 ? 1 : 0);
+  std::vector<cudaEvent_t> ev(2 * runs);
+  for (cudaEvent_t &e : ev) cudaEventCreate(&e);
+  for (int i = 0; i < runs; ++i) {
+    cudaEventRecord(ev[2 * i]);
+    once(xs[(runs - 1 - i) % kSets]);
+    cudaEventRecord(ev[2 * i + 1]);
+  }
+  cudaDeviceSynchronize();
+  std::vector<float> t;
+  for (int i = 10; i < runs; ++i) {
+    float ms;
+    cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
+    t.push_back(ms * 1000);
+  }
+  cudaError_t err = cudaGetLastError();
+  cudaMemset(dmax, 0, 4);
+  maxDiff<<<528, 256>>>(reinterpret_cast<const __nv_bfloat16 *>(y), ref, (size_t)R * C, dmax);
+  float d = -1;
+  cudaMemcpy(&d, dmax, 4, cudaMemcpyDeviceToHost);
+  std::sort(t.begin(), t.end());
+  double floorUs = 2.0 * R * C * 2 / 3.0e12 * 1e6;
+  printf("| %s | %.1f / %.1f / %.1f | %.1f%% | %.2g | %s |\n", name, t[0], t[t.size() / 2], t.back(),
+         100 * floorUs / t[t.size() / 2], d, err == cudaSuccess ? "ok" : cudaGetErrorString(err));
 }
 
 int main(int argc, char **argv) {
@@ -316,6 +389,21 @@ int main(int argc, char **argv) {
   const uint4 *xv[4];
   for (int i = 0; i < kSets; ++i) xv[i] = reinterpret_cast<const uint4 *>(xset[i]);
   uint4 *yv = reinterpret_cast<uint4 *>(y);
+  if (getenv("SPLIT")) {
+    printf("| split variant (back to back) | min / median / max us | %% of floor | max rel err | status |\n|---|---|---|---|---|\n");
+    for (int rep = 0; rep < 3; ++rep) {
+      split("cluster 16, 64 tiles", 0, xv, yv, ref, dmax);
+      split("cluster 16, 63 tiles + tail grid (PDL)", 1, xv, yv, ref, dmax);
+      split("cluster 16, 63 tiles + tail grid (in turn)", 2, xv, yv, ref, dmax);
+      split("cluster 16, 63 tiles only (partial result)", 3, xv, yv, ref, dmax);
+      split<8, 16>("regs 8 + smem 16 + L2 8: 63 tiles + tail grid (PDL)", 1, xv, yv, ref, dmax);
+      split<0, 16>("regs 0 + smem 16 + L2 16: 63 tiles + tail grid (PDL)", 1, xv, yv, ref, dmax);
+      split<4, 16, 2>("U 2: 63 tiles + tail grid (PDL)", 1, xv, yv, ref, dmax);
+      B2B = true;
+      variant<64, 256, 8, 4, 16, 2, 3, 4, 1>("regs 4 + smem 16 + L2 12, 128 B, EF, fast", xv, yv, ref, dmax);
+    }
+    return 0;
+  }
   printf("| variant | shape | active clusters | smem KB/block | tile bytes | us | %% of floor at 3.0 TB/s | max rel err | status |\n");
   printf("|---|---|---|---|---|---|---|---|---|\n");
   // TW, threads, cluster, rows per thread in registers, in shared memory
@@ -331,5 +419,12 @@ int main(int argc, char **argv) {
   variant<128, 512, 8, 8, 24, 2, 1, 4, 1>("regs 8 + smem 24, 256 B, 512 thr, 1/SM", xv, yv, ref, dmax);
   variant<128, 512, 8, 12, 20, 2, 1, 4, 1>("regs 12 + smem 20, 256 B, 512 thr, 1/SM", xv, yv, ref, dmax);
   variant<128, 512, 8, 8, 24, 0, 1, 4, 1>("regs 8 + smem 24, 256 B, no hints, 1/SM", xv, yv, ref, dmax);
+  // Clusters of 16 (non-portable), session u: the same 128 KB a block and 32
+  // slots a thread as fusec's layout, but 512-row chunks of 256-byte rows, so
+  // pass one reads 256-byte pieces; or 128-byte tiles wholly on chip.
+  variant<128, 256, 16, 4, 16, 2, 3, 4, 1>("regs 4 + smem 16 + L2 12, 256 B, cluster 16", xv, yv, ref, dmax);
+  variant<128, 256, 16, 4, 20, 2, 2, 4, 1>("regs 4 + smem 20 + L2 8, 256 B, cluster 16, 2/SM", xv, yv, ref, dmax);
+  variant<64, 256, 16, 4, 12, 2, 3, 4, 1>("regs 4 + smem 12, 128 B, cluster 16, on chip", xv, yv, ref, dmax);
+  variant<128, 512, 16, 4, 12, 2, 2, 4, 1>("regs 4 + smem 12, 256 B, 512 thr, cluster 16, on chip", xv, yv, ref, dmax);
   return 0;
 }
