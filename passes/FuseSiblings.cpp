@@ -31,7 +31,7 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   // Only fusec's kernels run several matmuls (classifySiblings): the
   // dot-product kernel, or a dual product or products side by side on the
   // wgmma GEMM.
-  bool dual = isDual(g), sideBySide = isSideBySide(g);
+  bool dual = isDual(g), sideBySide = isSideBySide(g), wgv = false;
   char buf[200];
   if (sideBySide) {
     // The alternative: each product in a launch of its own, on the faster of
@@ -66,16 +66,15 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
                   predictSeconds(groupCost(g), profile, GemmPath::FusecWgmma) * 1e6, apart * 1e6);
   } else {
     // On sm_90a, siblings that are the group's results as they are run as
-    // the TMA + wgmma kernel side by side (GemmLaunch.cpp); priced as the
-    // tensor-core form, which measured slower (bench/NOTES.md, session t).
-    bool tma = gemvPath(mms.front()) == GemmPath::FusecTensorGemv &&
-               wgmmaGemvPartsRows(mms, arch, profile.smCount) > 0;
+    // the TMA + wgmma kernel side by side (GemmLaunch.cpp), priced as that
+    // kernel (siblingGemvPath).
+    GemmPath path = siblingGemvPath(g, arch, profile.smCount);
+    wgv = path == GemmPath::FusecWgmmaGemv;
     int n = std::snprintf(buf, sizeof buf, "fusec GEMV%s of %zu sibling matmuls, A read once: %.1f us",
-                          tma ? " (TMA + wgmma, side by side where they are the results)"
-                          : gemvPath(mms.front()) == GemmPath::FusecTensorGemv ? " (tensor cores)"
-                                                                             : "",
-                          mms.size(),
-                          predictSeconds(groupCost(g), profile, gemvPath(mms.front())) * 1e6);
+                          wgv ? " (TMA + wgmma, side by side)"
+                          : path == GemmPath::FusecTensorGemv ? " (tensor cores)"
+                                                              : "",
+                          mms.size(), predictSeconds(groupCost(g), profile, path) * 1e6);
     if (gemvApart >= 0 && n > 0 && n < (int)sizeof buf)
       std::snprintf(buf + n, sizeof buf - n, "; as separate kernels: %.1f us", gemvApart * 1e6);
   }
@@ -87,7 +86,7 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
     if (dual || sideBySide)
       mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());
     else
-      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
+      mm->setAttr(wgv ? "fusec.gemm_wgv" : "fusec.gemm_gemv", b.getUnitAttr());
   }
   return true;
 }
@@ -110,7 +109,7 @@ void Grouping::mergeSiblings() {
     return mm;
   };
   auto own = [&](const OpGroup &x) {
-    return predictSeconds(groupCost(x), profile, gemvPath(matmulsOf(x).front()));
+    return predictSeconds(groupCost(x), profile, siblingGemvPath(x, arch, profile.smCount));
   };
   mergeTensorCoreSiblings();
   forSiblingPairs(gemvMatmul, [&](size_t g, size_t h, Operation *mg, Operation *mh) {
@@ -167,7 +166,8 @@ void Grouping::mergeTensorCoreSiblings() {
     std::string why;
     if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
       return reject(why.empty() ? "would create a cycle through another kernel" : why);
-    double together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
+    double together =
+        predictSeconds(groupCost(merged), profile, siblingGemvPath(merged, arch, profile.smCount));
     if (together >= apart) {
       char buf[160];
       std::snprintf(buf, sizeof buf,

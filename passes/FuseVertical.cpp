@@ -111,10 +111,12 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
   double apart = seconds(groups[producer]) + seconds(groups[consumer]);
   double together = seconds(merged);
   // Sibling matmuls of 9-64 rows run on the tensor-core dot-product kernel
-  // (classifySiblings); apart, each is priced at cuBLASLt's rate, as every
+  // or, on sm_90a, side by side on its Hopper form (classifySiblings,
+  // siblingGemvPath); apart, each is priced at cuBLASLt's rate, as every
   // matmul group is before the GEMM choice (seconds()).
   if (mms.size() > 1 && tensorCoreGemvApplies(mms.front()))
-    together = predictSeconds(groupCost(merged), profile, GemmPath::FusecTensorGemv);
+    together = predictSeconds(groupCost(merged), profile,
+                              siblingGemvPath(merged, arch, profile.smCount));
   if (isDual(merged)) {
     if (!dualWgmmaApplies(mms[0], mms[1], arch) || profile.wgmmaFlopsPerSec <= 0)
       return reject("two sibling products share a kernel only on Hopper's wgmma GEMM (target " +

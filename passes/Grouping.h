@@ -121,6 +121,27 @@ inline bool isSideBySide(const OpGroup &g) {
          llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
 }
 
+/// How the dot-product kernel runs a group of sibling matmuls of 1-64 rows:
+/// on sm_90a, products that are the group's results as they are (Q/K/V)
+/// take the TMA + wgmma kernel side by side where wgmmaGemvPartsRows
+/// applies (GemmLaunch.cpp), else the dot-product kernel's path.
+inline GemmPath siblingGemvPath(const OpGroup &g, const std::string &arch, int smCount) {
+  SmallVector<Operation *> mms = matmulsOf(g);
+  if (mms.empty())
+    return GemmPath::FusecGemv;
+  bool asResults = llvm::all_of(g, [&](Operation *op) {
+    if (isa<MatmulOp>(op))
+      return true;
+    // A view of a product inside the group would be the result instead.
+    return isView(op) && !llvm::is_contained(mms, op->getOperand(0).getDefiningOp());
+  });
+  std::vector<Operation *> ops(mms.begin(), mms.end());
+  if (mms.size() >= 2 && asResults && gemvPath(mms.front()) == GemmPath::FusecTensorGemv &&
+      wgmmaGemvPartsRows(ops, arch, smCount) > 0)
+    return GemmPath::FusecWgmmaGemv;
+  return gemvPath(mms.front());
+}
+
 /// A group of two sibling products that are not decode-sized, joined in an
 /// epilogue: the dual wgmma product (classifySiblings took it).
 inline bool isDual(const OpGroup &g) {

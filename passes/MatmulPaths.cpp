@@ -114,7 +114,9 @@ void Grouping::chooseMatmulPaths() {
       p.path = GemmPath::FusecWgmma;
     // K-contiguous operands: the dot-product kernel (a batch of few-row
     // products; 9-64 rows of one matrix on tensor cores).
-    if ((p.path == GemmPath::FusecBatchedRows || p.path == GemmPath::Fusec) && gemvApplies(mm))
+    if ((p.path == GemmPath::FusecBatchedRows || p.path == GemmPath::FusecBatchedStream ||
+         p.path == GemmPath::Fusec) &&
+        gemvApplies(mm))
       p.path = tensorCoreGemvApplies(mm) ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
     // On sm_90a its Hopper form (the first candidate codegen tries there).
     if (p.path == GemmPath::FusecTensorGemv && wgmmaGemvRows(mm, arch, profile.smCount) > 0)

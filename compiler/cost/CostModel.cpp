@@ -70,6 +70,11 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     // Measured on the H100: decode attention scores, 32 matrices of
                     // 1 x 128 @ 128 x 4097, streamed at 18% of the copy rate.
                     : path == GemmPath::FusecBatchedRows ? 0.18
+                    // Measured on the H100: decode attention's probabilities @ V,
+                    // 256 matrices of 4 x 4096 @ 4096 x 128 (277 MB), at 88% of the
+                    // copy rate (104.4 us alone; bench/NOTES.md, session u), 83%
+                    // in session 22 with its tuned tiles.
+                    : path == GemmPath::FusecBatchedStream ? 0.85
                     // Measured on the H100, cuBLASLt on 8-256 matrices of 4 rows
                     // (grouped-query decode attention, K = 128 or 4097): 4-48%
                     // of the copy rate.
@@ -108,6 +113,7 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                               static_cast<double>(c.epilogueBytes - c.tmaEpilogueBytes) /
                                   (0.5 * p.hbmBytesPerSec)
                     : path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
+                            path == GemmPath::FusecBatchedStream ||
                             path == GemmPath::LibraryEpilogue
                         ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
                         : 0.0;
@@ -119,7 +125,8 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
   // dot-product kernel A into shared memory ahead of its weight stream (1 x
   // 14336 -> 4096: 49.2 against 45.3, 7.3M). Charged at 2 T elements/s: the
   // decode case's rate, between the others'; bench/NOTES.md.
-  if (path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows)
+  if (path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
+      path == GemmPath::FusecBatchedStream)
     epilogue += static_cast<double>(c.prologueTileElements) / 2e12;
   if (path == GemmPath::FusecGemv)
     epilogue += static_cast<double>(c.prologueGemvElements) / 2e12;
@@ -153,10 +160,17 @@ GemmPath ownGemmPath(Operation *matmul) {
     return GemmPath::FusecGemv;
   // A batch of few-row products: short K (scores over the head dim) leaves
   // the portable GEMM's tiles mostly idle; long K (probabilities @ V) streams
-  // like any split-K GEMM (H100: 256 x 4 x 4097 @ 4097 x 128 at 83% of the
-  // copy rate with the tuned tiles, 62% with the default ones).
+  // like any split-K GEMM (FusecBatchedStream below; H100: 256 x 4 x 4097 @
+  // 4097 x 128 at 83% of the copy rate with the tuned tiles in session 22,
+  // 88% with today's default ones).
   if (d.rows <= 8 && d.k <= 128)
     return GemmPath::FusecBatchedRows;
+  // Only a batch of about a block an SM or more streams so (Llama decode on
+  // the H100: 256 matrices at 88% of the copy rate; at one token, 8 matrices
+  // of 4 x 4097 @ 4097 x 128 at 23%, which the portable GEMM's rate prices
+  // nearer).
+  if (d.rows <= 8 && d.batch >= 128)
+    return GemmPath::FusecBatchedStream;
   return GemmPath::Fusec;
 }
 

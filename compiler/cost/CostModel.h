@@ -86,7 +86,11 @@ enum class GemmPath {
   /// Its Hopper form (TMA stages into wgmma, K halves in a cluster;
   /// WgmmaGemv.cpp): the same rows on sm_90a where wgmmaGemvRows applies.
   FusecWgmmaGemv,
-  FusecBatchedRows
+  FusecBatchedRows,
+  /// The portable GEMM on a batch of 1-8 row matrices with long K (decode
+  /// attention's probabilities @ V): it streams the batch's B like a split-K
+  /// GEMM.
+  FusecBatchedStream
 };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
