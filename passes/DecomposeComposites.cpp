@@ -1,6 +1,7 @@
 //===- DecomposeComposites.cpp - composite ops into primitive ops ---------===//
 //
-// Each rewrite mirrors the formula in Passes.td. Reductions keep their dims, so
+// Each rewrite mirrors the formula in Passes.td; reductions over one element
+// per result become views of their input. Reductions keep their dims, so
 // the statistics broadcast back over the rows they came from; fusion later
 // recognises reduction -> broadcast -> pointwise chains on the same rows.
 //
@@ -134,6 +135,28 @@ struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
         return signalPassFailure();
       }
       op->getResult(0).replaceAllUsesWith(replacement);
+      op->erase();
+    }
+    // A reduction over one element per result (a scalar, or dims of size 1)
+    // is its input in the result's shape: a view, not a kernel (the kernel
+    // families need a dim to reduce).
+    SmallVector<Operation *> single;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<SumOp, MeanOp, MaxOp, MinOp>(op))
+        return;
+      ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
+      int64_t count = 1;
+      for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
+        count *= a >= 0 && a < int64_t(in.size()) ? in[a] : 0;
+      if (count == 1)
+        single.push_back(op);
+    });
+    for (Operation *op : single) {
+      OpBuilder b(op);
+      TypedBuilder tb(b, op->getLoc());
+      Value x = op->getOperand(0);
+      Value r = shapeOf(x) == shapeOf(op->getResult(0)) ? x : tb.reshape(x, shapeOf(op->getResult(0)));
+      op->getResult(0).replaceAllUsesWith(r);
       op->erase();
     }
   }

@@ -101,8 +101,12 @@ void Grouping::mergeSiblings() {
       if (isa<MatmulOp>(op)) {
         auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
         GemmPath path = chosenGemmPath(op);
+        // A sibling group already side by side (priced as the Hopper form,
+        // FusecWgmmaGemv) may take more siblings; a single product on that
+        // path is not the dot-product kernel's.
+        bool sideBySideGroup = path == GemmPath::FusecWgmmaGemv && matmulsOf(groups[g]).size() >= 2;
         if (!choice || choice.getValue() != "fusec" ||
-            (path != GemmPath::FusecGemv && path != GemmPath::FusecTensorGemv))
+            (path != GemmPath::FusecGemv && path != GemmPath::FusecTensorGemv && !sideBySideGroup))
           return nullptr;
         mm = op;
       }
@@ -171,7 +175,7 @@ void Grouping::mergeTensorCoreSiblings() {
     if (together >= apart) {
       char buf[160];
       std::snprintf(buf, sizeof buf,
-                    "not faster as one tensor-core dot-product kernel of %zu siblings: %.1f us "
+                    "not faster as one dot-product kernel of %zu siblings: %.1f us "
                     "vs %.1f us apart",
                     gs.size(), together * 1e6, apart * 1e6);
       return reject(buf);

@@ -129,10 +129,11 @@ inline GemmPath siblingGemvPath(const OpGroup &g, const std::string &arch, int s
   SmallVector<Operation *> mms = matmulsOf(g);
   if (mms.empty())
     return GemmPath::FusecGemv;
+  // Nothing but the products (the planner's groups hold no views: outlining
+  // clones them in; a view of a product would be the result instead).
   bool asResults = llvm::all_of(g, [&](Operation *op) {
     if (isa<MatmulOp>(op))
       return true;
-    // A view of a product inside the group would be the result instead.
     return isView(op) && !llvm::is_contained(mms, op->getOperand(0).getDefiningOp());
   });
   std::vector<Operation *> ops(mms.begin(), mms.end());

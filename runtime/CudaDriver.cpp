@@ -17,8 +17,8 @@ namespace {
 
 /// Said with every "no GPU here" failure: what still works, what does not.
 constexpr const char *kNeedsGpu =
-    "`fusec run` needs a GPU, while `fusec compile --emit cuda` works without "
-    "one";
+    "running kernels (`fusec run`, `fusec bench`, the API's Program::run) needs a GPU, "
+    "while `fusec compile`, `fusec explain` and `fusec eval` work without one";
 
 llvm::Error makeError(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);

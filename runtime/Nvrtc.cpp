@@ -226,6 +226,15 @@ llvm::Expected<CompiledKernel> compile(const KernelSource &kernel) {
   if (!isArchitecture(requested))
     return makeError(cannot + "is not an NVRTC architecture (expected e.g. "
                               "sm_80, sm_90a or compute_90a)");
+  {
+    // The kernels use cp.async, bf16 mma and griddepcontrol's guards: Ampere on.
+    llvm::StringRef digits = requested.drop_front(requested.starts_with("sm_") ? 3 : 8);
+    unsigned number = 0;
+    if (!digits.take_while([](char c) { return c >= '0' && c <= '9'; }).getAsInteger(10, number) &&
+        number < 80)
+      return makeError(cannot + "is older than sm_80: fusec's kernels need Ampere (sm_80) or "
+                                "newer");
+  }
   if (!kernel.emitPtx && requested.consume_front("compute_"))
     return makeError(cannot + "is a virtual architecture, which gives PTX " +
                      "only; use sm_" + requested.str() + " for a cubin");

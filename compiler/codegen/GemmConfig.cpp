@@ -94,9 +94,12 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
   if (std::sscanf(s.c_str(), "%dx%dx%d w%dx%d s%d k%d", &r.bm, &r.bn, &r.bk, &r.wm, &r.wn,
                   &r.stages, &r.splitK) != 7)
     return false;
-  bool ok = r.bm > 0 && r.bn > 0 && r.bk > 0 && r.wm > 0 && r.wn > 0 && r.bm % r.wm == 0 &&
-            r.bn % r.wn == 0 && r.wm % 16 == 0 && r.wn % 16 == 0 && r.bk % 16 == 0 &&
-            r.stages >= 2 && r.splitK >= 1 && r.threads() <= 1024;
+  // Bounds as well as shapes: a tuned entry is data read from disk (the
+  // heuristic's splits reach 2 x SMs / tiles, 128 or so).
+  bool ok = r.bm > 0 && r.bn > 0 && r.bk > 0 && r.wm > 0 && r.wn > 0 && r.bm <= 256 &&
+            r.bn <= 256 && r.bk <= 128 && r.bm % r.wm == 0 && r.bn % r.wn == 0 &&
+            r.wm % 16 == 0 && r.wn % 16 == 0 && r.bk % 16 == 0 && r.stages >= 2 &&
+            r.stages <= 8 && r.splitK >= 1 && r.splitK <= 512 && r.threads() <= 1024;
   if (ok)
     c = r;
   return ok;

@@ -16,6 +16,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/schedule/StridedView.h"
 
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -465,8 +466,15 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   spec.sharedBytes = static_cast<unsigned>(stageBytes * g.cfg.stages);
   if (g.cfg.splitK > 1) {
     int64_t counterBytes = 256 * ((tiles * g.shape.batch * 4 + 255) / 256);
-    spec.scratchBytes = static_cast<unsigned>(counterBytes + g.cfg.splitK * g.shape.batch *
-                                                                 g.shape.m * g.shape.n * 4);
+    int64_t scratch = counterBytes + int64_t(g.cfg.splitK) * g.shape.batch * g.shape.m * g.shape.n * 4;
+    // A tuned entry (gemm-tuning.json) is data from disk: a split whose
+    // partial sums would not fit the launch's 32-bit scratch size is refused.
+    if (scratch > int64_t(std::numeric_limits<unsigned>::max()))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "GEMM tile configuration '%s' splits K %d ways: its partial "
+                                     "sums need %lld bytes of scratch, more than a launch takes",
+                                     g.cfg.str().c_str(), g.cfg.splitK, (long long)scratch);
+    spec.scratchBytes = static_cast<unsigned>(scratch);
     spec.scratchZeroOnce = static_cast<unsigned>(counterBytes);
   }
   spec.gemmConfig = g.cfg.str();

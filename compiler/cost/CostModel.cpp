@@ -73,8 +73,8 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     // Measured on the H100: decode attention's probabilities @ V,
                     // 256 matrices of 4 x 4096 @ 4096 x 128 (277 MB), at 88% of the
                     // copy rate (104.4 us alone; bench/NOTES.md, session u), 83%
-                    // in session 22 with its tuned tiles.
-                    : path == GemmPath::FusecBatchedStream ? 0.85
+                    // in session 22 with its tuned tiles: priced as cuBLASLt.
+                    : path == GemmPath::FusecBatchedStream ? p.libraryBandwidthFraction
                     // Measured on the H100, cuBLASLt on 8-256 matrices of 4 rows
                     // (grouped-query decode attention, K = 128 or 4097): 4-48%
                     // of the copy rate.

@@ -93,7 +93,8 @@ enum class GemmPath {
   FusecBatchedStream
 };
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
-/// The path fusec's own kernel for `matmul` would take (Fusec or FusecGemv).
+/// The path fusec's own kernel for `matmul` would take (Fusec, FusecGemv,
+/// FusecBatchedRows or FusecBatchedStream).
 GemmPath ownGemmPath(mlir::Operation *matmul);
 /// The dot-product kernel's path for a matmul it takes (sibling products):
 /// its tensor-core form past 8 rows (FusecTensorGemv), else FusecGemv.

@@ -19,6 +19,8 @@
 
 #include <memory>
 
+#include <unistd.h>
+
 using namespace mlir;
 
 namespace fusec {
@@ -148,12 +150,49 @@ llvm::Expected<std::vector<HostTensor>> interpretBlock(Block &block,
   return evalBlock(block, borrowed, opts);
 }
 
+llvm::Error checkInterpreterFits(func::FuncOp func) {
+  int64_t most = 0;
+  std::string what;
+  auto consider = [&](Value v, const std::string &name) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape())
+      return;
+    int64_t n = shape::numElements(t.getShape());
+    if (n > most) {
+      most = n;
+      what = name + " " + shape::str(t.getShape());
+    }
+  };
+  for (BlockArgument a : func.getArguments())
+    consider(a, "argument " + std::to_string(a.getArgNumber()));
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults()) {
+      auto loc = dyn_cast<NameLoc>(op->getLoc());
+      consider(r, "node " + (loc ? "'" + loc.getName().str() + "' " : std::string()) + "(" +
+                      op->getName().stripDialect().str() + ")");
+    }
+  });
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0)
+    return llvm::Error::success();
+  double machine = double(pages) * double(page), need = double(most) * 8;
+  if (need <= machine / 2)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "the reference interpreter would hold %s: %.1f GiB at 8 bytes an element, more than half "
+      "of this machine's %.1f GiB",
+      what.c_str(), need / (1 << 30), machine / (1 << 30));
+}
+
 llvm::Expected<std::vector<HostTensor>> interpret(func::FuncOp func,
                                                   llvm::ArrayRef<HostTensor> args,
                                                   const InterpOptions &opts) {
   std::string where = "interpret @" + func.getSymName().str() + ": ";
   if (func.isExternal())
     return interpError(where + "function has no body");
+  if (llvm::Error err = checkInterpreterFits(func))
+    return std::move(err);
   FunctionType type = func.getFunctionType();
   if (args.size() != type.getNumInputs())
     return interpError(where + "expected " + llvm::Twine(type.getNumInputs()) +

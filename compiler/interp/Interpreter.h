@@ -26,6 +26,12 @@ struct InterpOptions {
   bool fp64 = false;
 };
 
+/// An error naming the largest tensor of `func` (an argument or an op's
+/// result, regions included) when holding it, at 8 bytes an element (the
+/// interpreter's double temporaries), would take more than half of this
+/// machine's memory: the allocation would otherwise abort the process.
+llvm::Error checkInterpreterFits(mlir::func::FuncOp func);
+
 /// Evaluates `func` with one HostTensor per argument. An argument whose dtype
 /// or shape differs from the function's signature is an error naming it.
 llvm::Expected<std::vector<HostTensor>> interpret(mlir::func::FuncOp func,

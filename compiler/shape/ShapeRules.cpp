@@ -224,7 +224,7 @@ std::string slice(llvm::ArrayRef<int64_t> in, const SliceSpec &spec, Shape &out)
       return "slice [" + std::to_string(s) + ", " + std::to_string(l) +
              ") is out of bounds for dimension " + std::to_string(i) + " of size " +
              std::to_string(in[i]);
-    out.push_back((l - s + st - 1) / st);
+    out.push_back(l > s ? 1 + (l - s - 1) / st : 0);  // no overflow for huge steps
   }
   return {};
 }

@@ -14,7 +14,11 @@
 #include <cstring>
 #include <string>
 
+#include <climits>
+#include <cstdlib>
+
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fusec {
@@ -76,9 +80,35 @@ void syncDirectory(llvm::StringRef path) {
   ::close(fd);
 }
 
+/// Writes `bytes` straight into an existing file that is not a regular one
+/// (a device such as /dev/null or /dev/stdout, a FIFO): renaming a temporary
+/// file over it would replace the device itself.
+llvm::Error writeInPlace(llvm::StringRef path, llvm::StringRef bytes) {
+  int fd = ::open(path.str().c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return systemError(path, "cannot open it", errno);
+  bool ok = writeAll(fd, bytes);
+  int err = ok ? 0 : errno;
+  ::close(fd);
+  return ok ? llvm::Error::success() : systemError(path, "write failed", err);
+}
+
 } // namespace
 
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes) {
+  // A symbolic link is kept: what it points to is written (atomically when
+  // that is a regular file); a device or FIFO is written in place.
+  struct stat st;
+  if (::lstat(path.str().c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char *target = ::realpath(path.str().c_str(), nullptr);
+    if (!target)
+      return systemError(path, "it is a symbolic link to nothing that can be written", errno);
+    std::string resolved = target;
+    ::free(target);
+    return writeFileAtomically(resolved, bytes);
+  }
+  if (::stat(path.str().c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return writeInPlace(path, bytes);
   std::string tempPath;
   int fd = createTemp(path, tempPath);
   if (fd < 0)

@@ -326,6 +326,17 @@ void GraphBuilder::buildNode(const Json &node, size_t index, OpBuilder &b) {
       diag = d.str();
     return success();
   });
+  // Reductions (and the composites built on them) over no elements have no
+  // kernel to run them; a graph with one is refused here, by name.
+  static const std::set<std::string> reducing = {
+      "sum", "mean", "max", "min", "softmax", "log_softmax", "rms_norm", "layer_norm",
+      "scaled_dot_product_attention"};
+  if (reducing.count(spec->name))
+    for (size_t k = 0; k < c.operands.size(); ++k)
+      if (c.operands[k] && shape::numElements(shapeOf(c.operands[k])) == 0)
+        at.fail("inputs[" + std::to_string(k) + "]",
+                "'" + c.operandNames[k] + "' " + shape::str(shapeOf(c.operands[k])) +
+                    " has no elements: " + spec->name + " over an empty tensor is not supported");
   Value result = spec->build(c);
   if (failed(verify(result.getDefiningOp()))) {
     llvm::StringRef msg(diag);
@@ -433,6 +444,25 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "%s:%u:%u: invalid JSON: %s", fileName.str().c_str(),
                                    lc.line, lc.col, reason.c_str());
+  } catch (const json::Json::exception &e) {
+    // A number out of a double's range ("[json.exception.out_of_range.406]
+    // number overflow parsing '1e400'"): no byte offset, so the quoted token
+    // is looked up in the text for its place.
+    std::string what = e.what();
+    size_t close = what.rfind('\''), open = close == std::string::npos ? close : what.rfind('\'', close - 1);
+    size_t bracket = what.find("] ");
+    std::string reason = bracket == std::string::npos ? what : what.substr(bracket + 2);
+    if (open != std::string::npos && close > open + 1) {
+      size_t at = text.find(what.substr(open + 1, close - open - 1));
+      if (at != llvm::StringRef::npos) {
+        json::LineCol lc = json::lineColAt(json::lineStartsOf(text), at);
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "%s:%u:%u: invalid JSON: %s", fileName.str().c_str(),
+                                       lc.line, lc.col, reason.c_str());
+      }
+    }
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: invalid JSON: %s",
+                                   fileName.str().c_str(), reason.c_str());
   }
   try {
     json::GraphBuilder builder(fileName, text, ctx);

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace fusec;
 using fusec::testing::TempDir;
 
@@ -59,6 +62,31 @@ TEST(AtomicFileTest, MissingDirectoryIsReported) {
   EXPECT_NE(message.find("cannot write '" + target + "'"), std::string::npos) << message;
   EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
   EXPECT_TRUE(tmp.entries().empty());
+}
+
+// A symbolic link stays a link (what it points to gets the bytes), and a
+// device or FIFO is written in place: renaming over it would replace it with
+// a regular file (`-o /dev/null` run as root once replaced the device).
+TEST(AtomicFileTest, LinksAndDevicesAreWrittenThroughNotReplaced) {
+  TempDir tmp;
+  tmp.write("target.txt", "old");
+  ASSERT_EQ(::symlink("target.txt", tmp.path("link.txt").c_str()), 0);
+  llvm::Error err = writeFileAtomically(tmp.path("link.txt"), "new");
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  struct stat st;
+  ASSERT_EQ(::lstat(tmp.path("link.txt").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(tmp.read("target.txt"), "new");
+
+  ASSERT_EQ(::symlink("missing.txt", tmp.path("dangling").c_str()), 0);
+  llvm::Error dangling = writeFileAtomically(tmp.path("dangling"), "x");
+  EXPECT_TRUE(bool(dangling));
+  llvm::consumeError(std::move(dangling));
+
+  err = writeFileAtomically("/dev/null", "discarded");
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 } // namespace

@@ -151,7 +151,7 @@ TEST(CostModel, DotProductPathFollowsTheRows) {
 // 23%), and leaves the tiles idle when K is the head dim (the scores).
 TEST(CostModel, BatchedFewRowProductsFollowTheirDepth) {
   auto batched = [](int rows, int k, int n, int batch) {
-    std::string R = std::to_string(rows < 0 ? -rows : rows), K = std::to_string(k),
+    std::string R = std::to_string(rows), K = std::to_string(k),
                 N = std::to_string(n), B = std::to_string(batch);
     return "{\"fusec\": 1, \"name\": \"b\", \"inputs\": [{\"name\": \"p\", \"dtype\": \"bf16\", "
            "\"shape\": [" + B + ", " + R + ", " + K + "]}, {\"name\": \"v\", \"dtype\": \"bf16\", "
@@ -161,10 +161,15 @@ TEST(CostModel, BatchedFewRowProductsFollowTheirDepth) {
   for (auto [rows, k, path] : {std::tuple<int, int, GemmPath>{4, 4096, GemmPath::FusecBatchedStream},
                                {8, 4097, GemmPath::FusecBatchedStream},
                                {4, 128, GemmPath::FusecBatchedRows},
+                               {4, 129, GemmPath::FusecBatchedStream},
                                {-8, 4097, GemmPath::Fusec},  // 8 matrices only
+                               {-127, 4097, GemmPath::Fusec},  // 127 matrices
+                               {-128, 4097, GemmPath::FusecBatchedStream},
                                {16, 4096, GemmPath::Fusec}}) {
     mlir::MLIRContext ctx;
-    auto module = importGraphText(batched(rows, k, 128, rows < 0 ? 8 : 256), "b.json", ctx);
+    // A negative count is the batch, of 4-row matrices.
+    auto module = importGraphText(rows < 0 ? batched(4, k, 128, -rows) : batched(rows, k, 128, 256),
+                                  "b.json", ctx);
     ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
     mlir::Operation *mm = nullptr;
     graphFunction(**module).walk([&](MatmulOp op) { mm = op; });
@@ -177,5 +182,5 @@ TEST(CostModel, BatchedFewRowProductsFollowTheirDepth) {
   c.tensorFlops = int64_t(2) * 256 * 4 * 4096 * 128;
   c.launches = 1;
   EXPECT_NEAR(predictSeconds(c, p, GemmPath::FusecBatchedStream),
-              double(c.bytes) / (p.hbmBytesPerSec * 0.85) + p.launchSeconds, 1e-9);
+              double(c.bytes) / (p.hbmBytesPerSec * p.libraryBandwidthFraction) + p.launchSeconds, 1e-9);
 }

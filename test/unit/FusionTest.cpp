@@ -487,6 +487,32 @@ TEST(Fusion, SideBySideDotProductsArePricedAsTheKernelThatRunsThem) {
   }
 }
 
+// Siblings already side by side still take a sibling with an epilogue (a
+// review found the side-by-side price had closed them to further merges:
+// two kernels, 10.0 us predicted, where one runs in 6.3), and that group,
+// which the tensor-core dot product runs, is priced as it.
+TEST(Fusion, SideBySideSiblingsStillTakeASiblingWithAnEpilogue) {
+  const char *text = R"({"fusec": 1, "name": "mixed", "inputs": [
+      {"name": "x", "dtype": "bf16", "shape": [32, 1024]}, {"name": "w0", "dtype": "bf16", "shape": [1024, 1024]},
+      {"name": "w1", "dtype": "bf16", "shape": [256, 1024]}, {"name": "w2", "dtype": "bf16", "shape": [256, 1024]},
+      {"name": "wg", "dtype": "bf16", "shape": [256, 1024]}, {"name": "r", "dtype": "bf16", "shape": [32, 256]}],
+    "nodes": [{"name": "p0", "op": "linear", "inputs": ["x", "w0"]}, {"name": "p1", "op": "linear", "inputs": ["x", "w1"]},
+              {"name": "p2", "op": "linear", "inputs": ["x", "w2"]}, {"name": "g", "op": "linear", "inputs": ["x", "wg"]},
+              {"name": "ge", "op": "add", "inputs": ["g", "r"]}],
+    "outputs": ["p0", "p1", "p2", "ge"]})";
+  DeviceProfile p = *measuredProfile("h100", {});
+  mlir::MLIRContext ctx;
+  auto plan = planFor(ctx, text, "mixed.json", true, "sm_90a", "fusec");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->steps.size(), 1u);
+  const StepCost &c = plan->steps[0].cost;
+  EXPECT_EQ(c.nodes.size(), 5u);
+  double tensorCore =
+      double(c.bytesFused) / (p.hbmBytesPerSec * p.gemmBandwidthFraction) * 1e6 + p.launchSeconds * 1e6;
+  EXPECT_NEAR(c.predictedUs, tensorCore, 0.05);
+  expectSameResults(text, 5, true);
+}
+
 // Epilogues cuBLASLt expresses (a scale by a constant, a residual, a bias,
 // gelu(tanh)) become one library call with those settings, and the group keeps
 // its values in the interpreter.

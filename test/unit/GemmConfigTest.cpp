@@ -51,7 +51,11 @@ TEST(GemmConfig, DamagedOrImpossibleValuesAreRefused) {
                            "gemv c9 w8", "128x128x32 w48x32 s4 k1", "gemv t2 w8 k1",
                            "gemv t0 w8 k1 s4", "gemv t5 w8 k1 s4", "gemv t2 w8 k0 s4",
                            "gemv t2 w8 k1 s1", "wgv", "wgv r64", "wgv r0 s8", "wgv r12 s8",
-                           "wgv r136 s8", "wgv r64 s1", "wgv r64 s17", "wgv r64 s8 c2"}) {
+                           "wgv r136 s8", "wgv r64 s1", "wgv r64 s17", "wgv r64 s8 c2",
+                           // split-K and tiles past what any kernel takes (a hand-edited
+                           // tuning cache once asked for k2147483647)
+                           "16x16x16 w16x16 s2 k2147483647", "16x16x16 w16x16 s2 k513",
+                           "512x64x32 w64x64 s4 k1", "64x64x256 w32x32 s4 k1", "64x64x32 w32x32 s9 k1"}) {
     GemmConfig c;
     c.bm = 7;  // left alone when refused
     EXPECT_FALSE(GemmConfig::parse(text, c)) << "'" << text << "'";

@@ -31,11 +31,27 @@ int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return reportError("cannot create output directory '" + dir + "': " + ec.message());
+  // All or nothing: a target that cannot take a file (a directory of that
+  // name) is found before anything is written, and on a later failure the
+  // files this call created are removed again.
+  std::vector<std::string> paths;
   for (const auto &[name, text] : files) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, name);
-    if (llvm::Error err = writeFileAtomically(path, text))
+    if (llvm::sys::fs::is_directory(path))
+      return reportError("cannot write '" + std::string(path) + "': it is a directory");
+    paths.push_back(std::string(path));
+  }
+  std::vector<std::string> created;
+  for (size_t i = 0; i < files.size(); ++i) {
+    bool existed = llvm::sys::fs::exists(paths[i]);
+    if (llvm::Error err = writeFileAtomically(paths[i], files[i].second)) {
+      for (const std::string &c : created)
+        llvm::sys::fs::remove(c);
       return reportError(std::move(err));
+    }
+    if (!existed)
+      created.push_back(paths[i]);
   }
   llvm::errs() << "fusec: wrote " << files.size() << " file(s) to " << dir << "\n";
   return kOk;

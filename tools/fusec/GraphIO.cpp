@@ -8,6 +8,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <unistd.h>
+
 namespace fusec::cli {
 
 namespace {
@@ -40,6 +42,21 @@ std::vector<std::string> outputNames(mlir::func::FuncOp func) {
 llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
                                                       const std::string &inputsPath,
                                                       uint64_t seed) {
+  // The inputs live on the host first: ones that cannot be held are refused
+  // before an allocation aborts the process (the reference interpreter's own
+  // tensors are checked when it runs: checkInterpreterFits).
+  {
+    double bytes = 0;
+    for (mlir::Value arg : func.getArguments())
+      bytes += double(shape::numElements(shapeOf(arg))) * dtypeBytes(dtypeOf(arg));
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    double machine = double(pages) * double(page);
+    if (pages > 0 && page > 0 && bytes > machine / 2)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the graph's inputs take %.1f GiB, more than half of this "
+                                     "machine's %.1f GiB of memory",
+                                     bytes / (1 << 30), machine / (1 << 30));
+  }
   std::vector<std::string> names = inputNames(func);
   std::vector<double> scales = randomInputScales(func);
   std::vector<HostTensor> tensors;

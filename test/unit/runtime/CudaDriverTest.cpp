@@ -39,8 +39,9 @@ TEST(CudaDriver, MissingLibraryIsReportedPlainly) {
             0u)
       << message;
   EXPECT_TRUE(contains(message, "No such file or directory")) << message;
-  EXPECT_TRUE(contains(message, "; `fusec run` needs a GPU, while `fusec "
-                                "compile --emit cuda` works without one"))
+  EXPECT_TRUE(contains(message, "; running kernels (`fusec run`, `fusec bench`, the API's "
+                                "Program::run) needs a GPU, while `fusec compile`, `fusec "
+                                "explain` and `fusec eval` work without one"))
       << message;
 }
 
@@ -56,7 +57,7 @@ TEST(CudaDriver, GetWithoutDriverSaysSoAndKeepsSaying) {
                     0),
       0u)
       << message;
-  EXPECT_TRUE(contains(message, "`fusec run` needs a GPU")) << message;
+  EXPECT_TRUE(contains(message, "`fusec bench`, the API's Program::run) needs a GPU")) << message;
 
   // The failure is cached: the same words, without loading again.
   auto second = CudaDriver::get();
@@ -83,8 +84,9 @@ TEST(CudaDriver, StubLibraryIsNotMistakenForADriver) {
   std::string message = llvm::toString(driver.takeError());
   EXPECT_EQ(message, "no NVIDIA driver found (" + stub +
                          " is the CUDA toolkit's stub library, not a driver); "
-                         "`fusec run` needs a GPU, while `fusec compile --emit "
-                         "cuda` works without one");
+                         "running kernels (`fusec run`, `fusec bench`, the API's "
+                         "Program::run) needs a GPU, while `fusec compile`, `fusec explain` "
+                         "and `fusec eval` work without one");
 }
 
 TEST(CudaDriver, SelectedDeviceOrdinal) {

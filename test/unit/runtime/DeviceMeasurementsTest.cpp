@@ -43,5 +43,9 @@ TEST(DeviceMeasurements, ImplausibleValuesAreNotTrusted) {
   MeasuredDevice m = loadMeasuredDevice(path, "h100");
   EXPECT_EQ(m.copyBytesPerSec, 0);
   EXPECT_EQ(m.smCount, 0);
+  // Too fast to be a copy (a hand-edited 1e300 once printed a 300-digit rate).
+  ASSERT_FALSE(bool(saveMeasuredDevice(path, "h100", {1e300, 132, "x", "y"})));
+  EXPECT_EQ(loadMeasuredDevice(path, "h100").copyBytesPerSec, 0);
+  EXPECT_EQ(loadMeasuredDevice(path, "h100").smCount, 132);
 }
 } // namespace
