@@ -60,8 +60,16 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
   // Leave the group along any edge, then see whether a path comes back in.
   // A path of views alone does not close a cycle (they are cloned into the
   // group); one that has passed any other op does, whatever its last op is.
+  // An op after the group's last member (program order: uses follow their
+  // definitions) cannot lead back into it, so the walk stops there; without
+  // that it crossed the rest of the graph at every merge tried (a 64-layer
+  // decoder stack planned in 30 s).
   llvm::SmallPtrSet<Operation *, 32> members(merged.begin(), merged.end());
   llvm::SmallPtrSet<Operation *, 32> seen[2];  // by whether a non-view was passed
+  Operation *last = merged.front();
+  for (Operation *op : merged)
+    if (op->getBlock() == last->getBlock() && last->isBeforeInBlock(op))
+      last = op;
   std::vector<std::pair<Operation *, bool>> work;
   for (Operation *op : merged)
     for (Value r : op->getResults())
@@ -71,6 +79,8 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
     auto [u, passed] = work.back();
     work.pop_back();
     if (members.count(u))
+      continue;
+    if (u->getBlock() == last->getBlock() && last->isBeforeInBlock(u))
       continue;
     passed = passed || !isView(u);
     if (!seen[passed].insert(u).second)

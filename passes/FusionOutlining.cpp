@@ -124,16 +124,17 @@ LogicalResult outlineOne(func::FuncOp func, ArrayRef<Operation *> group,
   if (!compute.empty() && !classifyGroup(compute, schedule, why))
     return group.front()->emitError("internal error: cannot schedule group: ") << why;
   std::vector<Operation *> ops = withFeeders(group);
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   llvm::SetVector<Value> inputs, outputs;
   for (Operation *op : ops)
     for (Value v : op->getOperands()) {
       Operation *def = v.getDefiningOp();
-      if (!def || !llvm::is_contained(ops, def))
+      if (!def || !members.count(def))
         inputs.insert(v);
     }
   for (Operation *op : group)
     for (Value r : op->getResults())
-      if (onlyUse || usedOutside(r, ops))
+      if (onlyUse || usedOutside(r, members))
         outputs.insert(r);
   if (compute.empty()) {
     // A copy group: its domain is the shape of what it materializes.

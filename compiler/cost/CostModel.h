@@ -15,6 +15,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cstdint>
 
@@ -128,6 +129,7 @@ llvm::SmallVector<mlir::Operation *> matmulPrologue(mlir::Operation *matmul,
                                                    llvm::ArrayRef<mlir::Operation *> members);
 /// Whether `v` has a use outside `members`, looking through views.
 bool usedOutside(mlir::Value v, llvm::ArrayRef<mlir::Operation *> members);
+bool usedOutside(mlir::Value v, const llvm::SmallPtrSetImpl<mlir::Operation *> &members);
 /// Inputs and outputs of a set of ops, in first-use / definition order.
 void groupBoundary(llvm::ArrayRef<mlir::Operation *> ops,
                    llvm::SetVector<mlir::Value> &inputs, llvm::SetVector<mlir::Value> &outputs);
