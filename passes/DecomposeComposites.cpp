@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/TypedBuilders.h"
+#include "compiler/shape/ShapeRules.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -139,7 +140,9 @@ struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
     }
     // A reduction over one element per result (a scalar, or dims of size 1)
     // is its input in the result's shape: a view, not a kernel (the kernel
-    // families need a dim to reduce).
+    // families need a dim to reduce). So is one with no result elements,
+    // whose input has none either (the frontend refuses a reduction over
+    // nothing with a result that has elements).
     SmallVector<Operation *> single;
     getOperation().walk([&](Operation *op) {
       if (!isa<SumOp, MeanOp, MaxOp, MinOp>(op))
@@ -148,7 +151,8 @@ struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
       int64_t count = 1;
       for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
         count *= a >= 0 && a < int64_t(in.size()) ? in[a] : 0;
-      if (count == 1)
+      if (count == 1 || (shape::numElements(in) == 0 &&
+                         shape::numElements(shapeOf(op->getResult(0))) == 0))
         single.push_back(op);
     });
     for (Operation *op : single) {

@@ -23,6 +23,8 @@ def FusecDecompose : Pass<"fusec-decompose", "mlir::func::FuncOp"> {
     sdpa(q, k, v)      => matmul(softmax(mask(mul(matmul(q, transpose(k)), scale))), v)
     ```
     Reductions keep their dims so the following ops broadcast over them.
+    A reduction over one element per result (a scalar, dims of size 1), or
+    with no results at all, becomes a reshape of its input (a view).
   }];
   let dependentDialects = ["::fusec::FusecDialect"];
 }

@@ -95,7 +95,7 @@ bool GemmConfig::parse(const std::string &s, GemmConfig &c) {
                   &r.stages, &r.splitK) != 7)
     return false;
   // Bounds as well as shapes: a tuned entry is data read from disk (the
-  // heuristic's splits reach 2 x SMs / tiles, 128 or so).
+  // heuristic's splits reach SMs / tiles, 128 on an H100).
   bool ok = r.bm > 0 && r.bn > 0 && r.bk > 0 && r.wm > 0 && r.wn > 0 && r.bm <= 256 &&
             r.bn <= 256 && r.bk <= 128 && r.bm % r.wm == 0 && r.bn % r.wn == 0 &&
             r.wm % 16 == 0 && r.wn % 16 == 0 && r.bk % 16 == 0 && r.stages >= 2 &&

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/support/AtomicFile.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 
 #include <atomic>
@@ -81,38 +82,88 @@ void syncDirectory(llvm::StringRef path) {
 }
 
 /// Writes `bytes` straight into an existing file that is not a regular one
-/// (a device such as /dev/null or /dev/stdout, a FIFO): renaming a temporary
-/// file over it would replace the device itself.
+/// (a device such as /dev/null, a FIFO): renaming a temporary file over it
+/// would replace the device itself. A FIFO nobody reads is an error, not a
+/// wait without end.
 llvm::Error writeInPlace(llvm::StringRef path, llvm::StringRef bytes) {
-  int fd = ::open(path.str().c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = ::open(path.str().c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO)
+    return systemError(path, "it is a FIFO that no process is reading", errno);
   if (fd < 0)
     return systemError(path, "cannot open it", errno);
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0)
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   bool ok = writeAll(fd, bytes);
   int err = ok ? 0 : errno;
   ::close(fd);
   return ok ? llvm::Error::success() : systemError(path, "write failed", err);
 }
 
+/// The descriptor behind /dev/stdout, /dev/stderr and /dev/fd/N (or
+/// /proc/self/fd/N), -1 for other paths: written through as inherited, so a
+/// shell's `> file` or a pipe sees the bytes where it expects them.
+int inheritedDescriptor(llvm::StringRef path) {
+  if (path == "/dev/stdout")
+    return 1;
+  if (path == "/dev/stderr")
+    return 2;
+  unsigned n = 0;
+  if ((path.consume_front("/dev/fd/") || path.consume_front("/proc/self/fd/")) &&
+      !path.getAsInteger(10, n))
+    return int(n);
+  return -1;
+}
+
 } // namespace
 
 llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes) {
+  if (int fd = inheritedDescriptor(path); fd >= 0) {
+    if (!writeAll(fd, bytes))
+      return systemError(path, "write failed", errno);
+    return llvm::Error::success();
+  }
   // A symbolic link is kept: what it points to is written (atomically when
-  // that is a regular file); a device or FIFO is written in place.
+  // that is a regular file or does not exist yet, in place when it is a
+  // device or FIFO).
   struct stat st;
   if (::lstat(path.str().c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    char *target = ::realpath(path.str().c_str(), nullptr);
-    if (!target)
-      return systemError(path, "it is a symbolic link to nothing that can be written", errno);
-    std::string resolved = target;
-    ::free(target);
-    return writeFileAtomically(resolved, bytes);
+    struct stat target;
+    if (::stat(path.str().c_str(), &target) == 0) {
+      if (!S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode))
+        return writeInPlace(path, bytes);
+      char *resolved = ::realpath(path.str().c_str(), nullptr);
+      if (!resolved)
+        return systemError(path, "cannot resolve the symbolic link", errno);
+      std::string real = resolved;
+      ::free(resolved);
+      return writeFileAtomically(real, bytes);
+    }
+    // A link to nothing yet: create what it names, as a shell's `>` does.
+    char link[PATH_MAX];
+    ssize_t n = ::readlink(path.str().c_str(), link, sizeof link - 1);
+    if (n <= 0)
+      return systemError(path, "cannot read the symbolic link", errno);
+    std::string to(link, size_t(n));
+    if (!llvm::sys::path::is_absolute(to)) {
+      llvm::SmallString<256> joined(llvm::sys::path::parent_path(path));
+      llvm::sys::path::append(joined, to);
+      to = std::string(joined);
+    }
+    if (to == path)
+      return systemError(path, "the symbolic link points at itself", ELOOP);
+    return writeFileAtomically(to, bytes);
   }
-  if (::stat(path.str().c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+  bool existing = ::stat(path.str().c_str(), &st) == 0;
+  if (existing && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
     return writeInPlace(path, bytes);
   std::string tempPath;
   int fd = createTemp(path, tempPath);
   if (fd < 0)
     return systemError(path, "cannot create a temporary file", errno);
+  // A file replaced keeps its permissions (a fresh one gets the umask's).
+  if (existing)
+    (void)::fchmod(fd, st.st_mode & 07777);
 
   const char *step = nullptr;
   if (!writeAll(fd, bytes))

@@ -78,10 +78,25 @@ TEST(AtomicFileTest, LinksAndDevicesAreWrittenThroughNotReplaced) {
   EXPECT_TRUE(S_ISLNK(st.st_mode));
   EXPECT_EQ(tmp.read("target.txt"), "new");
 
+  // A link to nothing yet creates what it names (as a shell's `>` does).
   ASSERT_EQ(::symlink("missing.txt", tmp.path("dangling").c_str()), 0);
-  llvm::Error dangling = writeFileAtomically(tmp.path("dangling"), "x");
-  EXPECT_TRUE(bool(dangling));
-  llvm::consumeError(std::move(dangling));
+  err = writeFileAtomically(tmp.path("dangling"), "x");
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  EXPECT_EQ(tmp.read("missing.txt"), "x");
+
+  // A FIFO nobody reads is an error at once, not a wait without end.
+  ASSERT_EQ(::mkfifo(tmp.path("fifo").c_str(), 0600), 0);
+  llvm::Error fifo = writeFileAtomically(tmp.path("fifo"), "x");
+  ASSERT_TRUE(bool(fifo));
+  EXPECT_NE(llvm::toString(std::move(fifo)).find("no process is reading"), std::string::npos);
+
+  // A regular file replaced keeps its permissions.
+  tmp.write("private", "old");
+  ASSERT_EQ(::chmod(tmp.path("private").c_str(), 0600), 0);
+  err = writeFileAtomically(tmp.path("private"), "new");
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  ASSERT_EQ(::stat(tmp.path("private").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 
   err = writeFileAtomically("/dev/null", "discarded");
   ASSERT_FALSE(err) << llvm::toString(std::move(err));
