@@ -487,7 +487,16 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
     size_t bracket = what.find("] ");
     std::string reason = bracket == std::string::npos ? what : what.substr(bracket + 2);
     if (open != std::string::npos && close > open + 1) {
-      size_t at = text.find(what.substr(open + 1, close - open - 1));
+      // The first place it stands as a value (after ':', '[' or ','), not
+      // inside a string such as a description.
+      std::string token = what.substr(open + 1, close - open - 1);
+      size_t at = text.find(token);
+      while (at != llvm::StringRef::npos) {
+        size_t before = text.substr(0, at).find_last_not_of(" \t\r\n");
+        if (before == llvm::StringRef::npos || llvm::StringRef(":[,").contains(text[before]))
+          break;
+        at = text.find(token, at + 1);
+      }
       if (at != llvm::StringRef::npos) {
         json::LineCol lc = json::lineColAt(json::lineStartsOf(text), at);
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
