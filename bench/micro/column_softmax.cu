@@ -228,30 +228,51 @@ __global__ void maxDiff(const __nv_bfloat16 *a, const __nv_bfloat16 *b, size_t n
   atomicMax(reinterpret_cast<int *>(out), __float_as_int(d));  // non-negative floats order as ints
 }
 
+// The largest relative error of y against the reference (1e30 for a NaN,
+// as an unwritten poisoned element reads).
+float maxRelError(const uint4 *y, const __nv_bfloat16 *ref, float *dmax);
+
+// A launch of `blocks` blocks of `threads` in clusters of `cl` with `smem`
+// bytes of dynamic shared memory; at[0] holds the cluster shape, at[1] is the
+// caller's (cfg.numAttrs is 2).
+template <class K>
+cudaLaunchConfig_t clusterConfig(K k, int blocks, int threads, int cl, size_t smem, cudaLaunchAttribute (&at)[2]) {
+  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (cl > 8) cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = cl;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 2;
+  return cfg;
+}
+
 int R = 8192, C = 8192, kSets = 1;
 bool B2B = getenv("B2B") != nullptr;  // back to back (set in SPLIT mode)  // kSets inputs rotated (2: none is in L2 when it comes round)
+
+float maxRelError(const uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
+  cudaMemset(dmax, 0, 4);
+  maxDiff<<<528, 256>>>(reinterpret_cast<const __nv_bfloat16 *>(y), ref, (size_t)R * C, dmax);
+  float d = -1;
+  cudaMemcpy(&d, dmax, 4, cudaMemcpyDeviceToHost);
+  return d;
+}
 
 template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U = 4, int FAST = 0>
 void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
   if (getenv("ONLY") && strcmp(name, getenv("ONLY"))) return;
   auto k = colSoftmax<TW, THREADS, CL, NREG, NSM, HINT, MINB, U, FAST>;
   size_t smem = (size_t)NSM * THREADS * 16;
-  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (CL > 8) cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3((C / TW) * CL);
-  cfg.blockDim = dim3(THREADS);
-  cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute at[2];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = CL;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = clusterConfig(k, (C / TW) * CL, THREADS, CL, smem, at);
   at[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
   at[1].val.clusterSchedulingPolicyPreference =
       getenv("BALANCE") ? cudaClusterSchedulingPolicyLoadBalancing : cudaClusterSchedulingPolicySpread;
-  cfg.attrs = at;
-  cfg.numAttrs = 2;
   int clusters = 0;
   cudaOccupancyMaxActiveClusters(&clusters, k, &cfg);
   cudaEvent_t a, b;
@@ -292,10 +313,7 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
     if (i >= 10) t.push_back(ms * 1000);
   }
   cudaError_t err = cudaGetLastError();
-  cudaMemset(dmax, 0, 4);
-  maxDiff<<<528, 256>>>(reinterpret_cast<const __nv_bfloat16 *>(y), ref, (size_t)R * C, dmax);
-  float d = -1;
-  cudaMemcpy(&d, dmax, 4, cudaMemcpyDeviceToHost);
+  float d = maxRelError(y, ref, dmax);
   std::sort(t.begin(), t.end());
   double floorUs = 2.0 * R * C * 2 / 3.0e12 * 1e6;  // at 3.0 TB/s
   printf("| %s | %dx%d, %d set(s) | %d | %zu | %d | %.1f | %.1f%% | %.2g | %s |\n", name, R, C, kSets, clusters, smem / 1024,
@@ -310,20 +328,10 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
 // slots the main grid leaves free, and waits for the main grid at its end.
 template <class K, class... A>
 void launchCl(K k, int blocks, int cl, size_t smem, bool pss, A... args) {
-  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (cl > 8) cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(256);
-  cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute at[2];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = cl;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = clusterConfig(k, blocks, 256, cl, smem, at);
   at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   at[1].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = at;
   cfg.numAttrs = pss ? 2 : 1;
   cudaLaunchKernelEx(&cfg, k, args...);
 }
@@ -361,10 +369,7 @@ void split(const char *name, int mode, const uint4 *const *xs, uint4 *y, const _
     t.push_back(ms * 1000);
   }
   cudaError_t err = cudaGetLastError();
-  cudaMemset(dmax, 0, 4);
-  maxDiff<<<528, 256>>>(reinterpret_cast<const __nv_bfloat16 *>(y), ref, (size_t)R * C, dmax);
-  float d = -1;
-  cudaMemcpy(&d, dmax, 4, cudaMemcpyDeviceToHost);
+  float d = maxRelError(y, ref, dmax);
   std::sort(t.begin(), t.end());
   double floorUs = 2.0 * R * C * 2 / 3.0e12 * 1e6;
   printf("| %s | %.1f / %.1f / %.1f | %.1f%% | %.2g | %s |\n", name, t[0], t[t.size() / 2], t.back(),
