@@ -148,11 +148,10 @@ struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
       if (!isa<SumOp, MeanOp, MaxOp, MinOp>(op))
         return;
       ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
-      int64_t count = 1;
+      int64_t count = 1;  // elements per result (the verifier checked the axes)
       for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
-        count *= a >= 0 && a < int64_t(in.size()) ? in[a] : 0;
-      if (count == 1 || (shape::numElements(in) == 0 &&
-                         shape::numElements(shapeOf(op->getResult(0))) == 0))
+        count *= in[a];
+      if (count == 1 || shape::numElements(shapeOf(op->getResult(0))) == 0)
         single.push_back(op);
     });
     for (Operation *op : single) {

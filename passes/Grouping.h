@@ -113,12 +113,18 @@ inline SmallVector<Operation *> matmulsOf(const OpGroup &g) {
   return mms;
 }
 
+/// Whether the group is nothing but its products (and views of its inputs):
+/// they are its results as they are.
+inline bool onlyProducts(const OpGroup &g) {
+  return llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
+}
+
 /// Sibling products that are not decode-sized and are the group's only ops:
 /// the wgmma kernel over their tiles side by side (Q/K/V).
 inline bool isSideBySide(const OpGroup &g) {
   SmallVector<Operation *> mms = matmulsOf(g);
   return mms.size() >= 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
-         llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
+         onlyProducts(g);
 }
 
 /// How the dot-product kernel runs a group of sibling matmuls of 1-64 rows:
@@ -129,16 +135,8 @@ inline GemmPath siblingGemvPath(const OpGroup &g, const std::string &arch, int s
   SmallVector<Operation *> mms = matmulsOf(g);
   if (mms.empty())
     return GemmPath::FusecGemv;
-  // Nothing but the products (the planner's groups hold no views: outlining
-  // clones them in; a view of a product would be the result instead).
-  bool asResults = llvm::all_of(g, [&](Operation *op) {
-    if (isa<MatmulOp>(op))
-      return true;
-    return isView(op) && !llvm::is_contained(mms, op->getOperand(0).getDefiningOp());
-  });
-  std::vector<Operation *> ops(mms.begin(), mms.end());
-  if (mms.size() >= 2 && asResults && gemvPath(mms.front()) == GemmPath::FusecTensorGemv &&
-      wgmmaGemvPartsRows(ops, arch, smCount) > 0)
+  if (mms.size() >= 2 && onlyProducts(g) && gemvPath(mms.front()) == GemmPath::FusecTensorGemv &&
+      wgmmaGemvPartsRows(mms, arch, smCount) > 0)
     return GemmPath::FusecWgmmaGemv;
   return gemvPath(mms.front());
 }

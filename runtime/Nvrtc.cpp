@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 namespace fusec {
 namespace {
@@ -118,12 +119,17 @@ struct ProgramGuard {
 
 /// `sm_90a` or `compute_80`: the only shapes NVRTC accepts; checked here so
 /// a typo is reported as such rather than as an option error.
-bool isArchitecture(llvm::StringRef arch) {
+/// The number of an NVRTC architecture ("sm_90a" -> 90, "compute_80" -> 80),
+/// nullopt for anything else.
+std::optional<unsigned> architectureNumber(llvm::StringRef arch) {
   if (!arch.consume_front("sm_") && !arch.consume_front("compute_"))
-    return false;
+    return std::nullopt;
   if (arch.ends_with("a") || arch.ends_with("f"))
     arch = arch.drop_back();
-  return !arch.empty() && llvm::all_of(arch, llvm::isDigit);
+  unsigned number = 0;
+  if (arch.empty() || !llvm::all_of(arch, llvm::isDigit) || arch.getAsInteger(10, number))
+    return std::nullopt;
+  return number;
 }
 
 /// The source with right-aligned line numbers, as compilers print it.
@@ -223,18 +229,14 @@ llvm::Expected<CompiledKernel> compile(const KernelSource &kernel) {
   llvm::StringRef requested = kernel.arch;
   std::string cannot =
       "cannot compile kernel '" + kernel.name + "': '" + kernel.arch + "' ";
-  if (!isArchitecture(requested))
+  std::optional<unsigned> number = architectureNumber(requested);
+  if (!number)
     return makeError(cannot + "is not an NVRTC architecture (expected e.g. "
                               "sm_80, sm_90a or compute_90a)");
-  {
-    // The kernels use cp.async, bf16 mma and griddepcontrol's guards: Ampere on.
-    llvm::StringRef digits = requested.drop_front(requested.starts_with("sm_") ? 3 : 8);
-    unsigned number = 0;
-    if (!digits.take_while([](char c) { return c >= '0' && c <= '9'; }).getAsInteger(10, number) &&
-        number < 80)
-      return makeError(cannot + "is older than sm_80: fusec's kernels need Ampere (sm_80) or "
-                                "newer");
-  }
+  // The kernels use cp.async, bf16 mma and griddepcontrol's guards: Ampere on.
+  if (*number < 80)
+    return makeError(cannot + "is older than sm_80: fusec's kernels need Ampere (sm_80) or "
+                              "newer");
   if (!kernel.emitPtx && requested.consume_front("compute_"))
     return makeError(cannot + "is a virtual architecture, which gives PTX " +
                      "only; use sm_" + requested.str() + " for a cubin");

@@ -150,6 +150,11 @@ llvm::Expected<std::vector<HostTensor>> interpretBlock(Block &block,
   return evalBlock(block, borrowed, opts);
 }
 
+double hostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? double(pages) * double(page) : 0;
+}
+
 llvm::Error checkInterpreterFits(func::FuncOp func) {
   int64_t most = 0;
   std::string what;
@@ -172,11 +177,8 @@ llvm::Error checkInterpreterFits(func::FuncOp func) {
                       op->getName().stripDialect().str() + ")");
     }
   });
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0)
-    return llvm::Error::success();
-  double machine = double(pages) * double(page), need = double(most) * 8;
-  if (need <= machine / 2)
+  double machine = hostMemoryBytes(), need = double(most) * 8;
+  if (machine <= 0 || need <= machine / 2)
     return llvm::Error::success();
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),

@@ -26,6 +26,9 @@ struct InterpOptions {
   bool fp64 = false;
 };
 
+/// This machine's physical memory in bytes, 0 when unknown.
+double hostMemoryBytes();
+
 /// An error naming the largest tensor of `func` (an argument or an op's
 /// result, regions included) when holding it, at 8 bytes an element (the
 /// interpreter's double temporaries), would take more than half of this

@@ -36,6 +36,17 @@ LineCol lineColAt(const std::vector<size_t> &lineStarts, size_t offset) {
   return {static_cast<unsigned>(line), static_cast<unsigned>(offset - lineStarts[line - 1] + 1)};
 }
 
+/// The first place `token` stands as a value (after ':', '[' or ','), not
+/// inside a string such as a description; npos when nowhere.
+size_t valueOffset(llvm::StringRef text, llvm::StringRef token) {
+  for (size_t at = text.find(token); at != llvm::StringRef::npos; at = text.find(token, at + 1)) {
+    size_t before = text.substr(0, at).find_last_not_of(" \t\r\n");
+    if (before == llvm::StringRef::npos || llvm::StringRef(":[,").contains(text[before]))
+      return at;
+  }
+  return llvm::StringRef::npos;
+}
+
 std::vector<size_t> lineStartsOf(llvm::StringRef text) {
   std::vector<size_t> starts{0};
   for (size_t i = 0; i < text.size(); ++i)
@@ -69,12 +80,10 @@ std::string reducesOverNothing(Operation *op) {
     ArrayRef<int64_t> a = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
     axes.assign(a.begin(), a.end());
   } else if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(op)) {
-    int64_t a = op->getAttrOfType<IntegerAttr>("axis").getInt();
-    for (int64_t d = a < 0 ? a + rank : a; d < rank; ++d) {
+    // softmax: its one axis; layer_norm: axis..last
+    int64_t a = op->getAttrOfType<IntegerAttr>("axis").getInt(), first = a < 0 ? a + rank : a;
+    for (int64_t d = first; d < (isa<LayerNormOp>(op) ? rank : first + 1); ++d)
       axes.push_back(d);
-      if (!isa<LayerNormOp>(op))
-        break;  // softmax: its one axis; layer_norm: axis..last
-    }
   } else if (isa<RmsNormOp>(op) && rank > 0) {
     axes.push_back(rank - 1);
   } else {
@@ -486,23 +495,14 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
     size_t close = what.rfind('\''), open = close == std::string::npos ? close : what.rfind('\'', close - 1);
     size_t bracket = what.find("] ");
     std::string reason = bracket == std::string::npos ? what : what.substr(bracket + 2);
-    if (open != std::string::npos && close > open + 1) {
-      // The first place it stands as a value (after ':', '[' or ','), not
-      // inside a string such as a description.
-      std::string token = what.substr(open + 1, close - open - 1);
-      size_t at = text.find(token);
-      while (at != llvm::StringRef::npos) {
-        size_t before = text.substr(0, at).find_last_not_of(" \t\r\n");
-        if (before == llvm::StringRef::npos || llvm::StringRef(":[,").contains(text[before]))
-          break;
-        at = text.find(token, at + 1);
-      }
-      if (at != llvm::StringRef::npos) {
-        json::LineCol lc = json::lineColAt(json::lineStartsOf(text), at);
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s:%u:%u: invalid JSON: %s", fileName.str().c_str(),
-                                       lc.line, lc.col, reason.c_str());
-      }
+    size_t at = open != std::string::npos && close > open + 1
+                    ? json::valueOffset(text, what.substr(open + 1, close - open - 1))
+                    : llvm::StringRef::npos;
+    if (at != llvm::StringRef::npos) {
+      json::LineCol lc = json::lineColAt(json::lineStartsOf(text), at);
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "%s:%u:%u: invalid JSON: %s", fileName.str().c_str(),
+                                     lc.line, lc.col, reason.c_str());
     }
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: invalid JSON: %s",
                                    fileName.str().c_str(), reason.c_str());

@@ -1,6 +1,7 @@
 //===- PlanTestUtil.cpp - planning a graph and compiling its kernels ------===//
 #include "test/unit/PlanTestUtil.h"
 
+#include "compiler/interp/Interpreter.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/Nvrtc.h"
 
@@ -35,6 +36,40 @@ std::vector<std::string> graphFiles(std::initializer_list<const char *> dirs) {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::vector<HostTensor> randomInputs(mlir::func::FuncOp f, uint64_t seed) {
+  std::vector<HostTensor> in;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+    llvm::ArrayRef<int64_t> s = shapeOf(f.getArgument(i));
+    in.push_back(randomTensor(dtypeOf(f.getArgument(i)), {s.begin(), s.end()}, seed + i));
+  }
+  return in;
+}
+
+void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
+                       mlir::OwningOpRef<mlir::ModuleOp> *keep, mlir::MLIRContext *context,
+                       const char *gemm) {
+  mlir::MLIRContext local;
+  mlir::MLIRContext &ctx = context ? *context : local;
+  auto module = importGraphText(text, "random.json", ctx);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError()) << "\n" << text;
+  mlir::OwningOpRef<mlir::ModuleOp> fused = (*module)->clone();
+  CompileOptions o;
+  o.fuse = fuse;
+  o.gemm = gemm;
+  ASSERT_FALSE(bool(fuseModule(*fused, o))) << text;
+  auto before = graphFunction(**module), after = graphFunction(*fused);
+  std::vector<HostTensor> in = randomInputs(before, seed * 31);
+  auto ref = interpret(before, in);
+  auto got = interpret(after, in);
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  ASSERT_EQ(ref->size(), got->size());
+  for (size_t i = 0; i < ref->size(); ++i)
+    EXPECT_TRUE((*ref)[i] == (*got)[i]) << "seed " << seed << " output " << i << "\n" << text;
+  if (keep)
+    *keep = std::move(fused);
 }
 
 /// Plans a graph for `arch`: code generation differs by target (clusters on sm_90).

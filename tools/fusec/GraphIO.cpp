@@ -2,13 +2,12 @@
 #include "tools/fusec/GraphIO.h"
 
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/interp/Interpreter.h"
 #include "compiler/pipeline/Compile.h"
 #include "compiler/shape/ShapeRules.h"
 #include "runtime/Safetensors.h"
 
 #include "llvm/Support/raw_ostream.h"
-
-#include <unistd.h>
 
 namespace fusec::cli {
 
@@ -49,9 +48,8 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
     double bytes = 0;
     for (mlir::Value arg : func.getArguments())
       bytes += double(shape::numElements(shapeOf(arg))) * dtypeBytes(dtypeOf(arg));
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    double machine = double(pages) * double(page);
-    if (pages > 0 && page > 0 && bytes > machine / 2)
+    double machine = hostMemoryBytes();
+    if (machine > 0 && bytes > machine / 2)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "the graph's inputs take %.1f GiB, more than half of this "
                                      "machine's %.1f GiB of memory",
