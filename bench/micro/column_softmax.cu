@@ -64,9 +64,20 @@ __device__ __forceinline__ void unpack(uint4 v, float (&f)[8]) {
 // the rows kept on chip and the outputs evict_first too.
 // A thread owns rows ty + k * TY of the block's chunk, k = 0 .. K-1: the first
 // NREG stay in registers, the next NSM in shared memory, the rest in L2.
-template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST>
+// P > 1 (session v): P clusters share a tile, each owning R / P rows; after
+// its cluster meets, member 0 publishes the cluster's (max, sum) per column
+// in xchg and raises its flag to `epoch`; every block waits for the other
+// parts' flags and merges their statistics (P = -2: no exchange, a timing
+// bound with wrong outputs). Relies on clusters being dispatched in order.
+// XS bit 0: the statistics travel as 64-bit words {value, epoch} (no flag,
+// no fence: a reader polls the word until its epoch is this launch's); bit 1:
+// the first batch of L2 rows for the output pass is loaded before the
+// cluster meets (fusec's order).
+template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST, int P = 1, int XS = 0>
 __global__ void __launch_bounds__(THREADS, MINB)
-    colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C, int c0 = 0, int pdl = 0) {
+    colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C, int c0 = 0, int pdl = 0,
+               float2 *xchg = nullptr, int *flags = nullptr, int epoch = 0) {
+  constexpr int NP = P < 0 ? -P : P;
   // pdl (SPLIT mode): 1 lets the next launch start now; 2 waits for the
   // launch before at the end, so this grid's end implies that one's.
   if (pdl & 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -77,8 +88,39 @@ __global__ void __launch_bounds__(THREADS, MINB)
   __shared__ float2 stat[TW];  // (max * log2e, 1 / sum)
   cg::cluster_group cluster = cg::this_cluster();
   const int member = cluster.block_rank();
-  const int tileIdx = blockIdx.x / CL;
-  const int chunk = R / CL, r0 = member * chunk, K = chunk / TY;
+  // XS bit 5 (fusec's form): thread 0 reads the epoch from gen (flags[2^20 +
+  // 1]) at the start; member 0 counts the cluster in after the first cluster
+  // barrier; the last one counted moves gen on at its end.
+  __shared__ unsigned epochS;
+  unsigned *const gen = reinterpret_cast<unsigned *>(flags + (1 << 20) + 1);
+  // Bit 6: the value is put in shared memory only after pass one (using it
+  // at once holds warp 0 for the read).
+  unsigned lastE = 0;
+  if ((XS & 32) && threadIdx.x == 0) {
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(lastE) : "l"(gen) : "memory");
+    if (!(XS & 64)) epochS = lastE + 1u;
+  }
+  // XS bit 3: the cluster's place comes from a ticket (an atomic counter, so
+  // a cluster waits only for parts that have started), not its index.
+  int vc = blockIdx.x / CL;
+  if (XS & 8) {
+    __shared__ int ticket;
+    if (member == 0 && threadIdx.x == 0) {
+      int t = atomicAdd(flags + (1 << 20), 1);
+      if (t == (int)(gridDim.x / CL) - 1) atomicExch(flags + (1 << 20), 0);  // the last: reset for the next launch
+      ticket = t;
+    }
+    cluster.sync();
+    vc = *cluster.map_shared_rank(&ticket, 0);
+  }
+  const int tileIdx = vc / NP, part_ = vc % NP;
+  // XS bit 7: the epoch is one more than this part's own word of column 0
+  // says (both parts publish once a launch): no counter.
+  unsigned long long lastW = 0;
+  if ((XS & 128) && threadIdx.x == 0)
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(lastW)
+                 : "l"(reinterpret_cast<unsigned long long *>(xchg) + 2 * (tileIdx * NP + part_) * TW) : "memory");
+  const int chunk = R / (CL * NP), r0 = part_ * (R / NP) + member * chunk, K = chunk / TY;
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
   const int ldv = C / 8;
   const uint4 *src = x + (size_t)(r0 + ty) * ldv + c0 + tileIdx * TX + tx;
@@ -156,7 +198,20 @@ __global__ void __launch_bounds__(THREADS, MINB)
     }
     part[c] = a;
   }
+  uint4 pre[U];
+  if (XS & 2) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) pre[u] = ldHint(src + (NREG + NSM + u) * step, drop);
+  }
+  if ((XS & 64) && threadIdx.x == 0) epochS = lastE + 1u;
+  if ((XS & 128) && threadIdx.x == 0) epochS = (unsigned)(lastW >> 32) + 1u;
   cluster.sync();  // every member's partial is published
+  unsigned counted = 0;
+  if (XS & 128) epoch = (int)epochS;
+  if (XS & 32) {
+    epoch = (int)epochS;
+    if (member == 0 && threadIdx.x == 0) counted = atomicAdd(gen + 1, 1u);
+  }
   for (int c = threadIdx.x; c < TW; c += THREADS) {
     float2 a = *cluster.map_shared_rank(&part[c], 0);
     for (int q = 1; q < CL; ++q) {
@@ -164,10 +219,93 @@ __global__ void __launch_bounds__(THREADS, MINB)
       float nm = fmaxf(a.x, b.x);
       a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
     }
-    stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
+    if (P > 1) {
+      stat[c] = a;  // this cluster's (max, sum), merged with the others' below
+      if (XS & 4) {
+        unsigned long long *w = reinterpret_cast<unsigned long long *>(xchg) + 2 * (((tileIdx * NP + part_) * CL + member) * TW + c);
+        const unsigned long long e = 1ull << 32;
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w), "l"(e | __float_as_uint(a.x)) : "memory");
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w + 1), "l"(e | __float_as_uint(a.y)) : "memory");
+      } else if (XS & 1) {
+        if (member == 0) {
+          unsigned long long *w = reinterpret_cast<unsigned long long *>(xchg) + 2 * ((tileIdx * NP + part_) * TW + c);
+          unsigned long long e = (unsigned long long)(unsigned)epoch << 32;
+          asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w), "l"(e | __float_as_uint(a.x)) : "memory");
+          asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w + 1), "l"(e | __float_as_uint(a.y)) : "memory");
+        }
+        if (XS & 16) {  // fusec's placement: wait now, before the arrive
+          for (int q = 0; q < NP; ++q) {
+            if (q == part_) continue;
+            const unsigned long long *w = reinterpret_cast<const unsigned long long *>(xchg) + 2 * ((tileIdx * NP + q) * TW + c);
+            unsigned long long w0, w1;
+            do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w0) : "l"(w) : "memory");
+            while ((unsigned)(w0 >> 32) != (unsigned)epoch);
+            do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w1) : "l"(w + 1) : "memory");
+            while ((unsigned)(w1 >> 32) != (unsigned)epoch);
+            float2 b = make_float2(__uint_as_float((unsigned)w0), __uint_as_float((unsigned)w1));
+            float nm = fmaxf(a.x, b.x);
+            a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
+          }
+          stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
+        }
+      } else if (member == 0) {
+        xchg[(tileIdx * NP + part_) * TW + c] = a, __threadfence();
+      }
+    } else {
+      stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
+    }
   }
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");  // done reading peers
   __syncthreads();
+  if (P > 1 && (XS & 1) && !(XS & 16)) {
+    for (int c = threadIdx.x; c < TW; c += THREADS) {
+      float2 a = stat[c];
+      for (int q = 0; q < NP; ++q) {
+        if (q == part_) continue;
+        const bool own = XS & 4;  // one reader a record, which clears it
+        unsigned long long *w = reinterpret_cast<unsigned long long *>(xchg) +
+                                2 * (own ? ((tileIdx * NP + q) * CL + member) * TW + c : (tileIdx * NP + q) * TW + c);
+        const unsigned want = own ? 1u : (unsigned)epoch;
+        unsigned long long w0, w1;
+        do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w0) : "l"(w) : "memory");
+        while ((unsigned)(w0 >> 32) != want);
+        do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w1) : "l"(w + 1) : "memory");
+        while ((unsigned)(w1 >> 32) != want);
+        if (own) {
+          asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w), "l"(0ull) : "memory");
+          asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w + 1), "l"(0ull) : "memory");
+        }
+        float2 b = make_float2(__uint_as_float((unsigned)w0), __uint_as_float((unsigned)w1));
+        float nm = fmaxf(a.x, b.x);
+        a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
+      }
+      stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
+    }
+    __syncthreads();
+  } else if (P > 1) {
+    if (member == 0 && threadIdx.x == 0) {
+      __threadfence();
+      asm volatile("st.release.gpu.global.b32 [%0], %1;" :: "l"(flags + tileIdx * NP + part_), "r"(epoch) : "memory");
+    }
+    if (threadIdx.x < NP && threadIdx.x != part_) {
+      int f;
+      do {
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(f) : "l"(flags + tileIdx * NP + threadIdx.x) : "memory");
+      } while (f != epoch);
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < TW; c += THREADS) {
+      float2 a = stat[c];
+      for (int q = 0; q < NP; ++q) {
+        if (q == part_) continue;
+        float2 b = __ldcg(&xchg[(tileIdx * NP + q) * TW + c]);
+        float nm = fmaxf(a.x, b.x);
+        a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
+      }
+      stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
+    }
+    __syncthreads();
+  }
   float ml[8], is[8];
 #pragma unroll
   for (int l = 0; l < 8; ++l) ml[l] = stat[tx * 8 + l].x, is[l] = stat[tx * 8 + l].y;
@@ -189,7 +327,8 @@ __global__ void __launch_bounds__(THREADS, MINB)
   for (int k = NREG + NSM; k < K; k += U) {
     uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = HINT ? ldHint(src + (k + u) * step, drop) : src[(k + u) * step];
+    for (int u = 0; u < U; ++u)
+      v[u] = (XS & 2) && k == NREG + NSM ? pre[u] : HINT ? ldHint(src + (k + u) * step, drop) : src[(k + u) * step];
 #pragma unroll
     for (int u = 0; u < U; ++u) emit(v[u], k + u);
   }
@@ -197,6 +336,10 @@ __global__ void __launch_bounds__(THREADS, MINB)
 #pragma unroll
   for (int k = 0; k < NREG; ++k) emit(reg[k], k);
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // peers done reading mine
+  if ((XS & 32) && member == 0 && threadIdx.x == 0 && counted == gridDim.x / CL - 1) {
+    gen[1] = 0u;
+    gen[0] = (unsigned)epoch;
+  }
   if (pdl & 2) asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
@@ -263,16 +406,20 @@ float maxRelError(const uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
   return d;
 }
 
-template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U = 4, int FAST = 0>
+float2 *gXchg;  // P > 1: the parts' statistics, (C / TW) * P * TW of them
+int *gFlags, gEpoch = 0;
+
+template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U = 4, int FAST = 0, int P = 1, int XS = 0>
 void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bfloat16 *ref, float *dmax) {
   if (getenv("ONLY") && strcmp(name, getenv("ONLY"))) return;
-  auto k = colSoftmax<TW, THREADS, CL, NREG, NSM, HINT, MINB, U, FAST>;
+  auto k = colSoftmax<TW, THREADS, CL, NREG, NSM, HINT, MINB, U, FAST, P, XS>;
   size_t smem = (size_t)NSM * THREADS * 16;
   cudaLaunchAttribute at[2];
-  cudaLaunchConfig_t cfg = clusterConfig(k, (C / TW) * CL, THREADS, CL, smem, at);
+  cudaLaunchConfig_t cfg = clusterConfig(k, (C / TW) * CL * (P < 0 ? -P : P), THREADS, CL, smem, at);
   at[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
   at[1].val.clusterSchedulingPolicyPreference =
       getenv("BALANCE") ? cudaClusterSchedulingPolicyLoadBalancing : cudaClusterSchedulingPolicySpread;
+  if (getenv("DEFPOL")) cfg.numAttrs = 1;  // the default cluster scheduling policy (fusec's before session v)
   int clusters = 0;
   cudaOccupancyMaxActiveClusters(&clusters, k, &cfg);
   cudaEvent_t a, b;
@@ -291,7 +438,7 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
     for (cudaEvent_t &e : ev) cudaEventCreate(&e);
     for (int i = 0; i < runs; ++i) {
       cudaEventRecord(ev[2 * i]);
-      cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C, 0, 0);
+      cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C, 0, 0, gXchg, gFlags, ++gEpoch);
       cudaEventRecord(ev[2 * i + 1]);
     }
     cudaDeviceSynchronize();
@@ -305,7 +452,7 @@ void variant(const char *name, const uint4 *const *xs, uint4 *y, const __nv_bflo
   for (int i = 0; i < runs && !B2B; ++i) {
     cudaMemsetAsync(y, 0xff, (size_t)R * C * 2);  // poison
     cudaEventRecord(a);
-    cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C, 0, 0);
+    cudaLaunchKernelEx(&cfg, k, xs[i % kSets], y, R, C, 0, 0, gXchg, gFlags, ++gEpoch);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms;
@@ -348,9 +495,9 @@ void split(const char *name, int mode, const uint4 *const *xs, uint4 *y, const _
   // kSets inputs in turn (2: neither is in L2 when it comes round); the last
   // run reads set 0, which the check compares.
   auto once = [&](const uint4 *x) {
-    launchCl(km, mainTiles * 16, 16, smem, false, x, y, R, C, 0, mode == 1 ? 1 : 0);
+    launchCl(km, mainTiles * 16, 16, smem, false, x, y, R, C, 0, mode == 1 ? 1 : 0, (float2 *)nullptr, (int *)nullptr, 0);
     if (mode == 1 || mode == 2)
-      launchCl(kt, 2 * 8, 8, smemT, mode == 1, x, y, R, C, mainTiles * 16, mode == 1 ? 2 : 0);
+      launchCl(kt, 2 * 8, 8, smemT, mode == 1, x, y, R, C, mainTiles * 16, mode == 1 ? 2 : 0, (float2 *)nullptr, (int *)nullptr, 0);
   };
   cudaMemset(y, 0xff, (size_t)R * C * 2);
   const int runs = 40 + (kSets > 1 ? 1 : 0);
@@ -394,6 +541,28 @@ int main(int argc, char **argv) {
   const uint4 *xv[4];
   for (int i = 0; i < kSets; ++i) xv[i] = reinterpret_cast<const uint4 *>(xset[i]);
   uint4 *yv = reinterpret_cast<uint4 *>(y);
+  cudaMalloc(&gXchg, (size_t)C * 4 * 8 * 16);
+  cudaMemset(gXchg, 0, (size_t)C * 4 * 8 * 16);
+  cudaMalloc(&gFlags, (1 << 20) * 4 + 16);
+  cudaMemset(gFlags, 0, (1 << 20) * 4 + 16);
+  if (getenv("PAIRS")) {
+    // Session v: two (or four) clusters of 8 share a 256-byte (512-byte)
+    // tile, each holding the same 32 slots a thread as fusec's layout.
+    B2B = true;
+    printf("| variant | shape | active clusters | smem KB/block | tile bytes | us | %% of floor at 3.0 TB/s | max rel err | status |\n");
+    printf("|---|---|---|---|---|---|---|---|---|\n");
+    for (int rep = 0; rep < 3; ++rep) {
+      variant<64, 256, 8, 4, 16, 2, 3, 4, 1>("regs 4 + smem 16 + L2 12, 128 B, EF, fast", xv, yv, ref, dmax);
+      variant<64, 256, 8, 4, 16, 2, 3, 4, 1, 1, 2>("same, first L2 batch before the cluster meets", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 1>("pairs, 256 B, {value, epoch} words", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3>("pairs, 256 B, words + first L2 batch early", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, -2, 2>("pairs, 256 B, first L2 batch early, no exchange (bound)", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3 | 32 | 64>("pairs, words + early batch, epoch from gen passed on after pass one", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3 | 128>("pairs, words + early batch, epoch from its own word", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, -2>("pairs, 256 B, no exchange (bound; wrong)", xv, yv, ref, dmax);
+    }
+    return 0;
+  }
   if (getenv("SPLIT")) {
     printf("| split variant (back to back) | min / median / max us | %% of floor | max rel err | status |\n|---|---|---|---|---|\n");
     for (int rep = 0; rep < 3; ++rep) {
