@@ -288,6 +288,11 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
     // The second run() walks `ops`: an erased original must not be in it
     // (it was, and random graphs crashed there once freed memory was reused).
     for (Operation *d : dead) {
+      // Its copy now stands for it in the unfused baseline (annotate) unless
+      // it was itself a copy of an op counted elsewhere.
+      if (!d->hasAttr("fusec.recomputed"))
+        if (Operation *c = map.lookupOrNull(d->getResult(0)).getDefiningOp())
+          c->removeAttr("fusec.recomputed");
       groupOf.erase(d);
       llvm::erase(ops, d);
       d->erase();

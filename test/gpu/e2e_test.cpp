@@ -206,10 +206,12 @@ void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
     std::vector<HostTensor> out;
     if (llvm::Error err = outs[run]->download(out, p->outputs()))  // synchronous
       return fail(llvm::toString(std::move(err)));
-    CheckResult c = compareTensors(out[0], ref[run % 3][0], -1);
-    if (!c.pass)
-      return fail("run " + std::to_string(run) + " (set " + std::to_string(run % 3) + "): " +
-                  c.describe());
+    for (size_t o = 0; o < out.size(); ++o) {
+      CheckResult c = compareTensors(out[o], ref[run % 3][o], -1);
+      if (!c.pass)
+        return fail("run " + std::to_string(run) + " (set " + std::to_string(run % 3) +
+                    "), output " + std::to_string(o) + ": " + c.describe());
+    }
   }
   ++t.passed;
 }
@@ -224,6 +226,8 @@ int main(int argc, char **argv) {
     std::printf("SKIP: no GPU: %s\n", llvm::toString(drv.takeError()).c_str());
     return 77;
   }
+  if (const char *f = std::getenv("FUSEC_GPU_TEST_FILTER"))
+    std::printf("FUSEC_GPU_TEST_FILTER=%s: only the checks whose label holds it\n", f);
   Tally examples, random;
   std::error_code ec;
   std::vector<std::string> files;
@@ -410,5 +414,11 @@ int main(int argc, char **argv) {
               "random matmul graphs (fusec GEMM): %d passed, %d failed\n",
               examples.passed, examples.failed, random.passed, random.failed, gemms.passed,
               gemms.failed);
+  const int ran = examples.passed + examples.failed + random.passed + random.failed +
+                  gemms.passed + gemms.failed;
+  if (ran == 0) {  // a filter that matches nothing must not read as a pass
+    std::printf("FAIL no check ran (FUSEC_GPU_TEST_FILTER matches no label)\n");
+    return 1;
+  }
   return examples.failed + random.failed + gemms.failed == 0 ? 0 : 1;
 }
