@@ -91,10 +91,10 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
     if (!op->hasAttr("fusec.recomputed")) {  // counted in the group it was cloned from
       Cost c = unfusedCost(op);
       unfused += c;
-      // A product alone runs on cuBLASLt, as in the --no-fuse plan.
-      if (c.launches > 0)
-        unfusedSeconds += predictSeconds(
-            c, p, isa<MatmulOp>(op) ? libraryGemmPath(op) : GemmPath::Library);
+      // A product alone runs on cuBLASLt, as in the --no-fuse plan (views
+      // and generators cost nothing).
+      unfusedSeconds +=
+          predictSeconds(c, p, isa<MatmulOp>(op) ? libraryGemmPath(op) : GemmPath::Library);
     }
   if (unfused.launches == 0) {
     unfused = fused;  // a copy group: unfused it is the same copy

@@ -72,7 +72,9 @@ __device__ __forceinline__ void unpack(uint4 v, float (&f)[8]) {
 // XS bit 0: the statistics travel as 64-bit words {value, epoch} (no flag,
 // no fence: a reader polls the word until its epoch is this launch's); bit 1:
 // the first batch of L2 rows for the output pass is loaded before the
-// cluster meets (fusec's order).
+// cluster meets (fusec's order). Bit 2: a word per member, cleared by its one
+// reader; bit 3: a ticket places the clusters; bits 5-7: the epoch from a
+// device counter or the part's own word (below; bench/NOTES.md session v).
 template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST, int P = 1, int XS = 0>
 __global__ void __launch_bounds__(THREADS, MINB)
     colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C, int c0 = 0, int pdl = 0,
@@ -88,7 +90,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
   __shared__ float2 stat[TW];  // (max * log2e, 1 / sum)
   cg::cluster_group cluster = cg::this_cluster();
   const int member = cluster.block_rank();
-  // XS bit 5 (fusec's form): thread 0 reads the epoch from gen (flags[2^20 +
+  // XS bit 5: thread 0 reads the epoch from gen (flags[2^20 +
   // 1]) at the start; member 0 counts the cluster in after the first cluster
   // barrier; the last one counted moves gen on at its end.
   __shared__ unsigned epochS;
@@ -233,21 +235,6 @@ __global__ void __launch_bounds__(THREADS, MINB)
           asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w), "l"(e | __float_as_uint(a.x)) : "memory");
           asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w + 1), "l"(e | __float_as_uint(a.y)) : "memory");
         }
-        if (XS & 16) {  // fusec's placement: wait now, before the arrive
-          for (int q = 0; q < NP; ++q) {
-            if (q == part_) continue;
-            const unsigned long long *w = reinterpret_cast<const unsigned long long *>(xchg) + 2 * ((tileIdx * NP + q) * TW + c);
-            unsigned long long w0, w1;
-            do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w0) : "l"(w) : "memory");
-            while ((unsigned)(w0 >> 32) != (unsigned)epoch);
-            do asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w1) : "l"(w + 1) : "memory");
-            while ((unsigned)(w1 >> 32) != (unsigned)epoch);
-            float2 b = make_float2(__uint_as_float((unsigned)w0), __uint_as_float((unsigned)w1));
-            float nm = fmaxf(a.x, b.x);
-            a = make_float2(nm, a.y * exp2f((a.x - nm) * kLog2e) + b.y * exp2f((b.x - nm) * kLog2e));
-          }
-          stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
-        }
       } else if (member == 0) {
         xchg[(tileIdx * NP + part_) * TW + c] = a, __threadfence();
       }
@@ -257,7 +244,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
   }
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");  // done reading peers
   __syncthreads();
-  if (P > 1 && (XS & 1) && !(XS & 16)) {
+  if (P > 1 && (XS & 1)) {
     for (int c = threadIdx.x; c < TW; c += THREADS) {
       float2 a = stat[c];
       for (int q = 0; q < NP; ++q) {
@@ -554,9 +541,17 @@ int main(int argc, char **argv) {
     for (int rep = 0; rep < 3; ++rep) {
       variant<64, 256, 8, 4, 16, 2, 3, 4, 1>("regs 4 + smem 16 + L2 12, 128 B, EF, fast", xv, yv, ref, dmax);
       variant<64, 256, 8, 4, 16, 2, 3, 4, 1, 1, 2>("same, first L2 batch before the cluster meets", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2>("pairs, 256 B, flag + fences", xv, yv, ref, dmax);
+      variant<256, 256, 8, 4, 12, 2, 3, 4, 1, 4>("quads, 512 B, smem 12, flag + fences", xv, yv, ref, dmax);
+      variant<256, 256, 8, 4, 12, 2, 3, 4, 1, 4, 1>("quads, 512 B, smem 12, words", xv, yv, ref, dmax);
+      variant<256, 256, 8, 4, 12, 2, 3, 4, 1, -4>("quads, 512 B, smem 12, no exchange (bound; wrong)", xv, yv, ref, dmax);
       variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 1>("pairs, 256 B, {value, epoch} words", xv, yv, ref, dmax);
       variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3>("pairs, 256 B, words + first L2 batch early", xv, yv, ref, dmax);
       variant<128, 256, 8, 4, 16, 2, 3, 4, 1, -2, 2>("pairs, 256 B, first L2 batch early, no exchange (bound)", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 7>("pairs, words a member (cleared on read) + early batch", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 15>("pairs, words a member + early batch + ticket", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 11>("pairs, epoch words + early batch + ticket", xv, yv, ref, dmax);
+      variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3 | 32>("pairs, words + early batch, epoch from gen", xv, yv, ref, dmax);
       variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3 | 32 | 64>("pairs, words + early batch, epoch from gen passed on after pass one", xv, yv, ref, dmax);
       variant<128, 256, 8, 4, 16, 2, 3, 4, 1, 2, 3 | 128>("pairs, words + early batch, epoch from its own word", xv, yv, ref, dmax);
       variant<128, 256, 8, 4, 16, 2, 3, 4, 1, -2>("pairs, 256 B, no exchange (bound; wrong)", xv, yv, ref, dmax);

@@ -41,10 +41,18 @@ bool selected(const std::string &label) {
   return f == nullptr || label.find(f) != std::string::npos;
 }
 
+/// An error unless one of the program's kernels has `text` in its schedule.
+Status expectSchedule(const Program &p, const char *text) {
+  for (const KernelInfo &k : p.kernels())
+    if (k.schedule.find(text) != std::string::npos)
+      return Status::success();
+  return Status::error("no kernel with \"" + std::string(text) + "\" in its schedule");
+}
+
 void check(const std::string &label, const std::string &json, const std::string &name,
            bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto",
            int gemmCandidate = -1, int *libraryEpilogues = nullptr,
-           const char *expectSchedule = nullptr) {
+           const char *schedule = nullptr) {
   if (!selected(label))
     return;
   Options o;
@@ -61,13 +69,8 @@ void check(const std::string &label, const std::string &json, const std::string 
           ++*libraryEpilogues;
           break;
         }
-  if (s && expectSchedule) {
-    bool found = false;
-    for (const KernelInfo &k : p->kernels())
-      found |= k.schedule.find(expectSchedule) != std::string::npos;
-    if (!found)
-      s = Status::error("no kernel with \"" + std::string(expectSchedule) + "\" in its schedule");
-  }
+  if (s && schedule)
+    s = expectSchedule(*p, schedule);
   if (s) {
     in = p->randomInputs(seed);
     s = p->runHost(in, out);
@@ -147,15 +150,13 @@ void checkGeluUlps(const char *dtype, Tally &t) {
   ++t.passed;
 }
 
-/// A TMA tensor map holds its buffer's address; the runtime keeps the maps
-/// of the last few addresses. Three input sets at different addresses, run
-/// in turn twice over, each output compared with the reference: a map kept
-/// for the wrong address would read another set's data.
-/// Six runs of one loaded plan over three input sets in turn, enqueued back
-/// to back (outputs poisoned, each run its own), then each checked against the
-/// reference: state a kernel keeps between launches (split-K tile
-/// counters) must carry from one launch to the next, and no
-/// run may read another's inputs. `schedule`: a kernel whose schedule says so.
+/// Six runs of one loaded plan over three input sets at different addresses
+/// in turn, enqueued back to back (outputs poisoned, each run its own), then
+/// every output checked against the reference: a TMA tensor map kept for the
+/// wrong address (the runtime keeps the maps of the last few) would read
+/// another set's data, and state a kernel keeps between launches (split-K
+/// tile counters) must carry from one launch to the next. `schedule`: a
+/// kernel whose schedule says so.
 void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
                         const std::string &json, const std::string &gemm,
                         const char *schedule = nullptr) {
@@ -173,13 +174,9 @@ void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
     s = p->load();
   if (!s)
     return fail(s.message());
-  if (schedule) {
-    bool found = false;
-    for (const KernelInfo &k : p->kernels())
-      found |= k.schedule.find(schedule) != std::string::npos;
-    if (!found)
-      return fail("no kernel with \"" + std::string(schedule) + "\" in its schedule");
-  }
+  if (schedule)
+    if (Status r = expectSchedule(*p, schedule); !r)
+      return fail(r.message());
   std::vector<std::vector<HostTensor>> in(3), ref(3);
   std::vector<std::unique_ptr<DeviceBuffers>> sets, outs;
   for (int k = 0; k < 3; ++k) {

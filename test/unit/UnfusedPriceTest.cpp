@@ -7,7 +7,7 @@
 // residual at 779 us unfused against 1088 for its four kernels, and so
 // predicted fusion 0.91x where it measures 1.21x). A product alone is priced
 // on the library path the --no-fuse plan takes. (An op recomputed into
-// another kernel is counted once: test/lit/explain/unfused-recomputed.test.)
+// another kernel is counted once: test/lit/cli/explain-unfused-price.test.)
 //
 //===----------------------------------------------------------------------===//
 #include "test/common/RandomGraph.h"
