@@ -14,7 +14,7 @@ namespace {
 /// that grid has completed (it waits in fz_after_prior()). `attrs` holds them;
 /// it must outlive the launch call.
 CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream, bool overlap,
-                            CUlaunchAttribute (&attrs)[2]) {
+                            CUlaunchAttribute (&attrs)[3]) {
   unsigned n = 0;
   if (k.clusterX > 1) {
     CUlaunchAttribute &a = attrs[n++];
@@ -22,6 +22,12 @@ CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream,
     a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     a.value.clusterDim.x = k.clusterX;
     a.value.clusterDim.y = a.value.clusterDim.z = 1;
+  }
+  if (k.spreadClusters) {
+    CUlaunchAttribute &a = attrs[n++];
+    a = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    a.value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
   }
   if (overlap) {
     CUlaunchAttribute &a = attrs[n++];
@@ -121,7 +127,7 @@ llvm::Error Executable::load(KernelCache &cache) {
     functions[kernelSteps[k]] = fn;
     grids[kernelSteps[k]] = step.kernel.grid;
     if (step.kernel.clusterX > 1) {
-      CUlaunchAttribute attrs[2];
+      CUlaunchAttribute attrs[3];
       CUlaunchConfig cfg = kernelLaunch(step.kernel, step.kernel.grid, nullptr, false, attrs);
       int fit = 0;
       if (llvm::Error err = drv.check(drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg),
@@ -252,7 +258,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
       params[n] = &tmaps[t];
     }
     if (!k.cooperative) {
-      CUlaunchAttribute attrs[2];
+      CUlaunchAttribute attrs[3];
       bool overlap = overlapStep[i] && earlyReadApart(desc, i, in, out);
       CUlaunchConfig cfg = kernelLaunch(k, grids[i], stream, overlap, attrs);
       return drv.check(drv.cuLaunchKernelEx(&cfg, functions[i], params, nullptr),

@@ -24,6 +24,9 @@ struct KernelLaunch {
   /// Blocks per thread-block cluster along x (Hopper; 1: no cluster). The
   /// grid's x is a multiple of it.
   unsigned clusterX = 1;
+  /// Launched with the cluster scheduling policy "spread" (pairs of clusters
+  /// that wait for each other: OnlineColumnSoftmax.cpp).
+  bool spreadClusters = false;
   /// Cooperative kernels (all blocks resident, teams synchronizing through
   /// global memory) take one more parameter: a scratch buffer of scratchBytes
   /// whose first scratchZeroBytes are zeroed before every launch.

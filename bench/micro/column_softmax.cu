@@ -75,7 +75,11 @@ __device__ __forceinline__ void unpack(uint4 v, float (&f)[8]) {
 // cluster meets (fusec's order). Bit 2: a word per member, cleared by its one
 // reader; bit 3: a ticket places the clusters; bits 5-7: the epoch from a
 // device counter or the part's own word (below; bench/NOTES.md session v).
-template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST, int P = 1, int XS = 0>
+// PROF (session w): thread 0 of each block adds its cycles in each phase to
+// micro_prof (pass one and the warp fold, the cluster sync, the merge and
+// publish, the await, the outputs, the final wait; [7] counts blocks).
+__device__ unsigned long long micro_prof[8];
+template <int TW, int THREADS, int CL, int NREG, int NSM, int HINT, int MINB, int U, int FAST, int P = 1, int XS = 0, int PROF = 0>
 __global__ void __launch_bounds__(THREADS, MINB)
     colSoftmax(const uint4 *__restrict__ x, uint4 *__restrict__ y, int R, int C, int c0 = 0, int pdl = 0,
                float2 *xchg = nullptr, int *flags = nullptr, int epoch = 0) {
@@ -83,6 +87,9 @@ __global__ void __launch_bounds__(THREADS, MINB)
   // pdl (SPLIT mode): 1 lets the next launch start now; 2 waits for the
   // launch before at the end, so this grid's end implies that one's.
   if (pdl & 1) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  long long tp[7];
+#define PSTAMP(i) if (PROF && threadIdx.x == 0) tp[i] = clock64()
+  PSTAMP(0);
   constexpr int TX = TW / 8, TY = THREADS / TX, WARPS = THREADS / 32;
   extern __shared__ uint4 tile[];  // NSM x THREADS vectors
   __shared__ float2 red[WARPS][TW];
@@ -191,6 +198,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
     if (threadIdx.x % 32 < TX) red[threadIdx.x / 32][tx * 8 + l] = make_float2(m[l], s[l]);
   }
   __syncthreads();
+  PSTAMP(1);
   for (int c = threadIdx.x; c < TW; c += THREADS) {
     float2 a = red[0][c];
     for (int w = 1; w < WARPS; ++w) {
@@ -208,6 +216,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
   if ((XS & 64) && threadIdx.x == 0) epochS = lastE + 1u;
   if ((XS & 128) && threadIdx.x == 0) epochS = (unsigned)(lastW >> 32) + 1u;
   cluster.sync();  // every member's partial is published
+  PSTAMP(2);
   unsigned counted = 0;
   if (XS & 128) epoch = (int)epochS;
   if (XS & 32) {
@@ -243,6 +252,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
     }
   }
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");  // done reading peers
+  PSTAMP(3);
   __syncthreads();
   if (P > 1 && (XS & 1)) {
     for (int c = threadIdx.x; c < TW; c += THREADS) {
@@ -269,6 +279,7 @@ __global__ void __launch_bounds__(THREADS, MINB)
       stat[c] = make_float2(a.x * kLog2e, 1.f / a.y);
     }
     __syncthreads();
+    PSTAMP(4);
   } else if (P > 1) {
     if (member == 0 && threadIdx.x == 0) {
       __threadfence();
@@ -322,7 +333,14 @@ __global__ void __launch_bounds__(THREADS, MINB)
   for (int k = NREG; k < NREG + NSM; ++k) emit(tile[(k - NREG) * THREADS + threadIdx.x], k);
 #pragma unroll
   for (int k = 0; k < NREG; ++k) emit(reg[k], k);
+  PSTAMP(5);
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");  // peers done reading mine
+  PSTAMP(6);
+  if (PROF && threadIdx.x == 0) {
+    if (!(P > 1 && (XS & 1))) tp[4] = tp[3];  // no await phase
+    for (int i = 0; i < 6; ++i) atomicAdd(&micro_prof[i], (unsigned long long)(tp[i + 1] - tp[i]));
+    atomicAdd(&micro_prof[7], 1ull);
+  }
   if ((XS & 32) && member == 0 && threadIdx.x == 0 && counted == gridDim.x / CL - 1) {
     gen[1] = 0u;
     gen[0] = (unsigned)epoch;

@@ -41,6 +41,9 @@ namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 
 constexpr int64_t kThreads = 256, kMembers = 8, kTx = 8, kBatch = 4;
+/// Pairs (session v): 256-byte tiles (16 threads a row), each tile's rows
+/// split over two clusters of 8 that exchange their statistics.
+constexpr int64_t kPairTx = 16, kParts = 2;
 /// Row slots per thread in registers and (at most) in shared memory; the
 /// measured best for 1024-row chunks (registers 4 + shared 16 + L2 12).
 constexpr int64_t kRegSlots = 4, kSmemSlots = 16, kMaxL2Slots = 16;
@@ -129,6 +132,43 @@ __device__ __forceinline__ float2 fz_dsmem_ld2(const float2 *p, unsigned rank) {
 
 )";
 
+const char *kPairHelpers = R"(// ---- two clusters a tile: their (max, sum) through global memory ----
+// A statistic travels as one 64-bit word {value bits, epoch}: a single
+// 64-bit store is seen whole, so a word that carries this launch's epoch is
+// this launch's value, with no flag and no fence (a flag and fences measured
+// 6.5 us of 115, these words 1.6; bench/NOTES.md session v).
+__device__ __forceinline__ void fz_publish(unsigned long long *w, float2 a, unsigned epoch) {
+  const unsigned long long e = (unsigned long long)epoch << 32;
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w), "l"(e | __float_as_uint(a.x)) : "memory");
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(w + 1), "l"(e | __float_as_uint(a.y)) : "memory");
+}
+// Waits for a word of this epoch. The other cluster of the pair is the
+// next or previous in launch order, so it is resident or next to start;
+// should it never come, the launch fails after 2^32 SM cycles (2-4 s)
+// instead of hanging (the SM's cycle counter: the global timer is slower
+// to read).
+// Both words are read at once (one round trip a poll, not two in turn).
+__device__ __forceinline__ float2 fz_await(const unsigned long long *w, unsigned epoch) {
+  const long long t0 = clock64();
+  for (;;) {
+    unsigned long long a, b;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a) : "l"(w) : "memory");
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(b) : "l"(w + 1) : "memory");
+    if ((unsigned)(a >> 32) == epoch && (unsigned)(b >> 32) == epoch)
+      return make_float2(__uint_as_float((unsigned)a), __uint_as_float((unsigned)b));
+    if (clock64() - t0 > (1ll << 32)) __trap();
+  }
+}
+// A peer block's shared memory as a plain pointer: its loads are ordinary
+// ones the compiler may batch (fz_dsmem_ld2's are volatile).
+__device__ __forceinline__ const float2 *fz_peer(const float2 *p, unsigned rank) {
+  unsigned long long r;
+  asm("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
+  return reinterpret_cast<const float2 *>(r);
+}
+
+)";
+
 /// max(v) and sum(exp(v - max(v))) over the same rows, the only reductions.
 struct Softmax {
   Operation *max = nullptr, *sum = nullptr;
@@ -156,7 +196,10 @@ struct Plan {
   FusionOp fusion;
   std::vector<int64_t> domain, reduced, kept;
   int64_t rr = 1, kc = 1, vec = 1, ty = 1, width = 1, chunk = 1, slots = 1, regSlots = 0,
-          smemSlots = 0, members = kMembers;
+          smemSlots = 0, members = kMembers, tx = kTx;
+  /// Clusters a tile's rows are split over (2: pairs, which exchange their
+  /// statistics through the scratch).
+  int64_t parts = 1;
   int last = 0;
   struct Cached {
     std::string ptr, offset, storage;
@@ -297,13 +340,32 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   p.vec = 16 / bytes;
   if (16 % bytes != 0 || p.domain.back() % p.vec != 0 || p.kc < kTx * p.vec)
     return unsupported("rows are not whole 128-byte tiles of 16-byte vectors");
-  p.width = kTx * p.vec;
-  p.ty = kThreads / kTx;
-  // The merges give each column four lanes of one block (a tree by shuffles).
-  if (4 * p.width > kThreads)
-    return unsupported("tile wider than the merges' four lanes a column cover");
+  // Pairs where a tile's rows, split over two clusters of 8, give every
+  // thread the tuned slots with an L2 tier (24-36 rows), the tiles are whole
+  // 256-byte pieces of 16-bit data, and there are two waves or more of them
+  // (three blocks an SM): pass one then reads 256-byte row pieces, which HBM
+  // serves better than 128 (8192 x 8192 bf16 on an H100: 114.3 -> 109.5 us
+  // in bench/micro/column_softmax.cu, bench/NOTES.md session v).
+  {
+    const int64_t w = kPairTx * p.vec, ty = kThreads / kPairTx,
+                  slots = p.rr / (kParts * kMembers * ty);
+    if (bytes == 2 && p.kc % w == 0 && p.rr % (kParts * kMembers * ty) == 0 &&
+        slots % kBatch == 0 && slots >= kRegSlots + kSmemSlots + kBatch &&
+        slots <= kRegSlots + kSmemSlots + kMaxL2Slots &&
+        p.kc / w * kParts * kMembers >= 2 * 3 * int64_t(std::max(profile.smCount, 1))) {
+      p.tx = kPairTx;
+      p.parts = kParts;
+    }
+  }
+  p.width = p.tx * p.vec;
+  p.ty = kThreads / p.tx;
+  // The merges give each column four lanes of one block (two for 256-byte
+  // tiles; a tree by shuffles).
+  const int64_t lanes = std::min<int64_t>(4, kThreads / p.width);
+  if (lanes < 2)
+    return unsupported("tile wider than the merges' lanes a column cover");
   // Every member holds whole batches of rows: chunks of equal size.
-  if (p.rr % (kMembers * p.ty) != 0)
+  if (p.rr % (p.parts * kMembers * p.ty) != 0)
     return unsupported("reduced rows do not split evenly over the cluster");
   // The cluster size: the largest of 8, 4 and 2 blocks whose grid is
   // resident at once (two blocks per SM: three fit, less what GPCs leave
@@ -311,13 +373,13 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   // tuned on those); 8 where none is. 4096 x 4096 had 64 clusters of 8 for
   // 45 resident: 41.0 us; 64 of 4, 34.8 (bench/NOTES.md, session o).
   const int64_t tiles = (p.kc + p.width - 1) / p.width;
-  for (int64_t m = kMembers; m >= 2; m /= 2)
+  for (int64_t m = kMembers; m >= 2 && p.parts == 1; m /= 2)
     if ((m == kMembers || p.rr / m <= 1024) &&
         tiles * m <= 2 * int64_t(std::max(profile.smCount, 1))) {
       p.members = m;
       break;
     }
-  p.chunk = p.rr / p.members;
+  p.chunk = p.rr / (p.parts * p.members);
   p.slots = p.chunk / p.ty;
   p.regSlots = p.slots >= 3 * kBatch ? kRegSlots : 0;
   p.smemSlots = std::min(p.slots - p.regSlots, kSmemSlots);
@@ -366,23 +428,53 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "column_reduction";
   std::string V = str(p.vec), W = str(p.width);
+  const bool pairs = p.parts > 1;
   std::string s = kHelpers;
+  if (pairs)
+    s += kPairHelpers;
   s += "extern \"C\" __global__ void __cluster_dims__(" + str(p.members) +
        ", 1, 1) __launch_bounds__(" + str(kThreads) + ", 3)\n" + spec.name + "(" +
-       parameterList(fusion) + ") {\n";
+       parameterList(fusion) + (pairs ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n";
   s += kAfterPrior;
-  s += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  // The scratch: a tile's two halves' statistics. Both halves publish once
+  // a launch, so after one their words carry the same epoch: this launch's
+  // is one more than what this half's own word says. Thread 0 reads it now
+  // and passes it on after pass one (no counter, nothing to reset; a count
+  // of clusters moving a shared epoch on cost 3.5 us of 113 in
+  // bench/micro/column_softmax.cu, bench/NOTES.md session v).
+  const std::string rec0 = "reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * " +
+                           str(p.parts * p.width) + " + fz_half * " + str(p.width) + ") * 2";
+  if (pairs)
+    s += "  __shared__ unsigned fz_epoch_s;  // this launch's: one more than the last one's\n"
+         "  unsigned long long fz_last = 0;\n";
+  // Pairs index in 64 bits (an address is then one wide multiply-add).
+  s += "  typedef " + std::string(pairs ? "long long" : indexType(fusion)) + " fz_idx;\n";
   s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   s += "  " + c0.storage + " (*cache0)[" + W + "] = reinterpret_cast<" + c0.storage + " (*)[" + W +
        "]>(fz_dyn);\n";
-  s += "  __shared__ float2 fz_wred[" + str(kThreads / 32) + "][" + W + "];  // per warp (max, sum)\n";
+  // 16-byte aligned where fz_stat's float4s live in it (below).
+  s += std::string("  __shared__ ") + (pairs ? "__align__(16) " : "") + "float2 fz_wred[" +
+       str(kThreads / 32) + "][" + W + "];  // per warp (max, sum)\n";
   s += "  __shared__ float2 fz_part[" + W + "];  // this block's, read by the cluster\n";
-  s += "  __shared__ float4 fz_stat[" + W + "];  // the column's statistics\n";
-  s += "  const int tx = threadIdx.x % " + str(kTx) + ", ty = threadIdx.x / " + str(kTx) + ";\n";
+  // The statistics take fz_wred's room (read before the cluster meets):
+  // three blocks of 256-byte tiles fill an SM's 228 KB to the byte otherwise.
+  s += pairs ? "  float4 *const fz_stat = reinterpret_cast<float4 *>(&fz_wred[0][0]);  // the column's statistics\n"
+             : "  __shared__ float4 fz_stat[" + W + "];  // the column's statistics\n";
+  s += "  const int tx = threadIdx.x % " + str(p.tx) + ", ty = threadIdx.x / " + str(p.tx) + ";\n";
   s += "  const unsigned member = fz_cluster_rank();\n";
-  s += "  const fz_idx tile = blockIdx.x / " + str(p.members) + ";\n";
-  s += "  const fz_idx rbase = (fz_idx)member * " + str(p.chunk) + ";\n";
-  s += "  const fz_idx kbase = (tile * " + str(kTx) + " + tx) * " + V + ";\n";
+  if (pairs) {
+    s += "  // Tile t's rows: the first half in cluster 2t, the second in cluster 2t + 1.\n";
+    s += "  const fz_idx tile = blockIdx.x / " + str(p.parts * p.members) + ";\n";
+    s += "  const unsigned fz_half = blockIdx.x / " + str(p.members) + " % " + str(p.parts) + ";\n";
+    s += "  const fz_idx rbase = (fz_idx)fz_half * " + str(p.rr / p.parts) + " + (fz_idx)member * " +
+         str(p.chunk) + ";\n";
+    s += "  if (threadIdx.x == 0)  // this half's word of the tile's first column\n"
+         "    asm volatile(\"ld.relaxed.gpu.global.b64 %0, [%1];\" : \"=l\"(fz_last) : \"l\"(" + rec0 + ") : \"memory\");\n";
+  } else {
+    s += "  const fz_idx tile = blockIdx.x / " + str(p.members) + ";\n";
+    s += "  const fz_idx rbase = (fz_idx)member * " + str(p.chunk) + ";\n";
+  }
+  s += "  const fz_idx kbase = (tile * " + str(p.tx) + " + tx) * " + V + ";\n";
   // With whole tiles every block's columns exist: no guard on the stores.
   s += p.kc % p.width == 0 ? std::string("  const bool active = true;  // whole tiles\n")
                            : "  const bool active = kbase < " + str(p.kc) + ";\n";
@@ -405,37 +497,86 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   const bool pre = p.slots - l2Begin >= kBatch;
   if (pre)
     s += p.prefetch(l2Begin, p.used);
+  if (pairs)
+    s += "  if (threadIdx.x == 0) fz_epoch_s = (unsigned)(fz_last >> 32) + 1u;\n";
   // The lanes of a warp that share tx hold other rows: shuffles, then warps.
   s += "  #pragma unroll\n  for (int l = 0; l < " + V + "; ++l) {\n";
   s += "    float m = fz_rm[l], sum = fz_rs[l];\n";
-  s += "    for (int o = " + str(kTx) + "; o < 32; o <<= 1)\n";
+  s += "    for (int o = " + str(p.tx) + "; o < 32; o <<= 1)\n";
   s += "      fz_online_merge(m, sum, __shfl_xor_sync(0xffffffffu, m, o), "
        "__shfl_xor_sync(0xffffffffu, sum, o));\n";
-  s += "    if (threadIdx.x % 32 < " + str(kTx) + ") fz_wred[threadIdx.x / 32][tx * " + V +
+  s += "    if (threadIdx.x % 32 < " + str(p.tx) + ") fz_wred[threadIdx.x / 32][tx * " + V +
        " + l] = make_float2(m, sum);\n  }\n  __syncthreads();\n";
-  // Warps, then the cluster's members, as trees: four lanes per column each
-  // merge every fourth partial, then each other's by shuffles (depth 3, not
-  // 7, on the path every block of the cluster waits on).
-  const std::string lanes4 = str(4 * p.width), ninf = "-__int_as_float(0x7f800000)";
-  const std::string quad = "    for (int o = 1; o < 4; o <<= 1)\n"
-                           "      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), "
-                           "__shfl_xor_sync(0xffffffffu, a.y, o));\n";
-  s += "  if (threadIdx.x < " + lanes4 + ") {\n    const int c = threadIdx.x / 4, j = threadIdx.x % 4;\n";
-  s += "    float2 a = fz_wred[j][c];\n    #pragma unroll\n    for (int w = j + 4; w < " +
-       str(kThreads / 32) + "; w += 4) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);\n";
-  s += quad + "    if (j == 0) fz_part[c] = a;\n  }\n";
+  // Warps, then the cluster's members, as trees: four lanes per column (two
+  // for 256-byte tiles) each merge every fourth (second) partial, then each
+  // other's by shuffles (depth 3, not 7, on the path every block of the
+  // cluster waits on).
+  // Pairs take one thread a column instead, the cluster's partials through
+  // plain loads (fz_peer): with the changes below 2.7 us of 113.7 in
+  // bench/micro/softmax_dim0_variants/pairs (bench/NOTES.md session w).
+  const int64_t mergeLanes = pairs ? 1 : lanes;
+  const bool one = mergeLanes == 1;
+  const std::string L = str(mergeLanes), lanesAll = str(mergeLanes * p.width),
+                    ninf = "-__int_as_float(0x7f800000)";
+  // Lane j of a column starts at partial j and steps by L; one lane a
+  // column starts at 0 and needs no shuffles.
+  const std::string j0 = one ? "0" : "j", next = one ? "1" : "j + " + L;
+  const std::string quad = one ? ""
+                               : "    for (int o = 1; o < " + L + "; o <<= 1)\n"
+                                 "      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), "
+                                 "__shfl_xor_sync(0xffffffffu, a.y, o));\n";
+  const std::string lane = "  if (threadIdx.x < " + lanesAll + ") {\n" +
+                           (one ? "    const int c = threadIdx.x;\n"
+                                : "    const int c = threadIdx.x / " + L + ", j = threadIdx.x % " + L + ";\n");
+  s += lane + "    float2 a = fz_wred[" + j0 + "][c];\n    #pragma unroll\n    for (int w = " + next +
+       "; w < " + str(kThreads / 32) + "; " + (one ? "++w" : "w += " + L) +
+       ") fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);\n";
+  s += quad + (one ? "    " : "    if (j == 0) ") + "fz_part[c] = a;\n  }\n";
   s += "  fz_cluster_sync();  // every member's partials are published\n";
-  s += "  if (threadIdx.x < " + lanes4 + ") {\n    const int c = threadIdx.x / 4, j = threadIdx.x % 4;\n";
-  s += "    float2 a = j < " + str(p.members) + " ? fz_dsmem_ld2(&fz_part[c], j) : make_float2(" +
-       ninf + ", 0.f);\n";
-  s += "    #pragma unroll\n    for (int q = j + 4; q < " + str(p.members) + "; q += 4) {\n";
-  s += "      const float2 b = fz_dsmem_ld2(&fz_part[c], q);\n";
+  if (pairs)
+    s += "  const unsigned fz_epoch = fz_epoch_s;\n";
+  const std::string peer = pairs ? "*fz_peer(&fz_part[c], " : "fz_dsmem_ld2(&fz_part[c], ";
+  s += lane + "    float2 a = " +
+       (one ? peer + "0);\n"
+            : "j < " + str(p.members) + " ? " + peer + "j) : make_float2(" + ninf + ", 0.f);\n");
+  s += "    #pragma unroll\n    for (int q = " + next + "; q < " + str(p.members) + "; " +
+       (one ? "++q" : "q += " + L) + ") {\n";
+  s += "      const float2 b = " + peer + "q);\n";
   s += "      fz_online_merge(a.x, a.y, b.x, b.y);\n    }\n" + quad;
-  s += "    if (a.y != a.y && a.x != __int_as_float(0x7f800000)) a.x = a.y;  // a NaN input: max NaN\n"
-       "    // (max, sum, max * log2e, 1 / sum), once per column\n"
-       "    if (j == 0) fz_stat[c] = make_float4(a.x, a.y, a.x * 1.4426950408889634f, 1.f / a.y);\n  }\n";
-  s += "  asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");  // done reading peers\n";
+  // Pairs: member 0 of each cluster publishes its half's statistics, and
+  // every block keeps its own for the merge below.
+  const std::string nanFix =
+      "    if (a.y != a.y && a.x != __int_as_float(0x7f800000)) a.x = a.y;  // a NaN input: max NaN\n"
+      "    // (max, sum, max * log2e, 1 / sum), once per column\n";
+  const std::string rec = "reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * " +
+                          str(p.parts * p.width) + " + c) * 2";
+  if (pairs)  // one thread a column
+    s += "    if (member == 0) fz_publish(" + rec + " + fz_half * " + str(2 * p.width) +
+         ", a, fz_epoch);\n"
+         "    fz_stat[c] = make_float4(a.x, a.y, 0.f, 0.f);  // this half's\n  }\n";
+  else
+    s += nanFix +
+         "    if (j == 0) fz_stat[c] = make_float4(a.x, a.y, a.x * 1.4426950408889634f, 1.f / a.y);\n  }\n";
+  // Pairs arrive relaxed: every value read from a peer has been used (the
+  // merged statistics are stored above), so the reads are done without the
+  // release's GPU-wide fence, which waits for the published words too (1 us
+  // of 113, bench/NOTES.md session w).
+  s += std::string("  asm volatile(\"barrier.cluster.arrive.") + (pairs ? "relaxed" : "release") +
+       ".aligned;\" ::: \"memory\");  // done reading peers\n";
   s += "  __syncthreads();\n";
+  // Then the other half's, awaited after the arrive (awaited before it, the
+  // same kernel took 6 us longer in bench/micro/column_softmax.cu), merged
+  // in the same order in both halves (fma contraction would round a merge
+  // the other way apart), so both halves of a column divide by the same bits.
+  if (pairs)
+    s += "  if (threadIdx.x < " + W + ") {\n    const int c = threadIdx.x;\n"
+         "    const float4 own = fz_stat[c];\n" +
+         "    const float2 b = fz_await(" + rec + " + (1 - fz_half) * " + str(2 * p.width) + ", fz_epoch);\n" +
+         "    float2 a = fz_half == 0 ? make_float2(own.x, own.y) : b;\n"
+         "    const float2 hi = fz_half == 0 ? b : make_float2(own.x, own.y);\n"
+         "    fz_online_merge(a.x, a.y, hi.x, hi.y);\n" + nanFix +
+         "    fz_stat[c] = make_float4(a.x, a.y, a.x * 1.4426950408889634f, 1.f / a.y);\n  }\n"
+         "  __syncthreads();\n";
   s += "  float fz_M[" + V + "], fz_S[" + V + "], fz_rcp[" + V + "], fz_ML[" + V + "];\n  #pragma unroll\n";
   s += "  for (int l = 0; l < " + V + "; ++l) {\n    const float4 st = fz_stat[tx * " + V +
        " + l];\n    fz_M[l] = st.x;\n    fz_S[l] = st.y;\n    fz_ML[l] = st.z;\n    fz_rcp[l] = st.w;\n  }\n";
@@ -447,15 +588,25 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   s += p.loop(Tier::Shared, false, p.regSlots, l2Begin, p.used, decls, out.lanes, post);
   s += p.loop(Tier::Regs, false, 0, p.regSlots, p.used, decls, out.lanes, post);
   if (!out.perColumn.empty())
-    s += "  if (active && member == 0 && ty == 0) {\n" + out.perColumn + "  }\n";
+    s += std::string("  if (active && member == 0 && ") + (pairs ? "fz_half == 0 && " : "") +
+         "ty == 0) {\n" + out.perColumn + "  }\n";
   s += "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");  // peers are done with fz_part\n";
   s += "}\n";
 
   spec.source = s;
-  spec.grid = static_cast<unsigned>(tiles * p.members);
+  spec.grid = static_cast<unsigned>(tiles * p.parts * p.members);
   spec.block = kThreads;
-  spec.sharedBytes = static_cast<unsigned>(p.smemSlots * p.ty * kTx * 16);  // 16-byte vectors
-  spec.schedule = str(p.rr) + " reduced x " + str(p.kc) + " kept; " + str(tiles) +
+  spec.sharedBytes = static_cast<unsigned>(p.smemSlots * p.ty * p.tx * 16);  // 16-byte vectors
+  if (pairs) {
+    spec.scratchBytes = static_cast<unsigned>(tiles * p.parts * p.width * 16);
+    spec.scratchZeroOnce = spec.scratchBytes;
+    spec.spreadClusters = true;
+  }
+  spec.schedule = str(p.rr) + " reduced x " + str(p.kc) + " kept; " +
+                  (pairs ? str(tiles) + " tiles, each " + str(p.parts) + " clusters (" +
+                               str(p.rr / p.parts) + " rows each) that exchange (max, sum) through global memory: " +
+                               str(tiles * p.parts)
+                         : str(tiles)) +
                   " clusters of " + str(p.members) + " blocks, each " + str(p.chunk) + " rows x " +
                   W + " columns, read once: max and sum in one pass (online); rows per thread " +
                   str(p.regSlots) + " in registers, " + str(p.smemSlots) + " in shared memory, " +

@@ -155,8 +155,8 @@ void checkGeluUlps(const char *dtype, Tally &t) {
 /// every output checked against the reference: a TMA tensor map kept for the
 /// wrong address (the runtime keeps the maps of the last few) would read
 /// another set's data, and state a kernel keeps between launches (split-K
-/// tile counters) must carry from one launch to the next. `schedule`: a
-/// kernel whose schedule says so.
+/// tile counters, the softmax pairs' epoch) must carry from one launch to the
+/// next. `schedule`: a kernel whose schedule says so.
 void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
                         const std::string &json, const std::string &gemm,
                         const char *schedule = nullptr) {
@@ -321,11 +321,13 @@ int main(int argc, char **argv) {
           "outer_softmax.json", true, 5, examples, "auto", -1, nullptr,
           o.online && major >= 9 ? "(online)" : nullptr);
   }
-  // softmax over dim 0 at 8192 x 8192 bf16 (the bench size; the online
-  // kernel with its L2 tier on Hopper), six launches back to back.
+  // softmax over dim 0 at 8192 x 8192 bf16 (the bench size), six launches
+  // back to back: on Hopper each 256-byte tile's rows are split over two
+  // clusters that exchange their statistics under an epoch the kernel keeps
+  // in its scratch from launch to launch.
   checkRotatedInputs(**drv, examples, "softmax over dim 0, 8192 x 8192 bf16, six launches",
                      test::outerSoftmaxGraph({8192, 8192}, 1, "bf16", false), "auto",
-                     major >= 9 ? "(online)" : nullptr);
+                     major >= 9 ? "exchange (max, sum)" : nullptr);
   // 9-64 rows through the Hopper dot-product kernel (WgmmaGemv.cpp; its
   // first candidate there): the o projection with its residual; 9 rows with
   // 32 weight rows a cluster and K = 1000 (the last step past K); 33 rows
