@@ -1,5 +1,6 @@
 //===- Executable.cpp - a loaded plan: modules, arena, matmul plans -------===//
 #include "runtime/Executable.h"
+#include "runtime/KernelDedup.h"
 
 #include <chrono>
 #include <iterator>
@@ -78,13 +79,18 @@ llvm::Error Executable::load(KernelCache &cache) {
   if (llvm::Error err = ctx.makeCurrent())
     return err;
   // Compile every kernel at once (the cache runs independent kernels in parallel).
-  std::vector<KernelSource> sources;
+  // Each distinct body once (KernelDedup.h): a model's layers repeat theirs.
   std::vector<size_t> kernelSteps;
+  std::vector<std::pair<std::string, std::string>> named;
   for (size_t i = 0; i < desc.steps.size(); ++i)
     if (desc.steps[i].kind == PlanStep::Kind::Kernel) {
-      sources.push_back({desc.steps[i].name, desc.steps[i].kernel.source, desc.arch, {}, false});
+      named.push_back({desc.steps[i].name, desc.steps[i].kernel.source});
       kernelSteps.push_back(i);
     }
+  KernelBodies bodies = distinctBodies(named);
+  std::vector<KernelSource> sources;
+  for (size_t d = 0; d < bodies.distinct.size(); ++d)
+    sources.push_back({named[bodies.first[d]].first, bodies.distinct[d], desc.arch, {}, false});
   CacheStats before = cache.stats();
   auto start = std::chrono::steady_clock::now();
   unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
@@ -104,16 +110,17 @@ llvm::Error Executable::load(KernelCache &cache) {
   for (size_t i = 0; i < desc.steps.size(); ++i)
     maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
-    if (!compiled[k])
-      return compiled[k].takeError();
+    auto &body = compiled[bodies.of[k]];
+    if (!body)
+      return body.takeError();  // once, for the first step that has it
     const PlanStep &step = desc.steps[kernelSteps[k]];
     CUmodule module = nullptr;
-    if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*compiled[k])->cubin.data()),
+    if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*body)->cubin.data()),
                                     "cuModuleLoadData"))
       return err;
     modules.push_back(module);
     CUfunction fn = nullptr;
-    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, step.name.c_str()),
+    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, kCanonicalKernelName),
                                     "cuModuleGetFunction"))
       return err;
     // Static plus dynamic shared memory over 48 KB needs the opt-in, and the

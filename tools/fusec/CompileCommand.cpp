@@ -3,6 +3,7 @@
 #include "tools/fusec/Driver.h"
 
 #include "compiler/support/AtomicFile.h"
+#include "runtime/KernelDedup.h"
 #include "runtime/Nvrtc.h"
 #include "runtime/api/ProgramImpl.h"
 
@@ -59,18 +60,30 @@ int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
 
 int emitKernels(Program &program, const CompileOptions &opts) {
   const PlanDesc &plan = program.impl().plan;
-  std::vector<std::pair<std::string, std::string>> files;
-  for (const PlanStep &s : plan.steps) {
-    if (s.kind != PlanStep::Kind::Kernel)
-      continue;
-    if (opts.emit == "cuda") {
-      files.push_back({s.name + ".cu", s.kernel.source});
-      continue;
+  std::vector<std::pair<std::string, std::string>> files, named;
+  for (const PlanStep &s : plan.steps)
+    if (s.kind == PlanStep::Kind::Kernel)
+      named.push_back({s.name, s.kernel.source});
+  if (opts.emit == "cuda") {
+    for (auto &[name, source] : named)
+      files.push_back({name + ".cu", source});
+  } else {
+    // Each distinct body compiled once (runtime/KernelDedup.h), its PTX
+    // renamed for every kernel that has it.
+    KernelBodies bodies = distinctBodies(named);
+    std::vector<std::string> ptx(bodies.distinct.size());
+    for (size_t d = 0; d < bodies.distinct.size(); ++d) {
+      auto compiled = compile({named[bodies.first[d]].first, bodies.distinct[d], plan.arch, {},
+                               /*emitPtx=*/true});
+      if (!compiled)
+        return reportError(compiled.takeError());
+      ptx[d] = std::move(compiled->ptx);
     }
-    auto ptx = compile({s.name, s.kernel.source, plan.arch, {}, /*emitPtx=*/true});
-    if (!ptx)
-      return reportError(ptx.takeError());
-    files.push_back({s.name + ".ptx", ptx->ptx});
+    for (size_t i = 0; i < named.size(); ++i)
+      files.push_back({named[i].first + ".ptx", renameCanonicalPtx(ptx[bodies.of[i]], named[i].first)});
+    if (bodies.distinct.size() < named.size())
+      llvm::errs() << "fusec: " << named.size() << " kernels, " << bodies.distinct.size()
+                   << " distinct bodies: each body compiled once\n";
   }
   if (files.empty())
     llvm::errs() << "fusec: note: this graph has no generated kernels (only library calls)\n";

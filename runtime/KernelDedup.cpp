@@ -1,0 +1,88 @@
+//===- KernelDedup.cpp - one compile per distinct kernel body -------------===//
+#include "runtime/KernelDedup.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cctype>
+
+namespace fusec {
+namespace {
+
+bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// `text` with every occurrence of `from` that is a whole identifier (or, with
+/// `prefixOnly`, the start of one) replaced by `to`.
+std::string replaceIdent(llvm::StringRef text, llvm::StringRef from, llvm::StringRef to,
+                         bool prefixOnly = false) {
+  std::string out;
+  out.reserve(text.size());
+  size_t at = 0;
+  while (true) {
+    size_t hit = text.find(from, at);
+    if (hit == llvm::StringRef::npos || from.empty())
+      break;
+    size_t end = hit + from.size();
+    bool startOk = hit == 0 || !identChar(text[hit - 1]);
+    bool endOk = prefixOnly || end == text.size() || !identChar(text[end]);
+    out.append(text.data() + at, (startOk && endOk ? hit : end) - at);
+    if (startOk && endOk)
+      out.append(to.data(), to.size());
+    at = end;
+  }
+  out.append(text.data() + at, text.size() - at);
+  return out;
+}
+
+} // namespace
+
+std::string canonicalKernelSource(llvm::StringRef name, llvm::StringRef source) {
+  // The header comment: "// kernel <name> (<family>)" and the indented
+  // comment lines under it (graph nodes, bytes, predicted time, schedule).
+  std::string header = "// kernel " + name.str() + " (";
+  std::string kept;
+  kept.reserve(source.size());
+  bool inHeader = false;
+  for (size_t pos = 0; pos < source.size();) {
+    size_t nl = source.find('\n', pos);
+    size_t end = nl == llvm::StringRef::npos ? source.size() : nl + 1;
+    llvm::StringRef line = source.slice(pos, end);  // with its newline
+    if (line.starts_with(header))
+      inHeader = true;
+    else if (!(inHeader && line.starts_with("//   ")))
+      inHeader = false;
+    if (!inHeader)
+      kept.append(line.data(), line.size());
+    pos = end;
+  }
+  return replaceIdent(kept, name, kCanonicalKernelName);
+}
+
+std::string renameCanonicalPtx(llvm::StringRef ptx, llvm::StringRef name) {
+  // The entry's parameters are "<entry>_param_<n>".
+  std::string params = std::string(kCanonicalKernelName) + "_param_";
+  std::string renamed = replaceIdent(ptx, params, name.str() + "_param_", /*prefixOnly=*/true);
+  // A static shared variable of the kernel is mangled with the kernel's name
+  // and its length: _ZZ<len><name>E<len><var>.
+  std::string canon = kCanonicalKernelName;
+  renamed = replaceIdent(renamed, "_ZZ" + std::to_string(canon.size()) + canon + "E",
+                         "_ZZ" + std::to_string(name.size()) + name.str() + "E",
+                         /*prefixOnly=*/true);
+  return replaceIdent(renamed, kCanonicalKernelName, name);
+}
+
+KernelBodies distinctBodies(const std::vector<std::pair<std::string, std::string>> &namedSources) {
+  KernelBodies b;
+  llvm::StringMap<size_t> index;
+  for (size_t i = 0; i < namedSources.size(); ++i) {
+    std::string canonical = canonicalKernelSource(namedSources[i].first, namedSources[i].second);
+    auto [it, inserted] = index.try_emplace(canonical, b.distinct.size());
+    if (inserted) {
+      b.distinct.push_back(std::move(canonical));
+      b.first.push_back(i);
+    }
+    b.of.push_back(it->second);
+  }
+  return b;
+}
+
+} // namespace fusec
