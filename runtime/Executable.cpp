@@ -97,6 +97,18 @@ llvm::Error Executable::load(KernelCache &cache) {
   auto compiled = cache.getOrCompileAll(sources, threads);
   compileSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CacheStats after = cache.stats();
+  // The first body that failed to compile is the error; the others' are
+  // consumed (an unchecked llvm::Expected aborts in builds with assertions).
+  llvm::Error failed = llvm::Error::success();
+  for (auto &body : compiled)
+    if (!body) {
+      if (failed)
+        llvm::consumeError(body.takeError());
+      else
+        failed = body.takeError();
+    }
+  if (failed)
+    return failed;
   hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
 
   overlapStep.assign(desc.steps.size(), false);
@@ -111,8 +123,6 @@ llvm::Error Executable::load(KernelCache &cache) {
     maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
     auto &body = compiled[bodies.of[k]];
-    if (!body)
-      return body.takeError();  // once, for the first step that has it
     const PlanStep &step = desc.steps[kernelSteps[k]];
     CUmodule module = nullptr;
     if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*body)->cubin.data()),
@@ -120,7 +130,8 @@ llvm::Error Executable::load(KernelCache &cache) {
       return err;
     modules.push_back(module);
     CUfunction fn = nullptr;
-    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, kCanonicalKernelName),
+    const std::string &entry = bodies.entry[bodies.of[k]];
+    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, entry.c_str()),
                                     "cuModuleGetFunction"))
       return err;
     // Static plus dynamic shared memory over 48 KB needs the opt-in, and the
@@ -143,6 +154,26 @@ llvm::Error Executable::load(KernelCache &cache) {
       if (fit > 0)
         grids[kernelSteps[k]] =
             std::min<unsigned>(step.kernel.grid, unsigned(fit) * step.kernel.clusterX);
+    }
+    // Pairs of clusters (OnlineColumnSoftmax.cpp) wait for each other: both
+    // must be resident at once (their grid is whole, never shrunk above; the
+    // cluster shape is the kernel's own). Where fewer fit, as on a GPU
+    // shared through MPS or green contexts, say so instead of the kernel
+    // trapping after seconds of waiting.
+    if (step.kernel.spreadClusters) {
+      CUlaunchAttribute attrs[3];
+      CUlaunchConfig cfg = kernelLaunch(step.kernel, step.kernel.grid, nullptr, false, attrs);
+      int fit = 0;
+      if (llvm::Error err = drv.check(drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg),
+                                      "cuOccupancyMaxActiveClusters"))
+        return err;
+      if (fit < 2)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "kernel %s: its pairs of thread-block clusters wait for each other and need 2 "
+            "resident at once, but this device fits %d; compile for a smaller profile or "
+            "give the process the whole GPU",
+            step.name.c_str(), fit);
     }
     if (step.kernel.scratchBytes > 0) {
       if (llvm::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],

@@ -33,9 +33,33 @@ std::string replaceIdent(llvm::StringRef text, llvm::StringRef from, llvm::Strin
   return out;
 }
 
+/// Whether `ident` occurs in `text` as a whole identifier.
+bool hasIdent(llvm::StringRef text, llvm::StringRef ident) {
+  for (size_t at = text.find(ident); at != llvm::StringRef::npos; at = text.find(ident, at + 1))
+    if ((at == 0 || !identChar(text[at - 1])) &&
+        (at + ident.size() == text.size() || !identChar(text[at + ident.size()])))
+      return true;
+  return false;
+}
+
 } // namespace
 
-std::string canonicalKernelSource(llvm::StringRef name, llvm::StringRef source) {
+std::string canonicalKernelName(llvm::StringRef name) {
+  llvm::StringRef rest = name;
+  if (!rest.consume_front("k"))
+    return name.str();
+  size_t digits = 0;
+  while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])))
+    ++digits;
+  if (digits == 0 || digits == rest.size() || rest[digits] != '_')
+    return name.str();
+  return "k" + rest.drop_front(digits).str();
+}
+
+CanonicalKernel canonicalKernel(llvm::StringRef name, llvm::StringRef source) {
+  std::string canon = canonicalKernelName(name);
+  if (canon != name && hasIdent(source, canon))
+    canon = name.str();  // it would collide: the name stays
   // The header comment: "// kernel <name> (<family>)" and the indented
   // comment lines under it (graph nodes, bytes, predicted time, schedule).
   std::string header = "// kernel " + name.str() + " (";
@@ -54,30 +78,34 @@ std::string canonicalKernelSource(llvm::StringRef name, llvm::StringRef source) 
       kept.append(line.data(), line.size());
     pos = end;
   }
-  return replaceIdent(kept, name, kCanonicalKernelName);
+  if (canon == name)
+    return {std::move(kept), std::move(canon)};
+  return {replaceIdent(kept, name, canon), std::move(canon)};
 }
 
-std::string renameCanonicalPtx(llvm::StringRef ptx, llvm::StringRef name) {
-  // The entry's parameters are "<entry>_param_<n>".
-  std::string params = std::string(kCanonicalKernelName) + "_param_";
-  std::string renamed = replaceIdent(ptx, params, name.str() + "_param_", /*prefixOnly=*/true);
-  // A static shared variable of the kernel is mangled with the kernel's name
-  // and its length: _ZZ<len><name>E<len><var>.
-  std::string canon = kCanonicalKernelName;
-  renamed = replaceIdent(renamed, "_ZZ" + std::to_string(canon.size()) + canon + "E",
+std::string renameCanonicalPtx(llvm::StringRef ptx, llvm::StringRef canon, llvm::StringRef name) {
+  if (canon == name)
+    return ptx.str();
+  // The entry's parameters are "<entry>_param_<n>"; a static shared array of
+  // the kernel is mangled with the entry's name and its length,
+  // _ZZ<len><entry>E<len><var>.
+  std::string renamed = replaceIdent(ptx, canon.str() + "_param_", name.str() + "_param_",
+                                     /*prefixOnly=*/true);
+  renamed = replaceIdent(renamed, "_ZZ" + std::to_string(canon.size()) + canon.str() + "E",
                          "_ZZ" + std::to_string(name.size()) + name.str() + "E",
                          /*prefixOnly=*/true);
-  return replaceIdent(renamed, kCanonicalKernelName, name);
+  return replaceIdent(renamed, canon, name);
 }
 
 KernelBodies distinctBodies(const std::vector<std::pair<std::string, std::string>> &namedSources) {
   KernelBodies b;
   llvm::StringMap<size_t> index;
   for (size_t i = 0; i < namedSources.size(); ++i) {
-    std::string canonical = canonicalKernelSource(namedSources[i].first, namedSources[i].second);
-    auto [it, inserted] = index.try_emplace(canonical, b.distinct.size());
+    CanonicalKernel canonical = canonicalKernel(namedSources[i].first, namedSources[i].second);
+    auto [it, inserted] = index.try_emplace(canonical.source, b.distinct.size());
     if (inserted) {
-      b.distinct.push_back(std::move(canonical));
+      b.distinct.push_back(std::move(canonical.source));
+      b.entry.push_back(std::move(canonical.entry));
       b.first.push_back(i);
     }
     b.of.push_back(it->second);

@@ -80,7 +80,8 @@ int emitKernels(Program &program, const CompileOptions &opts) {
       ptx[d] = std::move(compiled->ptx);
     }
     for (size_t i = 0; i < named.size(); ++i)
-      files.push_back({named[i].first + ".ptx", renameCanonicalPtx(ptx[bodies.of[i]], named[i].first)});
+      files.push_back({named[i].first + ".ptx",
+                       renameCanonicalPtx(ptx[bodies.of[i]], bodies.entry[bodies.of[i]], named[i].first)});
     if (bodies.distinct.size() < named.size())
       llvm::errs() << "fusec: " << named.size() << " kernels, " << bodies.distinct.size()
                    << " distinct bodies: each body compiled once\n";
