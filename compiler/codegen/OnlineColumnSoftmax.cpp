@@ -560,7 +560,11 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   // Pairs arrive relaxed: every value read from a peer has been used (the
   // merged statistics are stored above), so the reads are done without the
   // release's GPU-wide fence, which waits for the published words too (1 us
-  // of 113, bench/NOTES.md session w).
+  // of 113; a release arrive with the publish after it was 2 us slower,
+  // bench/NOTES.md session w). PTX does not order a relaxed arrive after
+  // earlier loads; this rests on the data dependence, which the SASS keeps
+  // (ptxas 13.0: the eight peer loads feed the fz_stat store before
+  // UCGABAR_ARV). Recheck it with a new toolkit.
   s += std::string("  asm volatile(\"barrier.cluster.arrive.") + (pairs ? "relaxed" : "release") +
        ".aligned;\" ::: \"memory\");  // done reading peers\n";
   s += "  __syncthreads();\n";

@@ -519,30 +519,24 @@ k0_max_sub_exp_sum_etc(const fz_bf16 *__restrict__ in0, fz_bf16 *__restrict__ ou
   }
   __syncthreads();
   if (threadIdx.x < 128) {
-    const int c = threadIdx.x / 1, j = threadIdx.x % 1;
-    float2 a = fz_wred[j][c];
+    const int c = threadIdx.x;
+    float2 a = fz_wred[0][c];
     #pragma unroll
-    for (int w = j + 1; w < 8; w += 1) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);
-    for (int o = 1; o < 1; o <<= 1)
-      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), __shfl_xor_sync(0xffffffffu, a.y, o));
-    if (j == 0) fz_part[c] = a;
+    for (int w = 1; w < 8; ++w) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);
+    fz_part[c] = a;
   }
   fz_cluster_sync();  // every member's partials are published
   const unsigned fz_epoch = fz_epoch_s;
   if (threadIdx.x < 128) {
-    const int c = threadIdx.x / 1, j = threadIdx.x % 1;
-    float2 a = j < 8 ? *fz_peer(&fz_part[c], j) : make_float2(-__int_as_float(0x7f800000), 0.f);
+    const int c = threadIdx.x;
+    float2 a = *fz_peer(&fz_part[c], 0);
     #pragma unroll
-    for (int q = j + 1; q < 8; q += 1) {
+    for (int q = 1; q < 8; ++q) {
       const float2 b = *fz_peer(&fz_part[c], q);
       fz_online_merge(a.x, a.y, b.x, b.y);
     }
-    for (int o = 1; o < 1; o <<= 1)
-      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), __shfl_xor_sync(0xffffffffu, a.y, o));
-    if (j == 0) {
-      if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);
-      fz_stat[c] = make_float4(a.x, a.y, 0.f, 0.f);  // this half's
-    }
+    if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);
+    fz_stat[c] = make_float4(a.x, a.y, 0.f, 0.f);  // this half's
   }
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // done reading peers
   __syncthreads();

@@ -210,11 +210,25 @@ srcw = open('genw.cu').read()
 cutw = srcw.index('extern "C" __global__')
 prew = srcw[:cutw].replace('#if __CUDA_ARCH__ >= 900', '#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900')
 kerw = srcw[cutw:].replace('extern "C" __global__', '__global__').replace('k0_max_sub_exp_sum_etc', 'kern')
+PUB = "    if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);\n"
+ARR_REL = 'asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // done reading peers\n'
+
+
+def release_pub_after(k):  # release arrive; member 0 publishes after it (the fence then waits for no global store of its own)
+    k = edit(k, PUB, "    fz_a = a;\n")
+    k = edit(k, "  if (threadIdx.x < 128) {\n    const int c = threadIdx.x;\n    float2 a = *fz_peer", "  float2 fz_a;\n  if (threadIdx.x < 128) {\n    const int c = threadIdx.x;\n    float2 a = *fz_peer")
+    return edit(k, ARR_REL, ARR_REL.replace('relaxed', 'release') +
+                "  if (threadIdx.x < 128 && member == 0)\n    fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + threadIdx.x) * 2 + fz_half * 256, fz_a, fz_epoch);\n")
+
+
+def release_pub_before(k):
+    return edit(k, ARR_REL, ARR_REL.replace('relaxed', 'release'))
+
+
 V = [  # name, prelude, kernel, launched with the cluster attribute
-    ('g0', 'generated (a53b4e2)', pre, ker, False),
-    ('w0', 'generated (session w port)', prew, kerw, False),
-    ('h8', 'h7 + both words in flight', preA, allk, False),
-    ('n1', 'generated, no exchange (bound; wrong)', pre, no_exchange(ker), False),
+    ('w0', 'generated (b305aba): relaxed arrive', prew, kerw, False),
+    ('w1', 'release arrive, member 0 publishes after it', prew, release_pub_after(kerw), False),
+    ('w2', 'release arrive, publish before it (a53b4e2 order)', prew, release_pub_before(kerw), False),
 ]
 out = []
 for ns, name, p, k, attr in V:
