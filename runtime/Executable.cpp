@@ -161,6 +161,11 @@ llvm::Error Executable::load(KernelCache &cache) {
     // shared through MPS or green contexts, say so instead of the kernel
     // trapping after seconds of waiting.
     if (step.kernel.spreadClusters) {
+      if (step.kernel.clusterX > 1)  // its grid would have been shrunk above
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "kernel %s: pairs of clusters with a launch-time "
+                                       "cluster shape (internal error)",
+                                       step.name.c_str());
       CUlaunchAttribute attrs[3];
       CUlaunchConfig cfg = kernelLaunch(step.kernel, step.kernel.grid, nullptr, false, attrs);
       int fit = 0;
