@@ -344,26 +344,24 @@ void Grouping::recompute() {
   // until one changes nothing. Restarting from the first group after every
   // success instead re-tried every earlier failure each time: 57,407 tries
   // and 1.9 s on a 64-layer decode stack, where passes take 1,911 (0.4 s).
+  // One recomputation into group gc, or none.
+  auto recomputeInto = [&](size_t gc) {
+    for (Operation *c : OpGroup(groups[gc]))
+      for (OpOperand &use : c->getOpOperands()) {
+        Operation *p = use.get().getDefiningOp();
+        if (!p || !groupOf.count(p) || groupOf[p] == gc || p->getNumResults() != 1 ||
+            !p->hasTrait<fusec::OpTrait::ElementwiseMap>())
+          continue;
+        if (tryRecompute(p, use, gc))
+          return true;
+      }
+    return false;
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t gc = 0; gc < groups.size(); ++gc)
-      for (bool again = true; again;) {
-        again = false;
-        for (Operation *c : OpGroup(groups[gc])) {
-          for (OpOperand &use : c->getOpOperands()) {
-            Operation *p = use.get().getDefiningOp();
-            if (!p || !groupOf.count(p) || groupOf[p] == gc || p->getNumResults() != 1 ||
-                !p->hasTrait<fusec::OpTrait::ElementwiseMap>())
-              continue;
-            if (tryRecompute(p, use, gc)) {
-              changed = again = true;
-              break;
-            }
-          }
-          if (again)
-            break;
-        }
-      }
+      while (recomputeInto(gc))
+        changed = true;
   }
 }
 

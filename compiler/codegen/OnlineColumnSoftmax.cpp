@@ -359,10 +359,10 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   }
   p.width = p.tx * p.vec;
   p.ty = kThreads / p.tx;
-  // The merges give each column four lanes of one block (two for 256-byte
-  // tiles; a tree by shuffles).
-  const int64_t lanes = std::min<int64_t>(4, kThreads / p.width);
-  if (lanes < 2)
+  // The merges give each column four lanes of one block (a tree by
+  // shuffles); pairs take one thread a column (below).
+  const int64_t mergeLanes = p.parts > 1 ? 1 : 4;
+  if (mergeLanes * p.width > kThreads)
     return unsupported("tile wider than the merges' lanes a column cover");
   // Every member holds whole batches of rows: chunks of equal size.
   if (p.rr % (p.parts * kMembers * p.ty) != 0)
@@ -507,14 +507,12 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
        "__shfl_xor_sync(0xffffffffu, sum, o));\n";
   s += "    if (threadIdx.x % 32 < " + str(p.tx) + ") fz_wred[threadIdx.x / 32][tx * " + V +
        " + l] = make_float2(m, sum);\n  }\n  __syncthreads();\n";
-  // Warps, then the cluster's members, as trees: four lanes per column (two
-  // for 256-byte tiles) each merge every fourth (second) partial, then each
-  // other's by shuffles (depth 3, not 7, on the path every block of the
-  // cluster waits on).
-  // Pairs take one thread a column instead, the cluster's partials through
-  // plain loads (fz_peer): with the changes below 2.7 us of 113.7 in
+  // Warps, then the cluster's members, as trees: four lanes per column each
+  // merge every fourth partial, then each other's by shuffles (depth 3, not
+  // 7, on the path every block of the cluster waits on). Pairs take one
+  // thread a column instead, the cluster's partials through plain loads
+  // (fz_peer): with the changes below 2.7 us of 113.7 in
   // bench/micro/softmax_dim0_variants/pairs (bench/NOTES.md session w).
-  const int64_t mergeLanes = pairs ? 1 : lanes;
   const bool one = mergeLanes == 1;
   const std::string L = str(mergeLanes), lanesAll = str(mergeLanes * p.width),
                     ninf = "-__int_as_float(0x7f800000)";
