@@ -1,12 +1,184 @@
-# Builds variants.cuh from gen.cu (what `fusec compile
-# bench/graphs/softmax_dim0.json --emit cuda --arch sm_90a` writes on branch
-# experiment/softmax-pairs, a53b4e2): the generated pairs kernel and text
-# edits of it, each in its own namespace (bench/NOTES.md session v, round 6's
-# leads). Run: python3 mk.py && nvcc -O3 -arch=sm_90a -o /tmp/pr runner.cu && /tmp/pr
-src = open('gen.cu').read()
-cut = src.index('extern "C" __global__')
-pre = src[:cut].replace('#if __CUDA_ARCH__ >= 900', '#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900')
-ker = src[cut:].replace('extern "C" __global__', '__global__').replace('k0_max_sub_exp_sum_etc', 'kern')
+#!/usr/bin/env python3
+"""Builds variants.cuh for runner.cu: fusec's generated pairs kernel of softmax
+over dim 0 (8192 x 8192 bf16, each 256-byte tile's rows split over two
+clusters of 8) and text edits of it, each in its own namespace.
+
+The generated kernel is not kept as a copy. This script runs
+
+    build/bin/fusec compile bench/graphs/softmax_dim0.json --emit cuda \
+        --arch sm_90a --device h100 -o TMPDIR          (FUSEC_CACHE_DIR=off)
+
+and writes next to itself, git-ignored:
+
+  genw.cu  the kernel as fusec writes it now: session w's form, on main since
+           a2c882b (the copy kept here before was written at 74a33fb);
+  gen.cu   session v's form (branch experiment/softmax-pairs, a53b4e2): genw.cu
+           with session w's five changes undone (to_session_v below): the two
+           words of a statistic polled one after the other, 32-bit indices,
+           two lanes a column in both merges, the cluster's partials through
+           fz_dsmem_ld2, a release arrive. Applied to the kept copy of 74a33fb's
+           output it gave the kept copy of a53b4e2's exactly (less the
+           "// =====" line fusec prints before a kernel on stdout).
+
+The edits below (bench/NOTES.md session v round 6, session w rounds 1-5 and 12)
+find their text with assertions. If one fails, the generator has changed since
+e049c63: build fusec at that commit to reproduce those rounds, or update the edit.
+
+Run from anywhere (paths are taken relative to this file):
+
+    python3 bench/micro/softmax_dim0_variants/pairs/mk.py
+    nvcc -O3 -arch=sm_90a -o /tmp/pr bench/micro/softmax_dim0_variants/pairs/runner.cu && /tmp/pr
+
+--fusec PATH: the compiler (default $FUSEC, else build/bin/fusec). --kernel FILE:
+a .cu that fusec already wrote for that graph, used instead of running fusec.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[3]  # pairs -> softmax_dim0_variants -> micro -> bench -> the repository
+GRAPH = ROOT / 'bench' / 'graphs' / 'softmax_dim0.json'
+KERNEL = 'k0_max_sub_exp_sum_etc'
+
+
+def generate(fusec):
+    """The kernel's .cu as `fusec compile --emit cuda` writes it."""
+    if not Path(fusec).is_file():
+        sys.exit(f'mk.py: no fusec at {fusec}: build it (./tools/bootstrap.sh) or pass --fusec PATH')
+    # The cost-model profile is pinned and the disk cache (with its measured
+    # copy rate) is off, so the text is the same on any machine, GPU or not.
+    env = dict(os.environ, FUSEC_CACHE_DIR='off')
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [str(fusec), 'compile', str(GRAPH), '--emit', 'cuda', '--arch', 'sm_90a', '--device', 'h100', '-o', d]
+        subprocess.run(cmd, check=True, env=env)
+        path = Path(d) / (KERNEL + '.cu')
+        if not path.is_file():
+            sys.exit(f'mk.py: {" ".join(cmd)} wrote {sorted(os.listdir(d))}, not {KERNEL}.cu')
+        return path.read_text()
+
+
+def undo(text, old, new):
+    assert text.count(old) == 1, ('session w text not found once in the generated kernel', old, text.count(old))
+    return text.replace(old, new)
+
+
+AWAIT_W = """// Both words are read at once (one round trip a poll, not two in turn).
+__device__ __forceinline__ float2 fz_await(const unsigned long long *w, unsigned epoch) {
+  const long long t0 = clock64();
+  for (;;) {
+    unsigned long long a, b;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(a) : "l"(w) : "memory");
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(b) : "l"(w + 1) : "memory");
+    if ((unsigned)(a >> 32) == epoch && (unsigned)(b >> 32) == epoch)
+      return make_float2(__uint_as_float((unsigned)a), __uint_as_float((unsigned)b));
+    if (clock64() - t0 > (1ll << 32)) __trap();
+  }
+}
+// A peer block's shared memory as a plain pointer: its loads are ordinary
+// ones the compiler may batch (fz_dsmem_ld2's are volatile).
+__device__ __forceinline__ const float2 *fz_peer(const float2 *p, unsigned rank) {
+  unsigned long long r;
+  asm("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
+  return reinterpret_cast<const float2 *>(r);
+}
+"""
+AWAIT_V = """__device__ __forceinline__ float fz_await_word(const unsigned long long *w, unsigned epoch) {
+  const long long t0 = clock64();
+  for (;;) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(w) : "memory");
+    if ((unsigned)(v >> 32) == epoch) return __uint_as_float((unsigned)v);
+    if (clock64() - t0 > (1ll << 32)) __trap();
+  }
+}
+__device__ __forceinline__ float2 fz_await(const unsigned long long *w, unsigned epoch) {
+  const float m = fz_await_word(w, epoch);
+  return make_float2(m, fz_await_word(w + 1, epoch));
+}
+"""
+WARPS_W = """  if (threadIdx.x < 128) {
+    const int c = threadIdx.x;
+    float2 a = fz_wred[0][c];
+    #pragma unroll
+    for (int w = 1; w < 8; ++w) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);
+    fz_part[c] = a;
+  }
+"""
+WARPS_V = """  if (threadIdx.x < 256) {
+    const int c = threadIdx.x / 2, j = threadIdx.x % 2;
+    float2 a = fz_wred[j][c];
+    #pragma unroll
+    for (int w = j + 2; w < 8; w += 2) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);
+    for (int o = 1; o < 2; o <<= 1)
+      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), __shfl_xor_sync(0xffffffffu, a.y, o));
+    if (j == 0) fz_part[c] = a;
+  }
+"""
+MEMBERS_W = """  if (threadIdx.x < 128) {
+    const int c = threadIdx.x;
+    float2 a = *fz_peer(&fz_part[c], 0);
+    #pragma unroll
+    for (int q = 1; q < 8; ++q) {
+      const float2 b = *fz_peer(&fz_part[c], q);
+      fz_online_merge(a.x, a.y, b.x, b.y);
+    }
+    if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);
+    fz_stat[c] = make_float4(a.x, a.y, 0.f, 0.f);  // this half's
+  }
+"""
+MEMBERS_V = """  if (threadIdx.x < 256) {
+    const int c = threadIdx.x / 2, j = threadIdx.x % 2;
+    float2 a = j < 8 ? fz_dsmem_ld2(&fz_part[c], j) : make_float2(-__int_as_float(0x7f800000), 0.f);
+    #pragma unroll
+    for (int q = j + 2; q < 8; q += 2) {
+      const float2 b = fz_dsmem_ld2(&fz_part[c], q);
+      fz_online_merge(a.x, a.y, b.x, b.y);
+    }
+    for (int o = 1; o < 2; o <<= 1)
+      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), __shfl_xor_sync(0xffffffffu, a.y, o));
+    if (j == 0) {
+      if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);
+      fz_stat[c] = make_float4(a.x, a.y, 0.f, 0.f);  // this half's
+    }
+  }
+"""
+
+
+def to_session_v(w):
+    """Session v's kernel (a53b4e2) from session w's (what the generator writes since a2c882b)."""
+    w = undo(w, AWAIT_W, AWAIT_V)  # both words polled at once -> one after the other; no fz_peer
+    w = undo(w, '  typedef long long fz_idx;\n', '  typedef int fz_idx;\n')  # 64-bit indices -> 32-bit
+    w = undo(w, WARPS_W, WARPS_V)  # one thread a column -> two lanes a column
+    w = undo(w, MEMBERS_W, MEMBERS_V)  # the same, peers through fz_dsmem_ld2
+    return undo(w, 'barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // done reading peers',
+                'barrier.cluster.arrive.release.aligned;" ::: "memory");  // done reading peers')
+
+
+def split(src):
+    """The prelude (cluster helpers made visible to nvcc's host pass) and the kernel, renamed kern."""
+    cut = src.index('extern "C" __global__')
+    pre = src[:cut].replace('#if __CUDA_ARCH__ >= 900', '#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900')
+    ker = src[cut:].replace('extern "C" __global__', '__global__').replace(KERNEL, 'kern')
+    return pre, ker
+
+
+ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+ap.add_argument('--fusec', default=os.environ.get('FUSEC', str(ROOT / 'build' / 'bin' / 'fusec')),
+                help='the fusec binary (default: $FUSEC, else build/bin/fusec)')
+ap.add_argument('--kernel', help=f'{KERNEL}.cu as fusec wrote it for bench/graphs/softmax_dim0.json '
+                '(--arch sm_90a), used instead of running fusec')
+args = ap.parse_args()
+srcw = Path(args.kernel).read_text() if args.kernel else generate(args.fusec)
+src = to_session_v(srcw)
+(HERE / 'genw.cu').write_text(srcw)
+(HERE / 'gen.cu').write_text(src)
+pre, ker = split(src)  # session v's form
+prew, kerw = split(srcw)  # session w's form: what fusec generates
 
 
 def edit(text, old, new, count=1):
@@ -206,10 +378,6 @@ def in_regs1(k):  # the same for the one-thread-a-column merge (m_stage)
 
 
 r1 = relaxed_arrive(ker)
-srcw = open('genw.cu').read()
-cutw = srcw.index('extern "C" __global__')
-prew = srcw[:cutw].replace('#if __CUDA_ARCH__ >= 900', '#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900')
-kerw = srcw[cutw:].replace('extern "C" __global__', '__global__').replace('k0_max_sub_exp_sum_etc', 'kern')
 PUB = "    if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);\n"
 ARR_REL = 'asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");  // done reading peers\n'
 
@@ -237,4 +405,5 @@ out.append('#define VARIANT_FUNCS ' + ', '.join(f'(K){ns}::kern' for ns, *_ in V
 out.append('#define VARIANT_NAMES ' + ', '.join(f'"{n}"' for _, n, *_ in V) + '\n')
 out.append('#define VARIANT_PROF ' + ', '.join(f'(const void *)&{ns}::fz_prof' if 'PROF' in n else 'nullptr' for ns, n, *_ in V) + '\n')
 out.append('#define VARIANT_ATTR ' + ', '.join('true' if a else 'false' for *_, a in V) + '\n')
-open('variants.cuh', 'w').write(''.join(out))
+(HERE / 'variants.cuh').write_text(''.join(out))
+print(f'mk.py: wrote gen.cu, genw.cu and variants.cuh ({len(V)} variants) in {HERE}')

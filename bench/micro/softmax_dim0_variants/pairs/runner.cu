@@ -1,8 +1,9 @@
-// Times the generated pairs kernel of softmax over dim 0 (gen.cu, variants by
-// mk.py) beside bench/micro/column_softmax.cu's pairs kernel, in one harness:
-// 8192 x 8192 bf16, two input sets in turn, back to back (no sync between
-// runs, as `fusec bench`), median of 30 after 10; each variant's outputs
-// checked against the reference. Also each one's resident clusters.
+// Times the generated pairs kernel of softmax over dim 0 (genw.cu and gen.cu,
+// which mk.py writes with build/bin/fusec, and its variants) beside
+// bench/micro/column_softmax.cu's pairs kernel, in one harness: 8192 x 8192
+// bf16, two input sets in turn, back to back (no sync between runs, as
+// `fusec bench`), median of 30 after 10; each variant's outputs checked
+// against the reference. Also each one's resident clusters.
 // Build: python3 mk.py && nvcc -O3 -arch=sm_90a -o /tmp/pr runner.cu
 #include <algorithm>
 #include <cstdio>
