@@ -5,7 +5,7 @@ flops = 2*M*N*K per matmul and linear; scaled_dot_product_attention counts its t
 over the (query, key) pairs that take part (the upper triangle of a causal mask is skipped by
 any sensible kernel). Elementwise work is left out: on a GPU it is never the floor.
 
-Inputs follow fusec (compiler/pipeline/Compile.cpp: randomInputScales, runtime/HostTensor.cpp:
+Inputs follow fusec (compiler/pipeline/Compile.cpp: randomInputScales, compiler/support/HostTensor.cpp:
 randomTensor): floats uniform on the grid -2 + k*2^(1-p) in [-2, 2), p the significand width,
 times 1/sqrt(K) for an input that a matmul (either side) or a linear weight contracts over K,
 followed through reshape/transpose/broadcast_to/slice; integers in [-8, 8); bools 0/1.

@@ -8,9 +8,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/plan/PlanDesc.h"
+#include "runtime/CublasLt.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/KernelCache.h"
-#include "runtime/PlanDesc.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

@@ -1,7 +1,7 @@
 //===- TensorCompare.h - compare a result with a reference tensor ---------===//
 #pragma once
 
-#include "runtime/HostTensor.h"
+#include "compiler/support/HostTensor.h"
 
 #include <string>
 

@@ -7,7 +7,7 @@
 //   "sm_90a bf16 m4096 n11008 k4096 b1 aK bK" -> "128x256x32 w64x64 s3 k1"
 //
 // and, for a product the plan gives cuBLASLt, which of the heuristic's
-// usable algorithms runs it (runtime/MatmulTuning.h, matmulTuningKey):
+// usable algorithms runs it (compiler/plan/MatmulTuning.h, matmulTuningKey):
 //
 //   "cublaslt sm_90a bf16 a 32x4096 ld 4096 b 4096x6144 ld 4096 col c 32x6144
 //    ld 6144" -> "rank 4"

@@ -14,8 +14,8 @@
 // the tiles alone would leave the device less than half full of threads, the
 // reduced rows are split over blocks too, and the tile's last block combines
 // their partials. Half the device's threads, each streaming a long run of
-// rows, measured faster than a full device of short runs (bench/NOTES.md,
-// session 2026-11-23o).
+// rows, read faster than a full device of short runs (docs/reductions.md,
+// "Last dim kept: column kernels").
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
@@ -129,7 +129,7 @@ struct ColumnPlan {
       // The tile's last block (a counter per tile) combines the partials in
       // split order: the same result whichever block finishes last. Unrolled,
       // so a thread's loads of the splits are in flight together (one after
-      // another, 64 splits took 17 us where the kernel reads 8 MB).
+      // another, 64 splits take 17 us where the kernel reads 8 MB).
       tail += lastBlockHandshake("    ", "reinterpret_cast<unsigned *>(fz_scratch) + tile",
                                  str(splits) + "u", "continue;");
       tail += "    if (ty == 0) {\n" + combine + "    }\n";
@@ -174,8 +174,8 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   ColumnPlan p;
   p.fusion = fusion;
   ReductionDomain rd = takeColumnDomain(p, fusion);
-  // Tiles of 64 bytes per row and two blocks per SM measured best of
-  // 32/64/128 bytes x 1/2/4 blocks (bench/NOTES.md). This is the fallback when
+  // Tiles of 64 bytes per row and two blocks per SM read best
+  // (docs/reductions.md, "Last dim kept: column kernels"). This is the fallback when
   // the cooperative kernel's chunk does not fit on chip: it re-reads per phase.
   ColumnTile tile = columnTile(fusion, rd);
   p.vec = tile.vec;
@@ -217,7 +217,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   p.tiles = (p.kc + p.width - 1) / p.width;
   // Threads per block: 256, or 128 for a stream whose tiles alone would fill
   // more than half the device with 256 (the same threads then walk twice the
-  // rows: mean pooling's 1024 tiles ran 53.7 us at 256 and 49.6 at 128).
+  // rows: mean pooling's 1024 tiles run 53.7 us at 256 and 49.6 at 128).
   const int64_t sms = std::max(profile.smCount, 1);
   int64_t threads = std::max<int64_t>(p.stream && p.tiles > sms * 4 ? 128 : 256, p.tx);
   if (fewRows)
@@ -272,8 +272,8 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   src += "  }\n}\n";
 
   // Stream: one block per (tile, split), no loop. Otherwise tiles of 64 bytes
-  // per row and two blocks per SM measured best of 32/64/128 bytes x 1/2/4
-  // blocks (bench/NOTES.md); that form is the fallback when the cooperative
+  // per row and two blocks per SM, which read best (docs/reductions.md, "Last
+  // dim kept: column kernels"); that form is the fallback when the cooperative
   // kernel's chunk does not fit on chip, and re-reads the data per phase.
   int64_t cap = p.stream || fewRows ? p.tiles : sms * 2;
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(p.tiles, cap)));

@@ -61,7 +61,7 @@ struct CoopPlan {
   /// A per-element value the last phase computes (softmax's exp(x - max)) that
   /// the outputs need again: the last phase writes it over a cached input's
   /// slot and the output pass reads it back instead of recomputing it, one
-  /// MUFU op per element fewer (bench/NOTES.md). Legal when the outputs read
+  /// MUFU op per element fewer. Legal when the outputs read
   /// that input no other way; tried per cached input (see the generator).
   struct Stash {
     Value value;
@@ -214,7 +214,7 @@ struct CoopPlan {
                  : "    fz_team_barrier(fz_count + team, " + str(members) + "u * ++epoch);\n";
     // Combine the members' partials: one thread per column reads them (from
     // peers' shared memory or global scratch), the block shares the result.
-    // Every thread reading every partial was the bottleneck (bench/NOTES.md).
+    // Every thread reading every partial would be the bottleneck.
     s += "    for (int c = threadIdx.x; c < " + str(width) + "; c += " + str(kThreads) + ") {\n";
     for (size_t j = 0; j < reds.size(); ++j) {
       ReductionRule rule = reductionRule(reds[j]);
@@ -325,8 +325,8 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   if (cluster) {
     // A cluster of 8 blocks (the portable maximum) is the team and takes one
     // tile; the hardware schedules clusters as SMs free up, 3 blocks per SM.
-    // Persistent double-buffered clusters (1 block per SM) measured slower:
-    // 214-261 us against 143 us on softmax over dim 0 (bench/NOTES.md).
+    // Persistent double-buffered clusters (1 block per SM) are slower, by
+    // about 1.5x on softmax over dim 0.
     p.members = 8;
     p.chunk = (p.rr + p.members - 1) / p.members;
     buffers = 1;

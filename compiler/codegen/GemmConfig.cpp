@@ -152,10 +152,8 @@ GemmConfig tensorCoreGemv(int tiles, int warps, int split, int stages) {
 /// one runs per SM and the grid runs in ceil(blocks / SMs) waves; a wave's
 /// time grows with the tiles and with A's copies beside them (ceil(M / 8)
 /// pieces per step against 2 per tile, from L2: weighted 1/4). Ties go to
-/// more tiles (fewer copies of A per weight byte). H100, 32 rows: 6144 wide
-/// 24.9 us at 3 tiles (one wave) against 27.6 at 2 (1.45 waves); 4096 wide
-/// 19.9 us at 2 against 22.4 at 1; 1024 wide 10.9 us at 1 against 12.5 at 2
-/// (bench/NOTES.md, session 2026-11-23l).
+/// more tiles (fewer copies of A per weight byte). This ranks the H100's
+/// timings at 32 rows (docs/matmul.md, "Tile configurations and autotuning").
 std::vector<std::pair<int, int>> tensorCoreGemvTiles(const GemmShape &s, const DeviceProfile &p) {
   struct Option {
     int tiles, stages;
@@ -191,12 +189,10 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   std::vector<GemmConfig> out;
   if (s.m <= 8) {
     // A weight-streaming dot product per warp; tensor cores would idle on 1-8
-    // rows. One weight row per warp was fastest on 3 of 4 Llama decode shapes
-    // on an H100 (16.3 / 21.1 / 45.3 us against 17.2 / 21.9 / 47.6 for two;
-    // four rows per warp won the fourth, 43.1 against 44.0; bench/NOTES.md).
+    // rows. One weight row per warp is fastest on most Llama decode shapes.
     // Rows of K <= 128 (attention scores over the head dim) split a warp's
-    // lanes among rows; four rows per lane group won there (256 batches of
-    // 4 x 128 @ 128 x 4097: 98.3 us, against 106.3 for two and 131.4 for one).
+    // lanes among rows; four rows per lane group are fastest there
+    // (docs/matmul.md, "Tile configurations and autotuning").
     auto shapes = s.k <= 128 ? std::vector<std::pair<int, int>>{{4, 4}, {2, 8}, {1, 8}}
                              : std::vector<std::pair<int, int>>{{1, 8}, {2, 8}, {4, 4}};
     for (auto [cols, warps] : shapes) {
@@ -210,10 +206,10 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   if (s.m > 8 && s.m <= 64 && s.batch == 1) {
     // 9-64 rows: the weights stream into tensor cores through each warp's
     // cp.async stages. Eight warps per block splitting K, no split across
-    // blocks (H100, 32 x 4096 -> 4096: 20.0 us against 33.2 with two;
-    // splitting K also shortens each warp's run of steps, and K split 4 ways
-    // among a cluster's blocks was as slow as through global partials;
-    // bench/NOTES.md); the tiles per warp that fill the SMs' waves best.
+    // blocks (splitting K also shortens each warp's run of steps, and a split
+    // over a cluster's blocks is as slow as through global partials;
+    // docs/matmul.md, "Tile configurations and autotuning"); the tiles per
+    // warp that fill the SMs' waves best.
     std::vector<std::pair<int, int>> tiling = tensorCoreGemvTiles(s, p);
     int tiles = tiling.empty() ? 1 : tiling[0].first;
     for (size_t i = 0; i < std::min<size_t>(2, tiling.size()); ++i)
@@ -237,10 +233,9 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     out.push_back(c);
     return out;
   }
-  // Stepping 64 along K with 3 stages beat 32 with 4 by 10-15% on every large
-  // H100 shape measured, and 256 x 128 tiles of 8 warps of 64 x 64 were the
-  // fastest of those (8192^3: 3490 us, against 3532 for 128 x 256 and 3915
-  // for 128 x 128; 4096 x 11008 x 4096: 1221, 1234, 1228; bench/NOTES.md).
+  // Stepping 64 along K with 3 stages beats 32 with 4 on large shapes, and
+  // 256 x 128 tiles of 8 warps of 64 x 64 are the fastest of those
+  // (docs/matmul.md, "Tile configurations and autotuning").
   GemmConfig deep;
   deep.bk = 64;
   deep.stages = 3;
@@ -262,8 +257,8 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
   } else if (ceilDiv(s.k, 64) <= 2) {
     // K of one or two steps (attention scores, K = head dim): the tile's loads,
     // products and stores hardly overlap inside a block, so two blocks per SM
-    // of 128 x 128 beat one of 256 x 128 (H100, 32 x 4096 x 4096 x 128 with
-    // the causal mask: 782.5 us against 928.0; bench/NOTES.md).
+    // of 128 x 128 beat one of 256 x 128 (docs/matmul.md, "Tile
+    // configurations and autotuning").
     out = {deep, tall, wide, big, small};
   } else {
     out = {tall, wide, deep, big, small};
@@ -286,8 +281,8 @@ std::vector<GemmConfig> gemmCandidates(const GemmShape &s, const DeviceProfile &
     };
     if (ceilDiv(s.m, 128) * ceilDiv(s.n, 256) >= p.smCount)
       // Clusters of two sharing B tiles last: they halve the B tiles' L2
-      // reads, but were no faster than single blocks on an H100 (683-685 us
-      // against 677-678 at 8192 x 8192 x 4096; bench/NOTES.md).
+      // reads, but are no faster than single blocks on an H100
+      // (docs/matmul.md, "Tile configurations and autotuning").
       // Three stages leave room for a residual's whole tile beside the
       // output's (TMA-loaded while the products run).
       out.insert(out.begin(), {wg(128, 256, 4), wg(128, 256, 3), wg(128, 128, 6, true),

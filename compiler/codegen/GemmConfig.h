@@ -60,7 +60,7 @@ struct WgvShape {
   int rows = 64, stages = 16;
   /// Static: the halves' sums (fz_own, fz_recv, pitch rows + 4) and the
   /// stages' barriers, as ptxas lays them out: rounded up to 1 KB ahead of
-  /// the 1024-aligned dynamic part (9 x 7680 -> 4096 at 13 stages was 6144
+  /// the 1024-aligned dynamic part (9 x 7680 -> 4096 at 13 stages takes 6144
   /// bytes, not the 4960 of the sums alone).
   int64_t staticBytes() const {
     return (2 * ((m + 1) / 2) * (rows + 4) * 4 + 16 * stages + 1023) / 1024 * 1024;
@@ -78,8 +78,9 @@ struct WgvShape {
     return staticBytes() <= 48 * 1024 && staticBytes() + dynamicBytes() <= smemPerBlock;
   }
   /// Weight boxes requested before the wait for the kernel ahead: half the
-  /// stages (8 of 16 measured 13.3-13.6 us a layer at 32 x 4096 -> 4096, 4
-  /// 13.7-14.0, 12 and 16 13.4-13.7: A's first box queues behind them).
+  /// stages: fewer leave less of the next layer streaming under this one's
+  /// tail, more hold up A's first box, which queues behind them
+  /// (docs/matmul.md, "How a group runs").
   int earlyBoxes() const { return std::max(1, stages / 2); }
 };
 } // namespace detail

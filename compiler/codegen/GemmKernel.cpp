@@ -377,8 +377,8 @@ std::string GemmGen::epilogue() {
 
 // An accumulator pair is 4 or 8 bytes of a row: written straight from the
 // fragments, a warp's store covers half of each 32-byte sector it touches and
-// leaves HBM the merging (the batched attention scores, 1 GB of bf16 output
-// at K = 128, wrote at 31% of the copy rate; bench/NOTES.md). Staged through
+// leaves HBM the merging, which large outputs pay for in full (docs/matmul.md,
+// "Prologues", the portable kernel's output tiles). Staged through
 // shared memory, every thread writes whole 16-byte pieces of a row.
 int64_t GemmGen::stagedStride(unsigned o) {
   int64_t bytes = dtypeBytes(dtypeOf(fusion.getResult(o)));
@@ -492,9 +492,9 @@ std::string GemmGen::source(const std::string &name) {
                                 str(tilesM * tilesN) + " + fz_tm * " + str(tilesN) + " + fz_tn",
                             "gridDim.y", "return;");
     // The split count is known here: an unrolled sum lets a thread's loads
-    // of every split be in flight at once. Over gridDim.y each load waited
-    // for the one before, ~16 accumulators x splits L2 round trips in a row
-    // at the end of every tile (bench/NOTES.md).
+    // of every split be in flight at once. A loop over gridDim.y makes each
+    // load wait for the one before, ~16 accumulators x splits L2 round trips
+    // in a row at the end of every tile.
     s += each + "    for (int l = 0; l < 2; ++l) {\n      float t = 0.f;\n"
          "      if (fz_en + l < " + str(shape.n) + ") {\n"
          "        #pragma unroll" + (cfg.splitK > 16 ? std::string(" 16") : std::string()) +

@@ -198,9 +198,9 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     }
   }
   // 9-64 rows on sm_90a: the TMA + wgmma dot-product kernel first, with as
-  // many stages as the shared memory holds (16 at most; 8 were 1.5 us a layer
-  // slower at 32 x 4096 -> 4096, bench/NOTES.md, session r). Its key says so:
-  // a configuration tuned for these shapes before it existed is not reused.
+  // many stages as the shared memory holds (16 at most; fewer stream slower:
+  // docs/matmul.md, "How a group runs"). Its key says so: a configuration
+  // tuned for these shapes on another kernel is not reused.
   const int64_t wgvRows = g.mm2 || g.a.computed || g.b.computed ? 0
                           : !g.parts.empty()                       ? partsRows
                                                                    : wgmmaGemvRows(g.mm, arch,

@@ -3,18 +3,17 @@
 // The dot-product kernels (1-8 rows of A: GemmKernel.cpp's GEMV and
 // SiblingGemv.cpp) are bound by how many weight bytes are in flight. Written
 // as one loop of "load a vector, use it", ptxas keeps about two 16-byte
-// loads in flight per lane (32 registers in all), and a 32 MB layer in a
-// stream of layers took 14.4 us where a plain read of the same bytes in the
-// same pattern takes 13.3 (bench/NOTES.md, session p). Where a lane's whole
-// share of K is at most 16 vectors (K <= 4096 for one weight) and the grid
-// is resident at once, every lane loads all of its weight vectors as raw
-// 16-byte registers before it uses the first: the whole layer's reads are
-// issued at the start (o projection in a stream 14.4 -> 13.6 us).
+// loads in flight per lane (32 registers in all), too few for a layer in a
+// stream of layers to match a plain read of the same bytes in the same
+// pattern (docs/matmul.md, "What a decode layer costs in a stream"). Where
+// a lane's whole share of K is at most 16 vectors (K <= 4096 for one weight)
+// and the grid is resident at once, every lane loads all of its weight
+// vectors as raw 16-byte registers before it uses the first: the whole
+// layer's reads are issued at the start.
 //
-// Measured and not kept: the same batches for longer K or several weights
-// (the lanes' loads ran dry at the end of every batch: down projection 45.3
-// -> 62.4 us), and a ring refilled step by step (65-142 registers, half the
-// occupancy: 45.3 -> 50.4 us); those keep the plain loop.
+// Longer K and several weights keep the plain loop, which is faster there:
+// batches of loads run dry at the end of every batch, and a ring refilled
+// step by step takes 65-142 registers, half the occupancy.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
@@ -33,7 +32,7 @@ constexpr int kVectorsInFlight = 16;
 /// Warps an SM holds at the registers the raw vectors take (42-50
 /// measured, allocated as 48-56: five blocks of 8 warps). A Q/K/V weight
 /// of 6144 rows, a warp each, is more than that: with its loads all in
-/// flight it ran 21.3 -> 22.3 us alone, so it keeps the plain loop.
+/// flight it runs slower, so it keeps the plain loop.
 constexpr int64_t kWarpsPerSmInFlight = 40;
 } // namespace
 
@@ -118,9 +117,8 @@ std::string GemmGen::gemvSource(const std::string &name, int smCount) {
   // them take part in the shuffles. Rows past N read row N - 1, store nothing.
   s += "  const int fz_b = blockIdx.y;  // one matrix of the batch per grid row\n";
   // A computed by the prologue: once per block into shared memory, where
-  // every warp reads it (computed per warp, the prologue's inputs were read
-  // once per weight row: 62 us against 45 for the product alone at 1 x 14336
-  // -> 4096; bench/NOTES.md).
+  // every warp reads it (computed per warp, the prologue's inputs would be
+  // read once per weight row: as many bytes as the weights, or more).
   bool staged = gemvStagesA();
   if (staged) {
     s += "  __shared__ __align__(16) " + elem + " fz_Astage[" + str(M * K) + "];\n";

@@ -3,7 +3,7 @@
 
 #include "compiler/cost/DeviceProfile.h"
 #include "compiler/dialect/FusecDialect.h"
-#include "runtime/KernelLaunch.h"
+#include "compiler/plan/KernelLaunch.h"
 
 #include "llvm/Support/Error.h"
 

@@ -36,8 +36,8 @@ llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &
                         llvm::inconvertibleErrorCode(), "no clusters"));
     // Read once anyway (one phase, per-column outputs): streamed, the rows
     // split over blocks, unless that cuts them into many pieces and the
-    // cooperative kernel applies: 4 tiles x 64 splits ran 18.5 us against 10.3
-    // on it, 64 x 17 and 1024 x 2 faster than it (bench/NOTES.md, session n).
+    // cooperative kernel applies: it is faster on few, long columns, the
+    // streamed form on the rest (docs/reductions.md, "Last dim kept").
     // Where it does not apply, the last fallback streams with any split.
     if (!spec && detail::readsOnce(fusion)) {
       llvm::consumeError(spec.takeError());

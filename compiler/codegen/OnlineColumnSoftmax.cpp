@@ -4,7 +4,8 @@
 // the leading dims) on Hopper. CooperativeColumnKernel.cpp keeps a cluster's
 // column tile in shared memory and runs max, then sum, then the outputs over
 // it; that caps the tile at 64 bytes of a row, which HBM serves at 77% of a
-// copy, and it measured 64.5% of the floor (bench/NOTES.md). Here:
+// copy, and it reaches 64.5% of the floor (docs/reductions.md, "Last dim
+// kept: column kernels"). Here:
 //
 //   * the max and the sum of exponentials are one pass: each thread keeps a
 //     running (max, sum) per column and rescales the sum when the max grows
@@ -17,10 +18,10 @@
 //     L2 rows are still there when the output pass, which takes them first,
 //     reads them again; outputs are stored evict_first.
 //
-// Measured on an H100 (8192 x 8192 bf16): 64-byte tiles in shared memory
-// 143.8 us; this layout 114.6 us back to back (`fusec bench`), HBM bytes read
-// 134.9 MB (the input once); pass one alone reads at 75% of a plain read
-// (bench/NOTES.md, session q).
+// This layout reads the input from HBM once and is faster than 64-byte tiles
+// in shared memory; pass one's 128-byte row pieces read at 75% of a plain
+// read, which is why large grids take pairs of clusters (below; numbers in
+// docs/reductions.md, "Last dim kept: column kernels").
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
@@ -41,7 +42,7 @@ namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 
 constexpr int64_t kThreads = 256, kMembers = 8, kTx = 8, kBatch = 4;
-/// Pairs (session v): 256-byte tiles (16 threads a row), each tile's rows
+/// Pairs: 256-byte tiles (16 threads a row), each tile's rows
 /// split over two clusters of 8 that exchange their statistics.
 constexpr int64_t kPairTx = 16, kParts = 2;
 /// Row slots per thread in registers and (at most) in shared memory; the
@@ -344,8 +345,8 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   // thread the tuned slots with an L2 tier (24-36 rows), the tiles are whole
   // 256-byte pieces of 16-bit data, and there are two waves or more of them
   // (three blocks an SM): pass one then reads 256-byte row pieces, which HBM
-  // serves better than 128 (8192 x 8192 bf16 on an H100: 114.3 -> 109.5 us
-  // in bench/micro/column_softmax.cu, bench/NOTES.md session v).
+  // serves better than 128 (docs/reductions.md, "Last dim kept: column
+  // kernels").
   {
     const int64_t w = kPairTx * p.vec, ty = kThreads / kPairTx,
                   slots = p.rr / (kParts * kMembers * ty);
@@ -370,8 +371,8 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   // The cluster size: the largest of 8, 4 and 2 blocks whose grid is
   // resident at once (two blocks per SM: three fit, less what GPCs leave
   // over), fewer than 8 only with chunks of at most 1024 rows (the tiers were
-  // tuned on those); 8 where none is. 4096 x 4096 had 64 clusters of 8 for
-  // 45 resident: 41.0 us; 64 of 4, 34.8 (bench/NOTES.md, session o).
+  // tuned on those); 8 where none is. A grid a little past one resident wave
+  // pays a second, thin one (docs/reductions.md, "Last dim kept": 4096 x 4096).
   const int64_t tiles = (p.kc + p.width - 1) / p.width;
   for (int64_t m = kMembers; m >= 2 && p.parts == 1; m /= 2)
     if ((m == kMembers || p.rr / m <= 1024) &&
@@ -440,8 +441,8 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   // a launch, so after one their words carry the same epoch: this launch's
   // is one more than what this half's own word says. Thread 0 reads it now
   // and passes it on after pass one (no counter, nothing to reset; a count
-  // of clusters moving a shared epoch on cost 3.5 us of 113 in
-  // bench/micro/column_softmax.cu, bench/NOTES.md session v).
+  // of clusters moving a shared epoch on costs 3.5 us of 113 in
+  // bench/micro/column_softmax.cu).
   const std::string rec0 = "reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * " +
                            str(p.parts * p.width) + " + fz_half * " + str(p.width) + ") * 2";
   if (pairs)
@@ -510,9 +511,8 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   // Warps, then the cluster's members, as trees: four lanes per column each
   // merge every fourth partial, then each other's by shuffles (depth 3, not
   // 7, on the path every block of the cluster waits on). Pairs take one
-  // thread a column instead, the cluster's partials through plain loads
-  // (fz_peer): with the changes below 2.7 us of 113.7 in
-  // bench/micro/softmax_dim0_variants/pairs (bench/NOTES.md session w).
+  // thread a column instead (their tiles are twice as wide), the cluster's
+  // partials through plain loads (fz_peer).
   const bool one = mergeLanes == 1;
   const std::string L = str(mergeLanes), lanesAll = str(mergeLanes * p.width),
                     ninf = "-__int_as_float(0x7f800000)";
@@ -557,9 +557,8 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
          "    if (j == 0) fz_stat[c] = make_float4(a.x, a.y, a.x * 1.4426950408889634f, 1.f / a.y);\n  }\n";
   // Pairs arrive relaxed: every value read from a peer has been used (the
   // merged statistics are stored above), so the reads are done without the
-  // release's GPU-wide fence, which waits for the published words too (1 us
-  // of 113; a release arrive with the publish after it was 2 us slower,
-  // bench/NOTES.md session w). PTX does not order a relaxed arrive after
+  // release's GPU-wide fence, which waits for the published words too (about
+  // 1 us of 113). PTX does not order a relaxed arrive after
   // earlier loads; this rests on the data dependence, which the SASS keeps
   // (ptxas 13.0: the eight peer loads feed the fz_stat store before
   // UCGABAR_ARV). Recheck it with a new toolkit.
@@ -567,7 +566,7 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
        ".aligned;\" ::: \"memory\");  // done reading peers\n";
   s += "  __syncthreads();\n";
   // Then the other half's, awaited after the arrive (awaited before it, the
-  // same kernel took 6 us longer in bench/micro/column_softmax.cu), merged
+  // same kernel runs 6 us longer in bench/micro/column_softmax.cu), merged
   // in the same order in both halves (fma contraction would round a merge
   // the other way apart), so both halves of a column divide by the same bits.
   if (pairs)

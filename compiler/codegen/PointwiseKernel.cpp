@@ -13,7 +13,7 @@
 // each lane finds its own domain index, broadcast operands are gathered per
 // lane (they hit in L1), and the last numel % VEC elements are a scalar tail.
 // Scalar accesses leave too few bytes in flight per thread to cover HBM
-// latency (odd_chain_f32: 68% of copy bandwidth, bench/NOTES.md).
+// latency (docs/kernels.md, "Grids").
 //
 // A group reading a transpose goes to PointwiseTranspose.cpp instead.
 //
@@ -135,9 +135,9 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
 
   // A grid-stride loop. Wide vectors (16 bytes) get one step per thread and a
   // grid that covers every step: the block scheduler then balances the tail,
-  // which measured 95% of copy bandwidth on an H100 against 88% for a grid of
-  // SMs x 8 blocks (bench/NOTES.md). Narrow (scalar) accesses keep the capped
-  // grid, whose threads loop, since there the extra blocks cost more than they save.
+  // faster than a grid of SMs x 8 blocks (docs/kernels.md, "Grids"). Narrow
+  // (scalar) accesses keep the capped grid, whose threads loop, since there
+  // the extra blocks cost more than they save.
   int64_t steps = numel / vec;
   int64_t tail = numel - steps * vec;
   bool wide = vec * bytes >= 16;

@@ -34,7 +34,7 @@ ReductionDomain reductionDomain(FusionOp fusion);
 
 /// The tile of both column kernels: `vec` elements per lane along the last
 /// (kept) dim, as many as divide it in 16 bytes, and `tx` threads across 64
-/// bytes of a row (whole DRAM bursts, best measured; bench/NOTES.md), fewer
+/// bytes of a row (whole DRAM bursts; docs/reductions.md, "Last dim kept"), fewer
 /// when the kept dims are narrower.
 struct ColumnTile {
   int64_t vec = 1, tx = 1;

@@ -78,7 +78,8 @@ RowShape planRows(FusionOp fusion, const DeviceProfile &profile) {
       r.tpr *= 2;
   } else {
     // Enough threads that each holds at most 16 elements of a row, up to 1024.
-    // Up to 32 elements of each cached input per thread (measured best, bench/NOTES.md).
+    // Up to 32 elements of each cached input per thread (the fastest;
+    // docs/kernels.md, "Grids").
     int64_t maxSlots = std::max<int64_t>(1, 32 / r.vec);
     r.tpr = 32;
     while (r.tpr < 1024 && (nvec + r.tpr - 1) / r.tpr > maxSlots)

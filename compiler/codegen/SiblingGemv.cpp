@@ -168,7 +168,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
   if (M > 8) {
     // 9-64 rows: the tensor-core body (TensorCoreGemv.cpp), blocks of 16 x
     // `tiles` rows of one segment, K not split across blocks (t.split stays
-    // 1: splits were measured slower), so no scratch.
+    // 1: splits are slower), so no scratch.
     if (la->batch > 1 || !isHalfFloat(dtypeOf(first.getLhs())))
       return fail("sibling matmuls of 9-64 rows take one matrix of 16-bit operands");
     size_t J = 1;

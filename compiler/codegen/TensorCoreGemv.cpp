@@ -15,14 +15,15 @@
 // + 3 of step h as logical {2t, 2t+1, 2t+8, 2t+9}. Its B fragment is then
 // 16 bytes of an activation row at the same k. Each lane reads back only
 // what it copied: no barrier, and the bytes in flight hold no registers
-// (loaded into registers instead, ptxas issued them a few at a time to save
-// registers: 32 x 6144 x 4096 took 40 us against 26; bench/NOTES.md).
+// (loaded into registers instead, ptxas issues them a few at a time to save
+// registers, and too few weight bytes are in flight to stream).
 //
 // A warp owns 16 x `tiles` weight rows and a slice of K; the block's warps
 // share the rows and split K between them (their sums meet in shared
 // memory). Blocks along grid.y can split K further (an autotune candidate:
 // their partials meet in global scratch, summed by the last block to finish,
-// as the portable GEMM does), which so far was slower (bench/NOTES.md).
+// as the portable GEMM does), which is slower on decode shapes
+// (docs/matmul.md, "Tile configurations and autotuning").
 //
 // The body takes several weights of one shape (products of one A whose
 // results meet in the epilogue), each its own accumulators; generateGemm
@@ -70,7 +71,7 @@ std::string tensorCoreGemvBody(const Operand &a, const std::vector<Operand> &wei
   // Each lane copies its own 16-byte pieces of a step (32 k) into its own
   // slots of the warp's stages with cp.async, and reads back only those: no
   // barrier, and the bytes in flight hold no registers (loads into
-  // registers were scheduled by ptxas a few at a time, to save registers).
+  // registers are scheduled by ptxas a few at a time, to save registers).
   // Past K (a multiple of 8: a lane's 16 bytes lie wholly inside or past
   // it) the copies write zeros.
   const int V = J * R * 2 + MT, P = s.stages;

@@ -2,10 +2,10 @@
 //
 // sm_90a's GEMM, for one matrix with K-contiguous, 16-byte aligned operands
 // (x @ w^T, a linear layer). mma.sync leaves Hopper's tensor cores at 40% of
-// cuBLAS (bench/NOTES.md): each warp feeds them from registers through
-// ldmatrix. Here the operands go from HBM to shared memory by the Tensor
-// Memory Accelerator and from shared memory to the tensor cores by wgmma,
-// without passing through registers:
+// cuBLAS (docs/matmul.md, "Where it stands"): each warp feeds them from
+// registers through ldmatrix. Here the operands go from HBM to shared memory
+// by the Tensor Memory Accelerator and from shared memory to the tensor cores
+// by wgmma, without passing through registers:
 //
 //   * Warpgroup 0 is the producer: one thread issues the TMA copies of each
 //     64-deep K step (A: bm x 64, B: bn x 64, 128-byte swizzled rows, zeros
@@ -32,7 +32,7 @@
 //     only).
 //
 // The tensor maps (the TMA's view of A and B) hold the buffers' addresses;
-// the runtime encodes them at launch (runtime/TensorMapParam.h).
+// the runtime encodes them at launch (compiler/plan/TensorMapParam.h).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
@@ -408,8 +408,7 @@ std::string GemmGen::hopperSource(const std::string &name) {
         // The TMA loads the boxes of the first tmaSlots chunks at the start
         // of the tile, the others during the epilogue: those, one prefetch
         // per box. (A prefetch per row, 128 per tile from the one producer
-        // thread, held up the next tile's operand loads: the residual cost
-        // 45 us of 769 at 8192 x 4096 -> 8192; bench/NOTES.md.)
+        // thread, would hold up the next tile's operand loads.)
         for (int c = tmaSlots; c < BN / 64; ++c)
           for (int cw = 0; cw < BM / 64; ++cw)
             boxes += "            if (fz_n0 + " + str(c * 64) + " < " + str(shape.n) +

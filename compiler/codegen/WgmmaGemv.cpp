@@ -1,11 +1,9 @@
 //===- WgmmaGemv.cpp - 9-64 rows on Hopper: TMA stages, wgmma, K halves ---===//
 //
 // Decode's linear layers (x @ w^T, x of 9-64 rows) stream their weights. On
-// sm_90a this kernel streams them through TMA stages (H100, a stream of
-// 32-row layers: 13.3 us a layer for 4096 -> 4096 + residual, 84% of the
-// copy rate, against a plain read of the same 32 MB at 13.0 and cuBLASLt at
-// 16.5; 19.0 a layer for 4096 -> 6144 and back, 88%;
-// bench/micro/decode_m32_tma.cu; bench/NOTES.md, sessions r, s and t):
+// sm_90a this kernel streams them through TMA stages, near a plain read of
+// the same bytes and faster than cuBLASLt in a stream of 32-row layers
+// (docs/matmul.md, "How a group runs"; bench/micro/decode_m32_tma.cu):
 //
 //   * A cluster of two blocks per `wgvRows` weight rows, one K half each;
 //     the rows are spread so that the clusters fill the SMs one block each.
@@ -18,7 +16,7 @@
 //     otherwise A is the 64-row operand (rows past M are left over in shared
 //     memory and land in accumulator rows nobody stores) and the weight rows
 //     N (m64nRk16), twice the products for the same bytes (the first form
-//     was 0.3 us a layer faster at 32 x 4096 -> 4096).
+//     is 0.3 us a layer faster at 32 x 4096 -> 4096).
 //   * The halves meet by stores: each block keeps the rows of A it finishes
 //     and stores the others into its peer's shared memory, one cluster
 //     barrier, then only local reads, so no second barrier (the tail of two
@@ -35,23 +33,23 @@
 //     for the kernel ahead, and once every box is requested it lets the
 //     next kernel launch (griddepcontrol.launch_dependents). Its blocks take
 //     the SMs this grid's blocks leave and request their own weights at
-//     once; every other access waits (the consumers at their start). 14.55
-//     -> 13.3 us a layer. The epilogue's inputs are read by coherent loads
-//     kept after the wait (fz_load1_after_wait): ptxas moved fz_load1's
-//     read-only loads above a wait that is not the kernel's first statement,
-//     and they read the kernel ahead's output before it was written
-//     (bench/NOTES.md, session t). The weights are a graph input, so only
-//     the caller's own work before the plan could be writing them: the
-//     runtime launches this kernel the ordinary way as a plan's first step
-//     or when its weights are an intermediate (stepOverlaps), or lie under
-//     an output of the call (earlyReadApart).
+//     once; every other access waits (the consumers at their start). The
+//     epilogue's inputs are read by coherent loads kept after the wait
+//     (fz_load1_after_wait): ptxas may move fz_load1's read-only loads above
+//     a wait that is not the kernel's first statement, where they read the
+//     kernel ahead's output before it is written (docs/matmul.md, "Kernels
+//     launched beside the previous one's tail"). The weights are a graph
+//     input, so only the caller's own work before the plan could be writing
+//     them: the runtime launches this kernel the ordinary way as a plan's
+//     first step or when its weights are an intermediate (stepOverlaps), or
+//     lie under an output of the call (earlyReadApart).
 //   * Sibling products that are the group's results as they are (Q/K/V as
 //     three weights) run side by side (`parts`): each part's clusters follow
 //     the ones before, the rows a cluster divide every part's width
 //     (wgmmaGemvPartsRows: 64 for 4096/1024/1024, 96 clusters), a cluster
 //     takes its part's weight map and stores to its part's output, and two
-//     blocks share an SM (8 stages). 26.2 -> 22.8 us alone at 32 rows; 19.4
-//     us in the 32-row Llama block, 88% of the copy rate.
+//     blocks share an SM (8 stages): one launch and one ramp instead of three
+//     (docs/matmul.md, "Sibling matmuls at decode sizes").
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/GemmGen.h"
@@ -216,8 +214,9 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
   s += "      }\n";
   // Every box is requested: the kernel behind may launch now. Its blocks take
   // the SMs this grid's blocks leave (one block an SM by shared memory) and
-  // wait for this grid to complete before reading its output. 14.55 -> 13.3
-  // us a layer at 32 x 4096 -> 4096 (bench/NOTES.md, session t).
+  // wait for this grid to complete before reading its output, and stream
+  // their weights during this grid's tail (docs/matmul.md, "Kernels launched
+  // beside the previous one's tail").
   s += "      asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
   s += "    }\n";
   s += "    __syncwarp();\n";

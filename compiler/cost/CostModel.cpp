@@ -54,30 +54,31 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                     : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
                         ? p.gemmBandwidthFraction
                     : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
-                    // Measured on the H100 (bench/NOTES.md, sessions r-t): 32 x
-                    // 4096 -> 4096 + residual 13.3 us a layer in a stream of
-                    // layers (its weights stream during the layer ahead's tail)
-                    // against cuBLASLt's 16.5, alone 16.5 against 17.3
-                    // (cuBLASLt timed in session r, not beside this kernel):
+                    // Faster than cuBLASLt at 32 rows in a stream of layers
+                    // (its weights stream during the layer ahead's tail), and
+                    // close to it alone (docs/matmul.md, "How a group runs"):
                     // priced as cuBLASLt (ties go to fusec's kernel, which
-                    // applies the epilogue in place) until timed side by side.
-                    // A group's cost has no notion of the kernel ahead, so the
-                    // stream's gain is not priced.
+                    // applies the epilogue in place). A group's cost has no
+                    // notion of the kernel ahead, so the stream's gain is not
+                    // priced.
                     : path == GemmPath::FusecWgmmaGemv ? p.libraryBandwidthFraction
-                    // Measured on the H100 at 56-76% of the copy rate on the
-                    // 32-row Llama layers (bench/NOTES.md): priced as fusec's GEMM.
+                    // Streams at 56-76% of the copy rate on the 32-row Llama
+                    // layers (docs/matmul.md, "How a group runs"): priced as
+                    // fusec's GEMM.
                     : path == GemmPath::FusecTensorGemv ? p.gemmBandwidthFraction
-                    // Measured on the H100: decode attention scores, 32 matrices of
-                    // 1 x 128 @ 128 x 4097, streamed at 18% of the copy rate.
+                    // The rate of decode attention scores on the H100, 32
+                    // matrices of 1 x 128 @ 128 x 4097: 18% of the copy rate
+                    // (docs/cost-model.md, "Predicted time").
                     : path == GemmPath::FusecBatchedRows ? 0.18
-                    // Measured on the H100: decode attention's probabilities @ V,
-                    // 256 matrices of 4 x 4096 @ 4096 x 128 (277 MB), at 88% of the
-                    // copy rate (104.4 us alone; bench/NOTES.md, session u), 83%
-                    // in session 22 with its tuned tiles: priced as cuBLASLt.
+                    // Decode attention's probabilities @ V, 256 matrices of
+                    // 4 x 4096 @ 4096 x 128 (277 MB), stream at 83-88% of the
+                    // copy rate on the H100 (docs/cost-model.md, "How close it
+                    // comes"): priced as cuBLASLt.
                     : path == GemmPath::FusecBatchedStream ? p.libraryBandwidthFraction
-                    // Measured on the H100, cuBLASLt on 8-256 matrices of 4 rows
-                    // (grouped-query decode attention, K = 128 or 4097): 4-48%
-                    // of the copy rate.
+                    // cuBLASLt on 8-256 matrices of 4 rows (grouped-query
+                    // decode attention, K = 128 or 4097) streams at 4-48% of
+                    // the copy rate on the H100 (docs/matmul.md, "Decode
+                    // attention").
                     : path == GemmPath::LibraryBatchedRows ? 0.3
                                                   : p.libraryBandwidthFraction;
   double memory = floorSeconds(c, p) / fraction;
@@ -90,19 +91,16 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                                                     : p.gemmFlopsPerSec);
   // fusec's portable GEMM reads the epilogue's inputs after the products, one
   // element pair per thread with no registers left to batch the loads: at
-  // about half the copy rate and not overlapped (H100: the wgmma kernel did
-  // so too before its TMA epilogue: gelu(x @ w^T + b) + residual at 8192 x
-  // 4096 -> 8192 took 898 us against 820 for the product alone, with 128 MB
-  // of residual; bench/NOTES.md). The dot-product kernel reads them
+  // about half the copy rate and not overlapped (docs/cost-model.md,
+  // "Predicted time"). The dot-product kernel reads them
   // once per output element, a small part of its weight stream.
   // cuBLASLt's own epilogue reads its C (a residual) the same way, as far as
   // the model knows: charged alike until measured.
   // The wgmma kernel's TMA loads a residual while the products run, and its
   // stores overlap the next tile; what remains is the epilogue's arithmetic,
-  // which the tensor cores wait for (H100, 8192 x 4096 -> 8192, over the
-  // product alone, unguarded epilogue with the branch-free gelu, residual
-  // boxes prefetched: + bias 6 us, + bias + residual 42 us, + bias + erf gelu
-  // 49 us, all three 69 us; bench/NOTES.md): each elementwise op of the group,
+  // which the tensor cores wait for (bias, erf gelu and residual cost 69 us
+  // over the product at 8192 x 4096 -> 8192; docs/matmul.md, "How a group
+  // runs"): each elementwise op of the group,
   // and each element of an input the TMA loads into the epilogue (waiting on
   // its boxes), about 15 times slower than the SMs' fp32 rate.
   // Its other epilogue inputs are read after the products, as below.
@@ -119,21 +117,19 @@ double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
                         : 0.0;
   // A prologue computes operand elements as they are loaded, 8 along the
   // contiguous dim at a time, and the kernels wait for them: the portable
-  // GEMM into its stages (H100: 32 x 14336 -> 4096 with silu(gate) * up,
-  // 64.6 us against 62.1 for the product alone, 29M elements computed; 48 x
-  // 1024 -> 768 with a scale and cast, 20.2 against 19.0, 0.6M), the
-  // dot-product kernel A into shared memory ahead of its weight stream (1 x
-  // 14336 -> 4096: 49.2 against 45.3, 7.3M). Charged at 2 T elements/s: the
-  // decode case's rate, between the others'; bench/NOTES.md.
+  // GEMM into its stages, the dot-product kernel A into shared memory ahead
+  // of its weight stream. Charged at 2 T elements/s, the dot-product
+  // kernel's rate at decode, between the portable GEMM's (docs/matmul.md,
+  // "Prologues").
   if (path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
       path == GemmPath::FusecBatchedStream)
     epilogue += static_cast<double>(c.prologueTileElements) / 2e12;
   if (path == GemmPath::FusecGemv)
     epilogue += static_cast<double>(c.prologueGemvElements) / 2e12;
   double seconds = std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
-  // Measured on the H100: cuBLASLt's batched few-row calls take at least
-  // ~10 us however small (a decode step's new row: 4 x 128 @ 128 x 1, 8 and
-  // 256 batches, 10.1 us both).
+  // cuBLASLt's batched few-row calls take at least ~10 us on the H100 however
+  // small (a decode step's new row: 4 x 128 @ 128 x 1, 8 or 256 batches;
+  // docs/cost-model.md, "Predicted time").
   if (path == GemmPath::LibraryBatchedRows)
     seconds = std::max(seconds, 10e-6);
   return seconds;
@@ -160,9 +156,8 @@ GemmPath ownGemmPath(Operation *matmul) {
     return GemmPath::FusecGemv;
   // A batch of few-row products: short K (scores over the head dim) leaves
   // the portable GEMM's tiles mostly idle; long K (probabilities @ V) streams
-  // like any split-K GEMM (FusecBatchedStream below; H100: 256 x 4 x 4097 @
-  // 4097 x 128 at 83% of the copy rate with the tuned tiles in session 22,
-  // 88% with today's default ones).
+  // like any split-K GEMM (FusecBatchedStream below; docs/cost-model.md,
+  // "Predicted time").
   if (d.rows <= 8 && d.k <= 128)
     return GemmPath::FusecBatchedRows;
   // Only a batch of about a block an SM or more streams so (Llama decode on
@@ -272,8 +267,8 @@ void groupBoundary(ArrayRef<Operation *> ops, llvm::SetVector<Value> &inputs,
       inputs.insert(v);
     }
     // By the set: the group's cost is asked for at every merge the planner
-    // tries, and a scan of the group per use made planning cubic in its size
-    // (a 6000-op chain took 90 s).
+    // tries, and a scan of the group per use would make planning cubic in its
+    // size.
     for (Value r : op->getResults())
       if (usedOutside(r, members))
         outputs.insert(r);

@@ -10,19 +10,20 @@ const std::vector<DeviceProfile> &deviceProfiles() {
   // Bandwidths are measured copy rates (read + write), not datasheet peaks: the
   // roofline a memory-bound kernel can actually reach. Launch overhead is what
   // each small kernel costs in a stream of back-to-back launches: 4.2 us on an
-  // H100 (7 decode-sized kernels took 29.8 us, one took 5.8 us; bench/NOTES.md).
+  // H100, fitted to short streams of decode-sized kernels (docs/cost-model.md,
+  // "Predicted time").
   // fusec's GEMMs are rated separately from cuBLAS: the planner picks between
   // them with these numbers. Compute rates are those of a sustained load: an
   // H100 past its 700 W limit runs at about 1600-1700 MHz, not the 1980 MHz of
   // a first burst, and `fusec bench` times after 0.5 s of warm-up. There
-  // cuBLAS ran at ~725 TFLOP/s (8192^3 1515 us; Q/K/V 282.6-286.1 us) and
-  // fusec's TMA + wgmma kernel at ~715-740 (Q/K/V side by side 285 us); the
-  // fp32 rate and the portable mma.sync kernel (290 TFLOP/s at the boost
-  // clock) are scaled by the same clock ratio. At the boost clock the wgmma
-  // kernel was 1.01x cuBLAS on the largest shapes and 0.87-0.99x on smaller
-  // ones. Memory rates do not move with the cap: the dot-product kernel for
-  // 1-8 rows streams at 86-92% of the copy bandwidth, cuBLAS at ~85%, the
-  // portable kernel at 40-77% (decode linears; bench/NOTES.md).
+  // cuBLAS runs at ~725 TFLOP/s (8192^3 in 1515 us) and fusec's TMA + wgmma
+  // kernel at ~715-740; the fp32 rate and the portable mma.sync kernel (290
+  // TFLOP/s at the boost clock) are scaled by the same clock ratio. At the
+  // boost clock the wgmma kernel is 1.01x cuBLAS on the largest shapes and
+  // 0.87-0.99x on smaller ones (docs/matmul.md, "Where it stands"). Memory
+  // rates do not move with the cap: the dot-product kernel for 1-8 rows
+  // streams at 86-92% of the copy bandwidth, cuBLAS at ~85%, the portable
+  // kernel at 40-77% (decode linears; docs/cost-model.md, "Predicted time").
   static const std::vector<DeviceProfile> profiles = {
       {"h100", "sm_90a", 3.0e12, 725e12, 266e12, 715e12, 0.6, 0.9, 0.85, 50e12, 4.2e-6, 132, 50 << 20, 227 << 10, 65536,
        "H100 SXM 80GB: copy 3.0 TB/s and bf16 matmul ~725 TFLOP/s (sustained, power-capped "

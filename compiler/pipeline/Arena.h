@@ -1,7 +1,7 @@
 //===- Arena.h - place temporaries in one device arena by liveness --------===//
 #pragma once
 
-#include "runtime/PlanDesc.h"
+#include "compiler/plan/PlanDesc.h"
 
 namespace fusec {
 

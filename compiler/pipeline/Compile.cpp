@@ -9,8 +9,8 @@
 #include "compiler/pipeline/InPlaceOutputs.h"
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
-#include "passes/Passes.h"
-#include "runtime/MatmulTuning.h"
+#include "compiler/transforms/Passes.h"
+#include "compiler/plan/MatmulTuning.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"

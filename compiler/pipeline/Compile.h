@@ -9,7 +9,7 @@
 
 #include "compiler/cost/DeviceProfile.h"
 #include "compiler/dialect/FusecDialect.h"
-#include "runtime/PlanDesc.h"
+#include "compiler/plan/PlanDesc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

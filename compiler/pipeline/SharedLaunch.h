@@ -1,7 +1,7 @@
 //===- SharedLaunch.h - independent small kernels in one launch -----------===//
 #pragma once
 
-#include "runtime/PlanDesc.h"
+#include "compiler/plan/PlanDesc.h"
 
 namespace fusec {
 

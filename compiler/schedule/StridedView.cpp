@@ -301,8 +301,8 @@ int64_t wgmmaGemvRows(mlir::Operation *matmul, const std::string &arch, int smCo
   // The weight rows spread evenly over the clusters that fit one to an SM
   // pair, in multiples of 8 (wgmma's N). Fewer than 32 a cluster (N below
   // ~2100 on 132 SMs: decode's K and V) leave each block too little to
-  // stream: K and V of 1024 rows alone took 32.4 us with Q beside them,
-  // against 26.6 as one tensor-core kernel of the three (H100, session r).
+  // stream: K and V of 1024 rows this way with Q beside them are slower than
+  // one tensor-core kernel of the three (docs/matmul.md, "How a group runs").
   int64_t clusters = smCount / 2, n = b.back();
   int64_t rows = ((n + clusters - 1) / clusters + 7) / 8 * 8;
   return rows >= 32 && rows <= 128 ? rows : 0;

@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/HostTensor.h"
-#include "runtime/TensorSpec.h"
+#include "compiler/support/HostTensor.h"
+#include "compiler/plan/TensorSpec.h"
 
 #include <cstdint>
 #include <memory>

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "include/fusec/fusec.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 #include "runtime/TensorCompare.h"
 #include "test/common/RandomGraph.h"
 

@@ -1,5 +1,5 @@
 //===- HostTensorTest.cpp - storage, conversion rules, random tensors -----===//
-#include "runtime/HostTensor.h"
+#include "compiler/support/HostTensor.h"
 
 #include <gtest/gtest.h>
 

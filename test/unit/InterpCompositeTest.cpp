@@ -10,7 +10,7 @@
 #include "InterpTestUtil.h"
 
 #include "compiler/dialect/FusecDialect.h"
-#include "passes/Passes.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/Compile.h"
 #include "frontends/json/GraphReader.h"
-#include "runtime/MatmulTuning.h"
+#include "compiler/plan/MatmulTuning.h"
 
 #include "mlir/IR/MLIRContext.h"
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "compiler/pipeline/Compile.h"
-#include "runtime/HostTensor.h"
-#include "runtime/PlanDesc.h"
+#include "compiler/support/HostTensor.h"
+#include "compiler/plan/PlanDesc.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -1,6 +1,6 @@
 //===- fusec-opt.cpp - the MLIR opt driver for fusec (used by lit tests) --===//
 #include "compiler/dialect/FusecDialect.h"
-#include "passes/Passes.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -1,9 +1,9 @@
 //===- Autotune.cpp - `fusec bench --autotune`: time GEMM candidates ------===//
 #include "tools/fusec/Autotune.h"
 
-#include "runtime/MatmulTuning.h"
+#include "compiler/plan/MatmulTuning.h"
 #include "runtime/TuningCache.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,13 +18,13 @@ namespace {
 // More than any shape has (codegen/GemmConfig.cpp); extra indices repeat the
 // heuristic's configuration and are skipped. A cuBLASLt matmul's candidate i
 // is its heuristic's i-th usable result: at 32 x 6144 x 4096 (decode Q/K/V)
-// rank 4 ran 6% faster than rank 0 (bench/NOTES.md, session q).
+// rank 4 is about 6% faster than rank 0 (docs/matmul.md, "Tile
+// configurations and autotuning").
 constexpr int kMaxCandidates = 6;
 // Candidates are timed in turn, this many rounds, each keeping its fastest
-// round: timed once each in order, the first candidate ran on a cold, not yet
-// power-capped GPU and the later ones on a throttled one (H100, Q/K/V side by
-// side: 276 us for the first candidate alone, 262-263 us in whole-graph runs;
-// bench/NOTES.md).
+// round: timed once each in order, the first candidate would run on a cold,
+// not yet power-capped GPU and the later ones on a throttled one
+// (docs/matmul.md, "Tile configurations and autotuning").
 constexpr int kRounds = 3;
 
 /// A tunable step's configuration: a fusec kernel's tiles, or for a cuBLASLt

@@ -14,7 +14,7 @@
 #include "tools/fusec/Driver.h"
 
 #include "runtime/DeviceMeasurements.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -2,7 +2,7 @@
 #include "tools/fusec/BenchTiming.h"
 
 #include "compiler/cost/DeviceProfile.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 #include "runtime/Safetensors.h"
 
 #include <algorithm>

@@ -23,9 +23,8 @@ struct BenchSettings {
   /// under sustained tensor-core load crosses its power limit and the
   /// software cap lowers its clock (1980 -> 1590-1700 MHz) within about a
   /// second, so 50 runs right after a few warm-ups time the boost clock
-  /// (linear + bias + gelu + residual: 758 us, and 850 us from the 200th
-  /// run on; bench/NOTES.md). Timing every system after the same warm-up
-  /// compares them in the state a long workload runs in.
+  /// (docs/matmul.md, "Where it stands"). Timing every system after the
+  /// same warm-up compares them in the state a long workload runs in.
   double warmupSeconds = 0.5;
   /// Autotuning: time only the steps of fusec's tunable GEMMs (a tuning key),
   /// after one untimed run of the whole plan that fills the intermediates
@@ -60,8 +59,8 @@ struct StepTiming {
   /// steps 0..i-1 (medians), launches overlapping as in the whole graph. Timed
   /// alone (medianUs) a step also pays the launch and ramp that the stream
   /// hides behind the step before it: a 786 KB add takes ~6 us alone and adds
-  /// ~1 us in a row (bench/NOTES.md, round 76). The steps' values sum to the
-  /// whole graph's time.
+  /// ~1 us in a row (docs/cost-model.md, "What `fusec bench` prints beside
+  /// it"). The steps' values sum to the whole graph's time.
   double inGraphUs = 0;
   /// Sets of its graph inputs the step rotated through, timed alone: the
   /// plan's, or more copies of its own where those fit in L2 (0 untimed).

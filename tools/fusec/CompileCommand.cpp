@@ -5,7 +5,7 @@
 #include "compiler/support/AtomicFile.h"
 #include "runtime/KernelDedup.h"
 #include "runtime/Nvrtc.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -4,9 +4,9 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/support/AtomicFile.h"
 #include "frontends/json/GraphReader.h"
-#include "passes/Passes.h"
+#include "compiler/transforms/Passes.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"

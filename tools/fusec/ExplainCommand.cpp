@@ -4,7 +4,7 @@
 
 #include "compiler/pipeline/Explain.h"
 #include "compiler/pipeline/SharedLaunch.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 namespace fusec::cli {
 

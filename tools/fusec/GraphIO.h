@@ -1,7 +1,7 @@
 //===- GraphIO.h - graph inputs and outputs as host tensors ---------------===//
 #pragma once
 
-#include "runtime/HostTensor.h"
+#include "compiler/support/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"

@@ -5,7 +5,7 @@
 #include "tools/fusec/GraphIO.h"
 
 #include "frontends/json/GraphReader.h"
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 #include "llvm/Support/raw_ostream.h"
 

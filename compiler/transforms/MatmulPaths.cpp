@@ -20,7 +20,7 @@
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
-#include "passes/Grouping.h"
+#include "compiler/transforms/Grouping.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -1,5 +1,5 @@
 //===- FusionOutlining.cpp - turn groups of ops into fusec.fusion ops -----===//
-#include "passes/FusionOutlining.h"
+#include "compiler/transforms/FusionOutlining.h"
 
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"

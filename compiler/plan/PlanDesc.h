@@ -9,9 +9,9 @@
 #pragma once
 
 #include "compiler/support/DType.h"
-#include "runtime/CublasLt.h"
-#include "runtime/KernelLaunch.h"
-#include "runtime/TensorSpec.h"
+#include "compiler/plan/MatmulDesc.h"
+#include "compiler/plan/KernelLaunch.h"
+#include "compiler/plan/TensorSpec.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/GroupSchedule.h"
-#include "passes/Grouping.h"
+#include "compiler/transforms/Grouping.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/TensorMapParam.h"
+#include "compiler/plan/TensorMapParam.h"
 
 #include <string>
 #include <vector>

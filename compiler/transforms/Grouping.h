@@ -1,4 +1,4 @@
-//===- Grouping.h - fuse-vertical's grouping state (private to passes/) ----===//
+//===- Grouping.h - fuse-vertical's grouping state (private to transforms/) -===//
 //
 // The greedy grouping FuseVertical.cpp runs: ops in groups, the merges tried
 // and rejected, each matmul group's GEMM choice. The sibling-matmul merges
@@ -10,7 +10,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/StridedView.h"
-#include "passes/FusionOutlining.h"
+#include "compiler/transforms/FusionOutlining.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -1,5 +1,5 @@
 //===- Program.cpp - the public C++ API -----------------------------------===//
-#include "runtime/api/ProgramImpl.h"
+#include "api/ProgramImpl.h"
 
 #include "compiler/interp/Interpreter.h"
 #include "frontends/json/GraphReader.h"

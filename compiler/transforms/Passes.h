@@ -10,7 +10,7 @@
 namespace fusec {
 
 #define GEN_PASS_DECL
-#include "passes/Passes.h.inc"
+#include "compiler/transforms/Passes.h.inc"
 
 /// Registers every fusec pass and the fusec pipelines with the global registry.
 void registerPassesAndPipelines();

@@ -1,5 +1,5 @@
 //===- HostTensor.cpp - a dense tensor in host memory ---------------------===//
-#include "runtime/HostTensor.h"
+#include "compiler/support/HostTensor.h"
 
 #include "compiler/support/Float16.h"
 

@@ -1,5 +1,5 @@
 //===- Pipelines.cpp - pass registration and the fusec pipelines ----------===//
-#include "passes/Passes.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -7,7 +7,7 @@
 namespace fusec {
 
 #define GEN_PASS_REGISTRATION
-#include "passes/Passes.h.inc"
+#include "compiler/transforms/Passes.h.inc"
 
 void buildDecomposePipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createFusecDecompose());

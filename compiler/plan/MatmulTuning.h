@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/CublasLt.h"
+#include "compiler/plan/MatmulDesc.h"
 
 #include "llvm/ADT/StringRef.h"
 

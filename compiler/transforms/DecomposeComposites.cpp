@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/TypedBuilders.h"
 #include "compiler/shape/ShapeRules.h"
-#include "passes/Passes.h"
+#include "compiler/transforms/Passes.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -19,7 +19,7 @@
 
 namespace fusec {
 #define GEN_PASS_DEF_FUSECDECOMPOSE
-#include "passes/Passes.h.inc"
+#include "compiler/transforms/Passes.h.inc"
 } // namespace fusec
 
 using namespace mlir;

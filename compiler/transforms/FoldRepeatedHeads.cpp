@@ -15,7 +15,7 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/dialect/TypedBuilders.h"
 #include "compiler/schedule/StridedView.h"
-#include "passes/Passes.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -23,7 +23,7 @@
 
 namespace fusec {
 #define GEN_PASS_DEF_FUSECFOLDREPEATEDHEADS
-#include "passes/Passes.h.inc"
+#include "compiler/transforms/Passes.h.inc"
 } // namespace fusec
 
 using namespace mlir;

@@ -1,12 +1,12 @@
 //===- OutlineSingleOps.cpp - one kernel per compute op (--no-fuse) -------===//
-#include "passes/FusionOutlining.h"
-#include "passes/Passes.h"
+#include "compiler/transforms/FusionOutlining.h"
+#include "compiler/transforms/Passes.h"
 
 #define DEBUG_TYPE "fusec-outline-single-ops"
 
 namespace fusec {
 #define GEN_PASS_DEF_FUSECOUTLINESINGLEOPS
-#include "passes/Passes.h.inc"
+#include "compiler/transforms/Passes.h.inc"
 } // namespace fusec
 
 using namespace mlir;
