@@ -29,18 +29,16 @@ struct GemmChoice {
   const std::map<std::string, std::string> *tuned = nullptr;
 };
 
-/// Generates the kernel for a pointwise, row_reduction, column_reduction or
-/// matmul group, for NVRTC target `arch` ("sm_90a", "sm_80").
-llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
-                                          const std::string &arch,
-                                          const GemmChoice &gemm = {});
+/// Completes a family's kernel (compiler/families/): checks that it waits
+/// for the kernel ahead first, and adds the prelude and the header comment.
+llvm::Error finishKernel(FusionOp fusion, KernelSpec &spec);
 
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
 llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile);
 /// A pointwise group with an input contiguous along another dim than its
 /// outputs (a transpose), through shared-memory tiles (PointwiseTranspose.cpp);
-/// nullopt when it has none.
+/// nullopt when it has none. generatePointwise is the plain form.
 std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion);
 llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile);
 /// The column reduction kernel. A group that reads its data once (one phase,

@@ -14,68 +14,29 @@ using namespace mlir;
 
 namespace fusec::codegen {
 
-llvm::Expected<KernelSpec> generateKernel(FusionOp fusion, const DeviceProfile &profile,
-                                          const std::string &arch, const GemmChoice &gemm) {
-  llvm::StringRef kind = fusion.getKind();
-  llvm::Expected<KernelSpec> spec = llvm::createStringError(
-      llvm::inconvertibleErrorCode(), "no kernel family for fusion kind '%s'",
-      kind.str().c_str());
-  if (kind == "pointwise")
-    spec = detail::generatePointwise(fusion, profile);
-  else if (kind == "matmul")
-    spec = detail::generateGemm(fusion, profile, arch, gemm);
-  else if (kind == "row_reduction")
-    spec = detail::generateRowReduction(fusion, profile);
-  else if (kind == "column_reduction") {
-    // Read once when a team's chunk fits on chip (a cluster on Hopper, a
-    // cooperative grid before); otherwise re-read per phase.
-    bool hopper = llvm::StringRef(arch).starts_with("sm_9") ||
-                  llvm::StringRef(arch).starts_with("sm_10");
-    spec = hopper ? detail::generateOnlineColumnSoftmax(fusion, profile)
-                  : llvm::Expected<KernelSpec>(llvm::createStringError(
-                        llvm::inconvertibleErrorCode(), "no clusters"));
-    // Read once anyway (one phase, per-column outputs): streamed, the rows
-    // split over blocks, unless that cuts them into many pieces and the
-    // cooperative kernel applies: it is faster on few, long columns, the
-    // streamed form on the rest (docs/reductions.md, "Last dim kept").
-    // Where it does not apply, the last fallback streams with any split.
-    if (!spec && detail::readsOnce(fusion)) {
-      llvm::consumeError(spec.takeError());
-      spec = detail::generateColumnReduction(fusion, profile, /*maxSplits=*/32);
-    }
-    if (!spec) {
-      llvm::consumeError(spec.takeError());
-      spec = detail::generateCooperativeColumnReduction(fusion, profile, hopper);
-    }
-    if (!spec) {
-      llvm::consumeError(spec.takeError());
-      spec = detail::generateColumnReduction(fusion, profile);
-    }
-  }
-  if (!spec)
-    return spec.takeError();
+llvm::Error finishKernel(FusionOp fusion, KernelSpec &spec) {
   // The runtime launches kernels before the one ahead of them has completed
   // (sm_90+): one that touched memory before the wait would race it. A kernel
   // that reads its weights first says so (readsBeforeWait) and waits per role.
-  size_t entry = spec->source.find("extern \"C\" __global__");
-  size_t body = entry == std::string::npos ? entry : spec->source.find(") {\n", entry);
-  const char *first = spec->readsBeforeWait >= 0 ? detail::kWaitPerRole : detail::kAfterPrior;
+  size_t entry = spec.source.find("extern \"C\" __global__");
+  size_t body = entry == std::string::npos ? entry : spec.source.find(") {\n", entry);
+  const char *first = spec.readsBeforeWait >= 0 ? detail::kWaitPerRole : detail::kAfterPrior;
   auto waits = [&] {  // one per role
     size_t n = 0;
-    for (size_t at = spec->source.find("fz_after_prior();", body); at != std::string::npos;
-         at = spec->source.find("fz_after_prior();", at + 1))
+    for (size_t at = spec.source.find("fz_after_prior();", body); at != std::string::npos;
+         at = spec.source.find("fz_after_prior();", at + 1))
       ++n;
     return n;
   };
-  if (body == std::string::npos || spec->source.compare(body + 4, std::strlen(first), first) != 0 ||
-      (spec->readsBeforeWait >= 0 && waits() < 2))
+  if (body == std::string::npos || spec.source.compare(body + 4, std::strlen(first), first) != 0 ||
+      (spec.readsBeforeWait >= 0 && waits() < 2))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: kernel %s does not wait for the kernel ahead "
                                    "(fz_after_prior()) first, or in each role",
-                                   spec->name.c_str());
-  spec->source = std::string(kernelPrelude()) + "\n" + detail::headerComment(fusion, *spec) +
-                 spec->source;
-  return spec;
+                                   spec.name.c_str());
+  spec.source = std::string(kernelPrelude()) + "\n" + detail::headerComment(fusion, spec) +
+                 spec.source;
+  return llvm::Error::success();
 }
 
 namespace detail {

@@ -115,8 +115,6 @@ std::string stepCode(FusionOp fusion, ArrayRef<int64_t> domain, int64_t vec, boo
 } // namespace
 
 llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile) {
-  if (std::optional<KernelSpec> transposed = generateTransposedPointwise(fusion))
-    return *transposed;
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "pointwise";

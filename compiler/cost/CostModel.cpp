@@ -179,15 +179,13 @@ GemmPath libraryGemmPath(Operation *matmul) {
 }
 
 GemmPath chosenGemmPath(Operation *matmul) {
-  auto choice = matmul->getAttrOfType<StringAttr>("fusec.gemm");
-  if (choice && choice.getValue() == "fusec")
-    return matmul->hasAttr("fusec.gemm_wgmma")  ? GemmPath::FusecWgmma
-           : matmul->hasAttr("fusec.gemm_wgv")  ? GemmPath::FusecWgmmaGemv
-           : matmul->hasAttr("fusec.gemm_gemv") ? gemvPath(matmul)
-                                                : ownGemmPath(matmul);
-  if (choice && choice.getValue() == "cublaslt-epilogue")
-    return GemmPath::LibraryEpilogue;
+  if (auto chosen = matmul->getAttrOfType<KernelFamilyAttr>("fusec.family"))
+    return chosen.getValue();
   return libraryGemmPath(matmul);
+}
+
+void setChosenGemmPath(Operation *matmul, GemmPath path) {
+  matmul->setAttr("fusec.family", KernelFamilyAttr::get(matmul->getContext(), path));
 }
 
 Cost opFlops(Operation *op) {

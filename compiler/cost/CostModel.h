@@ -11,6 +11,7 @@
 #pragma once
 
 #include "compiler/cost/DeviceProfile.h"
+#include "compiler/dialect/FusecDialect.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -75,24 +76,15 @@ struct Cost {
 /// (schedule/LibraryEpilogue.h).
 /// LibraryBatchedRows: cuBLASLt on a batch of 1-8 row products (decode
 /// attention), far below its rate on one matrix.
-enum class GemmPath {
-  Library,
-  LibraryEpilogue,
-  LibraryBatchedRows,
-  Fusec,
-  FusecWgmma,
-  FusecGemv,
-  /// The dot-product kernel's tensor-core form: 9-64 rows of one matrix.
-  FusecTensorGemv,
-  /// Its Hopper form (TMA stages into wgmma, K halves in a cluster;
-  /// WgmmaGemv.cpp): the same rows on sm_90a where wgmmaGemvRows applies.
-  FusecWgmmaGemv,
-  FusecBatchedRows,
-  /// The portable GEMM on a batch of 1-8 row matrices with long K (decode
-  /// attention's probabilities @ V): it streams the batch's B like a split-K
-  /// GEMM.
-  FusecBatchedStream
-};
+/// FusecTensorGemv: the dot-product kernel's tensor-core form, 9-64 rows of
+/// one matrix; FusecWgmmaGemv: its Hopper form (TMA stages into wgmma, K
+/// halves in a cluster; WgmmaGemv.cpp), the same rows on sm_90a where
+/// wgmmaGemvRows applies; FusecBatchedStream: the portable GEMM on a batch
+/// of 1-8 row matrices with long K (decode attention's probabilities @ V),
+/// which streams the batch's B like a split-K GEMM.
+/// The paths are the matmul cases of the kernel families
+/// (compiler/dialect/FusionAttrs.td), the others price as memory-bound.
+using GemmPath = KernelFamily;
 double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
 /// The path fusec's own kernel for `matmul` would take (Fusec, FusecGemv,
 /// FusecBatchedRows or FusecBatchedStream).
@@ -102,9 +94,11 @@ GemmPath ownGemmPath(mlir::Operation *matmul);
 GemmPath gemvPath(mlir::Operation *matmul);
 /// The path cuBLASLt takes for `matmul` (Library or LibraryBatchedRows).
 GemmPath libraryGemmPath(mlir::Operation *matmul);
-/// The path the planner chose for `matmul` (its fusec.gemm attributes, set by
-/// FuseVertical), cuBLASLt's when it has none yet.
+/// The path the planner chose for `matmul` (its fusec.family, set by
+/// MatmulPaths.cpp and FuseSiblings.cpp), cuBLASLt's when it has none yet.
 GemmPath chosenGemmPath(mlir::Operation *matmul);
+/// Records the planner's choice on `matmul` (chosenGemmPath reads it).
+void setChosenGemmPath(mlir::Operation *matmul, GemmPath path);
 /// The memory-only part of the prediction (the roofline floor of the bytes).
 double floorSeconds(const Cost &c, const DeviceProfile &p);
 

@@ -18,6 +18,7 @@ def Fusec_Dialect : Dialect {
     ops by `-fusec-decompose`; fusion rediscovers the fused kernels from them.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Fusec_Op<string mnemonic, list<Trait> traits = []>

@@ -2,10 +2,16 @@
 #include "compiler/dialect/FusecDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
 #include "compiler/dialect/FusecDialect.cpp.inc"
+#include "compiler/dialect/FusecEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/dialect/FusecAttrs.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "compiler/dialect/FusecOps.cpp.inc"
@@ -16,6 +22,10 @@ void FusecDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "compiler/dialect/FusecOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "compiler/dialect/FusecAttrs.cpp.inc"
       >();
 }
 

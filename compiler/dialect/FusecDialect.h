@@ -12,6 +12,10 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "compiler/dialect/FusecDialect.h.inc"
+#include "compiler/dialect/FusecEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/dialect/FusecAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "compiler/dialect/FusecOps.h.inc"

@@ -27,7 +27,8 @@ def Fusec_FusionOp : Fusec_Op<"fusion", [IsolatedFromAbove,
     }
     ```
   }];
-  let arguments = (ins Variadic<Fusec_Tensor>:$inputs, StrAttr:$kind);
+  let arguments = (ins Variadic<Fusec_Tensor>:$inputs, StrAttr:$kind,
+                       OptionalAttr<Fusec_KernelFamilyAttr>:$family);
   let results = (outs Variadic<Fusec_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -2,12 +2,13 @@
 #include "compiler/pipeline/Compile.h"
 
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/families/KernelFamily.h"
+#include "compiler/families/LibraryMatmul.h"
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/pipeline/Arena.h"
 #include "compiler/pipeline/SharedLaunch.h"
 #include "compiler/pipeline/InPlaceOutputs.h"
-#include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/plan/MatmulTuning.h"
@@ -94,84 +95,6 @@ StepCost fusionCost(FusionOp f) {
   return c;
 }
 
-namespace {
-
-MatrixLayout toLayout(const MatrixLayoutView &v, int64_t batch) {
-  MatrixLayout l;
-  l.rows = v.rows;
-  l.cols = v.cols;
-  l.ld = v.ld;
-  l.rowMajor = v.rowMajor;
-  l.batch = v.batchStride == 0 ? 1 : batch;
-  l.batchStride = v.batchStride;
-  return l;
-}
-
-/// Maps a matmul group onto cuBLASLt: the operands are views of block arguments
-/// (materialized first where they were not strided, see FusionOutlining).
-llvm::Expected<PlanMatmul> matmulStep(FusionOp f, ArrayRef<int> inputBuffers, int out) {
-  MatmulOp mm;
-  for (Operation &op : f.getBodyBlock())
-    if (auto m = dyn_cast<MatmulOp>(op))
-      mm = m;
-  std::vector<int64_t> batchShape = matmulBatchShape(mm);
-  auto a = matmulOperandLayout(mm.getLhs(), batchShape, 'r');
-  auto b = matmulOperandLayout(mm.getRhs(), batchShape, 'c');
-  if (!a || !b)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: matmul operand is not a strided view");
-  int64_t batch = 1;
-  for (int64_t d : batchShape)
-    batch *= d;
-  PlanMatmul p;
-  p.desc.dtype = dtypeOf(mm.getResult());
-  p.desc.a = toLayout(*a, batch);
-  p.desc.b = toLayout(*b, batch);
-  p.desc.c.rows = a->rows;
-  p.desc.c.cols = b->cols;
-  p.desc.c.ld = b->cols;
-  p.desc.c.batch = batch;
-  p.desc.c.batchStride = a->rows * b->cols;
-  p.desc.c.rowMajor = true;
-  int64_t bytes = dtypeBytes(p.desc.dtype);
-  p.a = inputBuffers[cast<BlockArgument>(viewSource(mm.getLhs())).getArgNumber()];
-  p.b = inputBuffers[cast<BlockArgument>(viewSource(mm.getRhs())).getArgNumber()];
-  p.aOffset = a->offset * bytes;
-  p.bOffset = b->offset * bytes;
-  p.c = out;
-  auto gemm = f->getAttrOfType<StringAttr>("gemm");
-  if (!gemm || gemm.getValue() != "cublaslt-epilogue")
-    return p;
-  // cuBLASLt applies the epilogue itself (schedule/LibraryEpilogue.h).
-  std::vector<Operation *> epilogue;
-  for (Operation &op : f.getBodyBlock().without_terminator())
-    if (&op != mm.getOperation())
-      epilogue.push_back(&op);
-  std::string why;
-  std::optional<LibraryEpilogue> e = matchLibraryEpilogue(mm, epilogue, why);
-  if (!e)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: cuBLASLt epilogue no longer matches: %s",
-                                   why.c_str());
-  auto bufferOf = [&](Value v, int64_t &offsetBytes) {
-    offsetBytes = stridedView(v)->offset * bytes;
-    return inputBuffers[cast<BlockArgument>(viewSource(v)).getArgNumber()];
-  };
-  p.desc.alpha = static_cast<float>(e->alpha);
-  if (e->residual) {
-    p.desc.beta = 1;
-    p.residual = bufferOf(e->residual, p.residualOffset);
-  }
-  if (e->bias) {
-    p.desc.biasEpilogue = true;
-    p.bias = bufferOf(e->bias, p.biasOffset);
-  }
-  p.desc.geluEpilogue = e->gelu;
-  return p;
-}
-
-} // namespace
-
 std::vector<double> randomInputScales(func::FuncOp graph) {
   std::vector<double> scales(graph.getNumArguments(), 1.0);
   for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
@@ -255,9 +178,11 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     PlanStep step;
     step.name = f->getAttrOfType<StringAttr>("name").str();
     step.cost = fusionCost(f);
-    auto gemm = f->getAttrOfType<StringAttr>("gemm");
-    if (f.getKind() == "matmul" && !(gemm && gemm.getValue() == "fusec")) {
-      auto m = matmulStep(f, ins, outs[0]);
+    llvm::Expected<KernelFamily> family = familyOf(f);
+    if (!family)
+      return family.takeError();
+    if (kernelFamily(*family).isLibrary()) {
+      auto m = libraryMatmul(f, ins, outs[0]);
       if (!m)
         return m.takeError();
       step.kind = PlanStep::Kind::Matmul;
@@ -273,10 +198,10 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       }
       plan.workspaceBytes = 32 << 20;
     } else {
-      codegen::GemmChoice choice;
-      choice.candidate = options.gemmCandidate;
-      choice.tuned = &options.gemmTuning;
-      auto k = codegen::generateKernel(f, *profile, plan.arch, choice);
+      FamilyTarget target{*profile, plan.arch};
+      target.gemm.candidate = options.gemmCandidate;
+      target.gemm.tuned = &options.gemmTuning;
+      auto k = emitKernel(f, target);
       if (!k)
         return k.takeError();
       step.kind = PlanStep::Kind::Kernel;

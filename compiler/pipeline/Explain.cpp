@@ -6,6 +6,7 @@
 
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/families/KernelFamily.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -88,10 +89,14 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
       k.launchesUnfused = c.launchesUnfused;
       k.unfusedUs = c.unfusedUs;
       k.predictedUs = c.predictedUs;
-      if (auto g = f->getAttrOfType<StringAttr>("gemm"))
-        k.gemm = g.str();
-      if (auto g = f->getAttrOfType<StringAttr>("gemm_alternatives"))
+      if (auto g = f->getAttrOfType<StringAttr>("gemm_alternatives")) {
         k.gemmAlternatives = g.str();
+        std::optional<KernelFamily> family = f.getFamily();
+        k.gemm = !family                                 ? ""
+                 : isFusecGemm(*family)                  ? "fusec"
+                 : *family == KernelFamily::LibraryEpilogue ? "cublaslt-epilogue"
+                                                            : "cublaslt";
+      }
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
       for (Value v : f.getResults())

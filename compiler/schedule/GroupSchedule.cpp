@@ -27,6 +27,14 @@ const char *groupKindName(GroupKind k) {
   return "?";
 }
 
+std::optional<GroupKind> parseGroupKind(llvm::StringRef name) {
+  for (GroupKind k : {GroupKind::Pointwise, GroupKind::RowReduction, GroupKind::ColumnReduction,
+                      GroupKind::Matmul})
+    if (name == groupKindName(k))
+      return k;
+  return std::nullopt;
+}
+
 std::vector<int64_t> GroupSchedule::keptShape() const {
   std::vector<int64_t> s = domain;
   for (int64_t a : reducedAxes)

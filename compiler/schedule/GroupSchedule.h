@@ -20,6 +20,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ namespace fusec {
 enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul };
 
 const char *groupKindName(GroupKind k);
+/// The kind a name from groupKindName stands for.
+std::optional<GroupKind> parseGroupKind(llvm::StringRef name);
 
 struct GroupSchedule {
   GroupKind kind = GroupKind::Pointwise;

@@ -80,13 +80,10 @@ bool Grouping::markSiblings(const OpGroup &g, double gemvApart) {
   }
   Builder b(mms.front()->getContext());
   for (Operation *mm : mms) {
-    mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
     mm->setAttr("fusec.gemm_alternatives", b.getStringAttr(buf));
-    // For the outlined group's prediction.
-    if (dual || sideBySide)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());
-    else
-      mm->setAttr(wgv ? "fusec.gemm_wgv" : "fusec.gemm_gemv", b.getUnitAttr());
+    setChosenGemmPath(mm, dual || sideBySide ? GemmPath::FusecWgmma
+                          : wgv              ? GemmPath::FusecWgmmaGemv
+                                             : gemvPath(mm));
   }
   return true;
 }
@@ -99,14 +96,12 @@ void Grouping::mergeSiblings() {
     Operation *mm = nullptr;
     for (Operation *op : groups[g])
       if (isa<MatmulOp>(op)) {
-        auto choice = op->getAttrOfType<StringAttr>("fusec.gemm");
         GemmPath path = chosenGemmPath(op);
         // A sibling group already side by side (priced as the Hopper form,
         // FusecWgmmaGemv) may take more siblings; a single product on that
         // path is not the dot-product kernel's.
         bool sideBySideGroup = path == GemmPath::FusecWgmmaGemv && matmulsOf(groups[g]).size() >= 2;
-        if (!choice || choice.getValue() != "fusec" ||
-            (path != GemmPath::FusecGemv && path != GemmPath::FusecTensorGemv && !sideBySideGroup))
+        if ((path != GemmPath::FusecGemv && path != GemmPath::FusecTensorGemv && !sideBySideGroup))
           return nullptr;
         mm = op;
       }

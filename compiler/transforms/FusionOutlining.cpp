@@ -111,13 +111,13 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   fusion->setAttr("launches_unfused", b.getI64IntegerAttr(unfused.launches));
   fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p) * 1e6));
   fusion->setAttr("unfused_us", b.getF64FloatAttr(unfusedSeconds * 1e6));
-  // A matmul group carries the planner's GEMM choice (see FuseVertical).
+  // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt
+  // under --no-fuse): that is its kernel family.
   for (Operation *op : group)
     if (isa<MatmulOp>(op)) {
-      if (auto choice = op->getAttrOfType<StringAttr>("fusec.gemm"))
-        fusion->setAttr("gemm", choice);
       if (auto alt = op->getAttrOfType<StringAttr>("fusec.gemm_alternatives"))
         fusion->setAttr("gemm_alternatives", alt);
+      fusion.setFamily(chosenGemmPath(op));
       fusion->setAttr("predicted_us",
                       b.getF64FloatAttr(predictSeconds(fused, p, chosenGemmPath(op)) * 1e6));
     }
@@ -161,7 +161,8 @@ LogicalResult outlineOne(func::FuncOp func, ArrayRef<Operation *> group,
   for (Value v : outputs)
     resultTypes.push_back(v.getType());
   auto fusion = b.create<FusionOp>(group.back()->getLoc(), resultTypes,
-                                   inputs.getArrayRef(), groupKindName(schedule.kind));
+                                   inputs.getArrayRef(), groupKindName(schedule.kind),
+                                   /*family=*/KernelFamilyAttr());
   Block *body = new Block();
   fusion.getBody().push_back(body);
   IRMapping map;

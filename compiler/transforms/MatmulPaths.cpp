@@ -149,15 +149,9 @@ void Grouping::chooseMatmulPaths() {
     bool keepPrologue = useOwn && !prologue.empty() && p.own <= p.ownApart;
     GemmPath path = keepPrologue ? p.fusedPath : p.path;
     Builder b(mm.getContext());
-    mm->setAttr("fusec.gemm", b.getStringAttr(useOwn      ? "fusec"
-                                              : useLibEpi ? "cublaslt-epilogue"
-                                                          : "cublaslt"));
-    if (path == GemmPath::FusecWgmma)
-      mm->setAttr("fusec.gemm_wgmma", b.getUnitAttr());  // for the outlined group's prediction
-    if (path == GemmPath::FusecGemv || path == GemmPath::FusecTensorGemv)
-      mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
-    if (path == GemmPath::FusecWgmmaGemv)
-      mm->setAttr("fusec.gemm_wgv", b.getUnitAttr());
+    setChosenGemmPath(mm, useOwn      ? path
+                          : useLibEpi ? GemmPath::LibraryEpilogue
+                                      : libraryGemmPath(mm));
     mm->setAttr("fusec.gemm_alternatives",
                 b.getStringAttr(describe(p, !prologue.empty(), !epilogue.empty(),
                                          gemmChoice == "fusec")));

@@ -89,6 +89,37 @@ def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecSelectKernels : Pass<"fusec-select-kernels", "mlir::func::FuncOp"> {
+  let summary = "Choose each fused group's kernel family from the registry";
+  let description = [{
+    For every fusec.fusion without a `family`, asks the kernel families of
+    its kind (compiler/families/Registry.cpp) in order; the first that takes
+    the group runs it, and the ones asked before it are recorded with their
+    reasons in `family_rejections`:
+
+    ```
+    fusion "column_reduction" (...) {name = "k0_sum"}
+      => fusion "column_reduction" (...) {family = #fusec.family<column_streamed>,
+           family_rejections = [{family = #fusec.family<column_online_softmax>,
+                                 reason = "needs thread block clusters ..."} ],
+           name = "k0_sum"}
+    ```
+    Matmul groups carry the planner's choice (MatmulPaths.cpp) from
+    outlining. Code generation emits every group with its family alone.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+           "device profile (h100, h200, a100, l40s)">,
+    Option<"copyBytesPerSec", "copy-bytes-per-sec", "double", /*default=*/"0",
+           "copy bandwidth measured on this machine (0: the profile's)">,
+    Option<"smCount", "sm-count", "int", /*default=*/"0",
+           "SM count of the GPU at hand (0: the profile's)">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "NVRTC target the kernels are for (empty: the profile's)">
+  ];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 def FusecOutlineSingleOps : Pass<"fusec-outline-single-ops", "mlir::func::FuncOp"> {
   let summary = "One fusec.fusion per compute op: the unfused baseline (--no-fuse)";
   let description = [{

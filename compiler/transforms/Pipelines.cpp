@@ -33,6 +33,12 @@ void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &o
     o.smCount = options.smCount;
     pm.addNestedPass<mlir::func::FuncOp>(createFusecOutlineSingleOps(o));
   }
+  FusecSelectKernelsOptions s;
+  s.device = options.device;
+  s.copyBytesPerSec = options.copyBytesPerSec;
+  s.smCount = options.smCount;
+  s.arch = options.arch;
+  pm.addNestedPass<mlir::func::FuncOp>(createFusecSelectKernels(s));
 }
 
 void registerPassesAndPipelines() {

@@ -132,9 +132,7 @@ TEST(CostModel, DotProductPathFollowsTheRows) {
     mlir::Operation *mm = nullptr;
     graphFunction(**module).walk([&](MatmulOp op) { mm = op; });
     ASSERT_NE(mm, nullptr);
-    mlir::Builder b(&ctx);
-    mm->setAttr("fusec.gemm", b.getStringAttr("fusec"));
-    mm->setAttr("fusec.gemm_gemv", b.getUnitAttr());
+    setChosenGemmPath(mm, gemvPath(mm));
     EXPECT_EQ(chosenGemmPath(mm), path) << x;
   }
   Cost c;

@@ -1,0 +1,131 @@
+//===- Cublaslt.cpp - matmul groups on cuBLASLt ---------------------------===//
+//
+// The library families: cuBLASLt computes the product, reading its operands
+// in place through their strides (FusionOutlining materializes those it
+// cannot); with its epilogue, it also applies a scale, a residual as C, a
+// bias and gelu(tanh) where the group is exactly that
+// (schedule/LibraryEpilogue.h). On batches of few-row products (decode
+// attention) it runs far below its rate on one matrix, which the cost model
+// prices as its own family. The planner picks these where they are predicted
+// faster than fusec's kernels (transforms/MatmulPaths.cpp); --no-fuse runs
+// every product on them.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/families/Families.h"
+#include "compiler/families/LibraryMatmul.h"
+#include "compiler/schedule/LibraryEpilogue.h"
+#include "compiler/schedule/StridedView.h"
+
+using namespace mlir;
+
+namespace fusec {
+namespace families {
+namespace {
+
+class Cublaslt final : public KernelFamilyDef {
+public:
+  explicit Cublaslt(KernelFamily path) : path(path) {}
+  KernelFamily id() const override { return path; }
+  GroupKind kind() const override { return GroupKind::Matmul; }
+  bool isLibrary() const override { return true; }
+  std::string reject(FusionOp, const FamilyTarget &) const override {
+    return "matmul groups run as the planner chose (MatmulPaths.cpp)";
+  }
+  llvm::Expected<KernelSpec> emit(FusionOp, const FamilyTarget &) const override {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: a cuBLASLt group has no kernel to emit");
+  }
+
+private:
+  KernelFamily path;
+};
+
+} // namespace
+
+const KernelFamilyDef &cublaslt(KernelFamily path) {
+  static const Cublaslt plain(KernelFamily::Library), epilogue(KernelFamily::LibraryEpilogue),
+      batchedRows(KernelFamily::LibraryBatchedRows);
+  return path == KernelFamily::LibraryEpilogue      ? epilogue
+         : path == KernelFamily::LibraryBatchedRows ? batchedRows
+                                                    : plain;
+}
+
+} // namespace families
+
+namespace {
+
+MatrixLayout toLayout(const MatrixLayoutView &v, int64_t batch) {
+  MatrixLayout l;
+  l.rows = v.rows;
+  l.cols = v.cols;
+  l.ld = v.ld;
+  l.rowMajor = v.rowMajor;
+  l.batch = v.batchStride == 0 ? 1 : batch;
+  l.batchStride = v.batchStride;
+  return l;
+}
+
+} // namespace
+
+llvm::Expected<PlanMatmul> libraryMatmul(FusionOp f, ArrayRef<int> inputBuffers, int out) {
+  MatmulOp mm;
+  for (Operation &op : f.getBodyBlock())
+    if (auto m = dyn_cast<MatmulOp>(op))
+      mm = m;
+  std::vector<int64_t> batchShape = matmulBatchShape(mm);
+  auto a = matmulOperandLayout(mm.getLhs(), batchShape, 'r');
+  auto b = matmulOperandLayout(mm.getRhs(), batchShape, 'c');
+  if (!a || !b)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: matmul operand is not a strided view");
+  int64_t batch = 1;
+  for (int64_t d : batchShape)
+    batch *= d;
+  PlanMatmul p;
+  p.desc.dtype = dtypeOf(mm.getResult());
+  p.desc.a = toLayout(*a, batch);
+  p.desc.b = toLayout(*b, batch);
+  p.desc.c.rows = a->rows;
+  p.desc.c.cols = b->cols;
+  p.desc.c.ld = b->cols;
+  p.desc.c.batch = batch;
+  p.desc.c.batchStride = a->rows * b->cols;
+  p.desc.c.rowMajor = true;
+  int64_t bytes = dtypeBytes(p.desc.dtype);
+  p.a = inputBuffers[cast<BlockArgument>(viewSource(mm.getLhs())).getArgNumber()];
+  p.b = inputBuffers[cast<BlockArgument>(viewSource(mm.getRhs())).getArgNumber()];
+  p.aOffset = a->offset * bytes;
+  p.bOffset = b->offset * bytes;
+  p.c = out;
+  if (f.getFamily() != KernelFamily::LibraryEpilogue)
+    return p;
+  // The planner chose this family because the group's epilogue is one
+  // cuBLASLt applies; its parts are read off the outlined body.
+  std::vector<Operation *> epilogue;
+  for (Operation &op : f.getBodyBlock().without_terminator())
+    if (&op != mm.getOperation())
+      epilogue.push_back(&op);
+  std::string why;
+  std::optional<LibraryEpilogue> e = matchLibraryEpilogue(mm, epilogue, why);
+  if (!e)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: cuBLASLt epilogue no longer matches: %s",
+                                   why.c_str());
+  auto bufferOf = [&](Value v, int64_t &offsetBytes) {
+    offsetBytes = stridedView(v)->offset * bytes;
+    return inputBuffers[cast<BlockArgument>(viewSource(v)).getArgNumber()];
+  };
+  p.desc.alpha = static_cast<float>(e->alpha);
+  if (e->residual) {
+    p.desc.beta = 1;
+    p.residual = bufferOf(e->residual, p.residualOffset);
+  }
+  if (e->bias) {
+    p.desc.biasEpilogue = true;
+    p.bias = bufferOf(e->bias, p.biasOffset);
+  }
+  p.desc.geluEpilogue = e->gelu;
+  return p;
+}
+
+} // namespace fusec
