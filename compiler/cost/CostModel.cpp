@@ -48,91 +48,22 @@ double floorSeconds(const Cost &c, const DeviceProfile &p) {
   return static_cast<double>(c.bytes) / p.hbmBytesPerSec;
 }
 
-double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path) {
+double rooflineSeconds(const Cost &c, const DeviceProfile &p, const KernelRates &r) {
   // Only a matmul streams at less than the copy rate; other groups reach it.
-  double fraction = c.tensorFlops == 0           ? 1.0
-                    : path == GemmPath::Fusec || path == GemmPath::FusecWgmma
-                        ? p.gemmBandwidthFraction
-                    : path == GemmPath::FusecGemv ? p.gemvBandwidthFraction
-                    // Faster than cuBLASLt at 32 rows in a stream of layers
-                    // (its weights stream during the layer ahead's tail), and
-                    // close to it alone (docs/matmul.md, "How a group runs"):
-                    // priced as cuBLASLt (ties go to fusec's kernel, which
-                    // applies the epilogue in place). A group's cost has no
-                    // notion of the kernel ahead, so the stream's gain is not
-                    // priced.
-                    : path == GemmPath::FusecWgmmaGemv ? p.libraryBandwidthFraction
-                    // Streams at 56-76% of the copy rate on the 32-row Llama
-                    // layers (docs/matmul.md, "How a group runs"): priced as
-                    // fusec's GEMM.
-                    : path == GemmPath::FusecTensorGemv ? p.gemmBandwidthFraction
-                    // The rate of decode attention scores on the H100, 32
-                    // matrices of 1 x 128 @ 128 x 4097: 18% of the copy rate
-                    // (docs/cost-model.md, "Predicted time").
-                    : path == GemmPath::FusecBatchedRows ? 0.18
-                    // Decode attention's probabilities @ V, 256 matrices of
-                    // 4 x 4096 @ 4096 x 128 (277 MB), stream at 83-88% of the
-                    // copy rate on the H100 (docs/cost-model.md, "How close it
-                    // comes"): priced as cuBLASLt.
-                    : path == GemmPath::FusecBatchedStream ? p.libraryBandwidthFraction
-                    // cuBLASLt on 8-256 matrices of 4 rows (grouped-query
-                    // decode attention, K = 128 or 4097) streams at 4-48% of
-                    // the copy rate on the H100 (docs/matmul.md, "Decode
-                    // attention").
-                    : path == GemmPath::LibraryBatchedRows ? 0.3
-                                                  : p.libraryBandwidthFraction;
+  double fraction = c.tensorFlops == 0 ? 1.0 : r.bandwidthFraction;
   double memory = floorSeconds(c, p) / fraction;
   double math = static_cast<double>(c.flops) / p.fp32FlopsPerSec +
-                static_cast<double>(c.tensorFlops) /
-                    (path == GemmPath::Library || path == GemmPath::LibraryEpilogue ||
-                             path == GemmPath::LibraryBatchedRows
-                         ? p.tensorFlopsPerSec
-                     : path == GemmPath::FusecWgmma && p.wgmmaFlopsPerSec > 0 ? p.wgmmaFlopsPerSec
-                                                    : p.gemmFlopsPerSec);
-  // fusec's portable GEMM reads the epilogue's inputs after the products, one
-  // element pair per thread with no registers left to batch the loads: at
-  // about half the copy rate and not overlapped (docs/cost-model.md,
-  // "Predicted time"). The dot-product kernel reads them
-  // once per output element, a small part of its weight stream.
-  // cuBLASLt's own epilogue reads its C (a residual) the same way, as far as
-  // the model knows: charged alike until measured.
-  // The wgmma kernel's TMA loads a residual while the products run, and its
-  // stores overlap the next tile; what remains is the epilogue's arithmetic,
-  // which the tensor cores wait for (bias, erf gelu and residual cost 69 us
-  // over the product at 8192 x 4096 -> 8192; docs/matmul.md, "How a group
-  // runs"): each elementwise op of the group,
-  // and each element of an input the TMA loads into the epilogue (waiting on
-  // its boxes), about 15 times slower than the SMs' fp32 rate.
-  // Its other epilogue inputs are read after the products, as below.
-  double epilogue = path == GemmPath::FusecWgmma
-                        ? (static_cast<double>(c.flops) +
-                           static_cast<double>(c.tmaEpilogueBytes) / 2) /
-                                  (p.fp32FlopsPerSec / 15) +
-                              static_cast<double>(c.epilogueBytes - c.tmaEpilogueBytes) /
-                                  (0.5 * p.hbmBytesPerSec)
-                    : path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
-                            path == GemmPath::FusecBatchedStream ||
-                            path == GemmPath::LibraryEpilogue
-                        ? static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec)
-                        : 0.0;
-  // A prologue computes operand elements as they are loaded, 8 along the
-  // contiguous dim at a time, and the kernels wait for them: the portable
-  // GEMM into its stages, the dot-product kernel A into shared memory ahead
-  // of its weight stream. Charged at 2 T elements/s, the dot-product
-  // kernel's rate at decode, between the portable GEMM's (docs/matmul.md,
-  // "Prologues").
-  if (path == GemmPath::Fusec || path == GemmPath::FusecBatchedRows ||
-      path == GemmPath::FusecBatchedStream)
-    epilogue += static_cast<double>(c.prologueTileElements) / 2e12;
-  if (path == GemmPath::FusecGemv)
-    epilogue += static_cast<double>(c.prologueGemvElements) / 2e12;
-  double seconds = std::max(memory, math) + epilogue + c.launches * p.launchSeconds;
-  // cuBLASLt's batched few-row calls take at least ~10 us on the H100 however
-  // small (a decode step's new row: 4 x 128 @ 128 x 1, 8 or 256 batches;
-  // docs/cost-model.md, "Predicted time").
-  if (path == GemmPath::LibraryBatchedRows)
-    seconds = std::max(seconds, 10e-6);
-  return seconds;
+                static_cast<double>(c.tensorFlops) / r.tensorFlopsPerSec;
+  double seconds = std::max(memory, math) + r.epilogueSeconds + c.launches * p.launchSeconds;
+  return std::max(seconds, r.minSeconds);
+}
+
+double predictSeconds(const Cost &c, const DeviceProfile &p) {
+  return rooflineSeconds(c, p, {p.libraryBandwidthFraction, p.tensorFlopsPerSec});
+}
+
+double afterProductsSeconds(const Cost &c, const DeviceProfile &p) {
+  return static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec);
 }
 
 namespace {

@@ -64,9 +64,6 @@ struct Cost {
   }
 };
 
-/// max(bytes / BW, flops / peak) + launches x launch overhead, in seconds.
-/// How a group's matmul runs, for its rate: cuBLAS, fusec's tensor-core GEMM,
-/// or fusec's dot-product kernel for 1-8 rows.
 /// Who runs a matmul: cuBLASLt, fusec's portable GEMM, its Hopper GEMM (TMA +
 /// wgmma), its dot-product kernel for 1-8 rows (and its tensor-core form for
 /// 9-64 rows of one matrix), or the portable GEMM on a
@@ -85,7 +82,30 @@ struct Cost {
 /// The paths are the matmul cases of the kernel families
 /// (compiler/dialect/FusionAttrs.td), the others price as memory-bound.
 using GemmPath = KernelFamily;
-double predictSeconds(const Cost &c, const DeviceProfile &p, GemmPath path = GemmPath::Library);
+/// What a kernel family streams and computes at (compiler/families/: each
+/// family's rates and the reasons for them live with it).
+struct KernelRates {
+  /// Of the copy rate, for a group with a product (others reach the copy rate).
+  double bandwidthFraction = 1;
+  double tensorFlopsPerSec = 1;
+  /// Time that overlaps neither the operands' stream nor the math: an
+  /// epilogue read after the products, a prologue the loads wait for.
+  double epilogueSeconds = 0;
+  /// The least a launch of the family takes, however small.
+  double minSeconds = 0;
+};
+/// max(bytes / (BW x fraction), flops / peak) + the family's unoverlapped
+/// time + launches x launch overhead, in seconds.
+double rooflineSeconds(const Cost &c, const DeviceProfile &p, const KernelRates &r);
+/// The prediction before a matmul's family is chosen: products at cuBLASLt's
+/// rates (the library's is the baseline every other path is weighed
+/// against); groups without a product at the copy rate.
+double predictSeconds(const Cost &c, const DeviceProfile &p);
+/// A GEMM epilogue's inputs read after the products (a residual, a bias),
+/// one element pair per thread with no registers left to batch the loads: at
+/// about half the copy rate, not overlapped (docs/cost-model.md, "Predicted
+/// time").
+double afterProductsSeconds(const Cost &c, const DeviceProfile &p);
 /// The path fusec's own kernel for `matmul` would take (Fusec, FusecGemv,
 /// FusecBatchedRows or FusecBatchedStream).
 GemmPath ownGemmPath(mlir::Operation *matmul);

@@ -35,6 +35,22 @@ public:
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: a cuBLASLt group has no kernel to emit");
   }
+  double seconds(const Cost &c, const DeviceProfile &p) const override {
+    KernelRates r{p.libraryBandwidthFraction, p.tensorFlopsPerSec};
+    if (path == KernelFamily::LibraryEpilogue)
+      // Its epilogue reads C (a residual) after the products, as far as the
+      // model knows, as fusec's portable GEMM does: charged alike.
+      r.epilogueSeconds = afterProductsSeconds(c, p);
+    if (path == KernelFamily::LibraryBatchedRows) {
+      // On 8-256 matrices of 4 rows (grouped-query decode attention, K = 128
+      // or 4097) it streams at 4-48% of the copy rate on the H100, and a
+      // call takes at least ~10 us however small (docs/matmul.md, "Decode
+      // attention"; docs/cost-model.md, "Predicted time").
+      r.bandwidthFraction = 0.3;
+      r.minSeconds = 10e-6;
+    }
+    return rooflineSeconds(c, p, r);
+  }
 
 private:
   KernelFamily path;

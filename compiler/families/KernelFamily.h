@@ -56,11 +56,15 @@ public:
   /// The kernel for a group it takes (without the prelude and header, which
   /// emitKernel adds).
   virtual llvm::Expected<KernelSpec> emit(FusionOp fusion, const FamilyTarget &target) const = 0;
-  /// Predicted seconds of a group of cost `c` run by this family.
+  /// Predicted seconds of a group of cost `c` run by this family; the
+  /// default streams at the copy rate (cuBLASLt's rates for a product).
   virtual double seconds(const Cost &c, const DeviceProfile &p) const {
-    return predictSeconds(c, p, id());
+    return predictSeconds(c, p);
   }
 };
+
+/// Predicted seconds of a group of cost `c` run by `family`.
+double predictSeconds(const Cost &c, const DeviceProfile &p, KernelFamily family);
 
 /// The family with this id.
 const KernelFamilyDef &kernelFamily(KernelFamily id);

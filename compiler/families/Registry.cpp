@@ -65,6 +65,10 @@ const KernelFamilyDef &kernelFamily(KernelFamily id) {
   }
 }
 
+double predictSeconds(const Cost &c, const DeviceProfile &p, KernelFamily family) {
+  return kernelFamily(family).seconds(c, p);
+}
+
 llvm::Expected<KernelFamily> selectFamily(FusionOp fusion, const FamilyTarget &target,
                                           std::vector<FamilyRejection> &rejected) {
   std::optional<GroupKind> kind = parseGroupKind(fusion.getKind());

@@ -2,6 +2,7 @@
 #include "compiler/transforms/FusionOutlining.h"
 
 #include "compiler/cost/CostModel.h"
+#include "compiler/families/KernelFamily.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/StridedView.h"

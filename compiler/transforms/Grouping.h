@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compiler/cost/CostModel.h"
+#include "compiler/families/KernelFamily.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/FusionOutlining.h"

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
+#include "compiler/families/KernelFamily.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "frontends/json/GraphReader.h"
 
