@@ -250,12 +250,12 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   // those are more) must be resident at once: 1024 threads' worth of blocks
   // per SM, at most 64 registers a thread (32 made the split kernels spill).
   std::string bounds = str(threads) + (p.stream ? ", " + str(1024 / threads) : "");
-  std::string src = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ")\n" +
-                    spec.name + "(" +
-                    parameterList(fusion) +
-                    (scratch ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
-                    kAfterPrior;
-  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  spec.text.qualifiers = "__launch_bounds__(" + bounds + ")";
+  spec.text.params = parameters(fusion);
+  if (scratch)
+    spec.text.params.push_back(kScratchParam);
+  spec.text.staticShared = true;
+  std::string src = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  __shared__ float fz_cf[" + str(p.ty) + "][" + str(p.width) + "];\n";
   if (scratch)
     src += "  __shared__ bool fz_last;\n";
@@ -269,7 +269,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
   src += "    const fz_idx kb = active ? kbase : 0;  // compute on a valid column, store nothing\n";
   src += p.indices(false, "    ");
   src += body;
-  src += "  }\n}\n";
+  src += "  }\n";
 
   // Stream: one block per (tile, split), no loop. Otherwise tiles of 64 bytes
   // per row and two blocks per SM, which read best (docs/reductions.md, "Last
@@ -283,7 +283,7 @@ llvm::Expected<KernelSpec> generateColumnReduction(FusionOp fusion,
     spec.scratchBytes = static_cast<unsigned>(p.scratchBytes());
     spec.scratchZeroOnce = static_cast<unsigned>(p.counterBytes());
   }
-  spec.source = src;
+  spec.text.body = src;
   spec.schedule = std::to_string(p.rr) + " reduced x " + std::to_string(p.kc) +
                   " kept; tiles of " + str(p.width) + " columns (" + str(p.tx) + " x vec " +
                   str(p.vec) + "), " + str(p.ty) + " threads down each; " +

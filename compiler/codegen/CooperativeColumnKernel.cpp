@@ -403,7 +403,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                          ";\n    const bool active = kbase < " + str(q.kc) +
                          ";\n    const fz_idx kb = active ? kbase : 0;  // compute on a valid "
                          "column, store nothing\n" + q.keptIndices("    ");
-  std::string common = std::string(kAfterPrior) + "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
+  std::string common = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n" +
                        "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n" + caches +
                        "  __shared__ double fz_red[" + str(q.maxPerPhase) + "][" +
                        str(kThreads / 32) + "][" + str(q.width) + "];\n" +
@@ -412,11 +412,13 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
                        "  const int tx = threadIdx.x % " + str(q.tx) + ", ty = threadIdx.x / " +
                        str(q.tx) + ";\n";
   std::string src;
+  spec.text.params = parameters(fusion);
+  spec.text.staticShared = true;
   int64_t counterBytes = 256 * ((q.teams * 4 + 255) / 256);
   if (cluster) {
-    src = "extern \"C\" __global__ void __cluster_dims__(" + str(q.members) +
-          ", 1, 1) __launch_bounds__(" + str(kThreads) + ")\n" + spec.name + "(" +
-          parameterList(fusion) + ") {\n" + common;
+    spec.text.qualifiers = "__cluster_dims__(" + str(q.members) + ", 1, 1) __launch_bounds__(" +
+                           str(kThreads) + ")";
+    src = common;
     // Partials by tile parity: a peer may still read this tile's while the
     // block publishes the next one's.
     src += "  __shared__ double fz_cpart[2][" + str(std::max(1, q.barriers)) + "][" +
@@ -425,12 +427,13 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
     src += "  const int team = blockIdx.x / " + str(q.members) + ";\n";
     src += "  const int fz_teams = gridDim.x / " + str(q.members) + ";  // one tile per cluster\n";
   } else {
-    src = "__device__ __forceinline__ void fz_team_barrier(unsigned *count, unsigned target) {\n"
+    spec.text.helpers = "__device__ __forceinline__ void fz_team_barrier(unsigned *count, unsigned target) {\n"
           "  __syncthreads();\n  if (threadIdx.x == 0) {\n    __threadfence();\n"
           "    atomicAdd(count, 1u);\n    while (atomicAdd(count, 0u) < target) __nanosleep(64);\n"
           "    __threadfence();\n  }\n  __syncthreads();\n}\n\n";
-    src += "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ", 1)\n" + spec.name +
-           "(" + parameterList(fusion) + ", unsigned char *__restrict__ fz_scratch) {\n" + common;
+    spec.text.qualifiers = "__launch_bounds__(" + str(kThreads) + ", 1)";
+    spec.text.params.push_back(kScratchParam);
+    src = common;
     src += "  unsigned *fz_count = reinterpret_cast<unsigned *>(fz_scratch);\n";
     src += "  double *fz_part = reinterpret_cast<double *>(fz_scratch + " + str(counterBytes) + ");\n";
     src += "  const int team = blockIdx.x / " + str(q.members) + ", member = blockIdx.x % " +
@@ -454,8 +457,7 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   src += "    __syncthreads();\n" + tileHead + phases + outs + "  }\n";
   if (cluster)
     src += "  fz_cluster_sync();  // no block leaves while others may read its partials\n";
-  src += "}\n";
-  spec.source = src;
+  spec.text.body = src;
   spec.grid = static_cast<unsigned>(q.teams * q.members);
   spec.block = kThreads;
   spec.sharedBytes = static_cast<unsigned>(off);

@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/GemmConfig.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/plan/KernelLaunch.h"
 #include "compiler/schedule/StridedView.h"
 
 #include <string>
@@ -152,9 +153,9 @@ struct GemmGen {
   /// into shared memory (it fits kGemvStageBytes) rather than per warp.
   bool gemvStagesA() const;
   /// M <= 8: a warp per weight row(s), no tensor cores.
-  std::string gemvSource(const std::string &name, int smCount);
+  KernelText gemvSource(int smCount);
   /// M 9-64 (cfg.gemvTiles > 0): the tensor-core dot-product kernel.
-  std::string tensorCoreGemvSource(const std::string &name);
+  KernelText tensorCoreGemvSource();
   TcGemvShape tcGemvShape() const;
   /// Weight rows a warp of gemvSource covers per column slot: 1, or more for
   /// rows of K <= 128 (the lanes split among rows).
@@ -197,7 +198,7 @@ struct GemmGen {
   /// fz_bi<d>: the domain's batch indices from the linear batch fz_b.
   std::string batchIndices(const std::string &indent) const;
   /// The portable kernel: mma.sync m16n8k16, cp.async pipeline (sm_80+).
-  std::string source(const std::string &name);
+  KernelText source();
   /// With tmaStore: the shared-memory address of the box of 64-column
   /// `chunk` (boxes start `boxesAt` bytes past fz_base), the TMA load of the
   /// residual's box for it, and the epilogue that ends the kernel.
@@ -207,9 +208,9 @@ struct GemmGen {
   std::string boxInside(const std::string &chunk) const;
   std::string tmaEpilogue(int64_t boxesAt);
   /// The Hopper kernel: TMA loads, wgmma, a producer warpgroup (WgmmaGemm.cpp).
-  std::string hopperSource(const std::string &name);
+  KernelText hopperSource();
   /// The Hopper dot-product kernel for 9-64 rows (cfg.wgv; WgmmaGemv.cpp).
-  std::string wgmmaGemvSource(const std::string &name);
+  KernelText wgmmaGemvSource();
   /// wgmmaGemvSource with 64 weight rows a cluster takes them as wgmma's
   /// 64-row operand and A's rows as N (else A is the 64-row operand, and
   /// the rows past M its wasted half).

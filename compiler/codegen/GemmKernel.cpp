@@ -423,17 +423,19 @@ std::string GemmGen::stagedCopyOut() {
   return s;
 }
 
-std::string GemmGen::source(const std::string &name) {
+KernelText GemmGen::source() {
   int mi = cfg.wm / 16, ni = cfg.wn / 8;
   int64_t tilesM = (shape.m + cfg.bm - 1) / cfg.bm, tilesN = (shape.n + cfg.bn - 1) / cfg.bn;
   int64_t aElems = a.tileRows * a.tileCols, bElems = b.tileRows * b.tileCols;
   int64_t kSteps = (shape.k + cfg.bk - 1) / cfg.bk;
   int64_t stepsPerSplit = (kSteps + cfg.splitK - 1) / cfg.splitK;
+  KernelText text;
+  text.qualifiers = "__launch_bounds__(" + str(threads) + ")";
+  text.params = parameters(fusion);
+  if (cfg.splitK > 1)
+    text.params.push_back(kScratchParam);
+  text.staticShared = cfg.splitK > 1;  // fz_last
   std::string s;
-  s += "extern \"C\" __global__ void __launch_bounds__(" + str(threads) + ")\n" + name + "(" +
-       parameterList(fusion) + (cfg.splitK > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") +
-       ") {\n";
-  s += kAfterPrior;
   s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   s += "  " + elem + " *const fz_smem = reinterpret_cast<" + elem + " *>(fz_dyn);\n";
   s += "#define fz_As(st) (fz_smem + (st) * " + str(aElems + bElems) + ")\n";
@@ -522,8 +524,9 @@ std::string GemmGen::source(const std::string &name) {
        "      }\n";
   if (stagedStore)
     s += stagedCopyOut();
-  s += "#undef fz_As\n#undef fz_Bs\n}\n";
-  return s;
+  s += "#undef fz_As\n#undef fz_Bs\n";
+  text.body = s;
+  return text;
 }
 
 std::string GemmGen::tileOrder(const std::string &pid, const std::string &in) const {

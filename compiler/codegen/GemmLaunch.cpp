@@ -330,7 +330,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   };
   if (g.cfg.wgv) {
     int64_t clusters = g.wgvClusters();
-    spec.source = g.wgmmaGemvSource(spec.name);
+    spec.text = g.wgmmaGemvSource();
     spec.grid = static_cast<unsigned>(2 * clusters);
     spec.block = static_cast<unsigned>(g.threads);
     spec.sharedBytes = static_cast<unsigned>(g.wgvShape().dynamicBytes());
@@ -356,7 +356,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   }
   if (g.cfg.gemv && g.cfg.gemvTiles > 0) {
     TcGemvShape t = g.tcGemvShape();
-    spec.source = g.tensorCoreGemvSource(spec.name);
+    spec.text = g.tensorCoreGemvSource();
     spec.grid = static_cast<unsigned>(t.blocks());
     spec.gridY = static_cast<unsigned>(t.split);
     spec.block = static_cast<unsigned>(g.threads);
@@ -377,7 +377,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     return spec;
   }
   if (g.cfg.gemv) {
-    spec.source = g.gemvSource(spec.name, profile.smCount);
+    spec.text = g.gemvSource(profile.smCount);
     spec.grid = static_cast<unsigned>(g.gemvBlocks());
     spec.gridY = static_cast<unsigned>(g.shape.batch);
     spec.block = static_cast<unsigned>(g.threads);
@@ -407,7 +407,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
     if (!g.parts.empty() && !g.tmaStore)
       return fail("configuration " + g.cfg.str() + " leaves no room for the output boxes of "
                   "products side by side");
-    spec.source = g.hopperSource(spec.name);
+    spec.text = g.hopperSource();
     int64_t tiles = tilesM * g.tilesN();
     // Persistent blocks, one per SM (the buffers take most of its shared
     // memory), a whole number of clusters.
@@ -457,7 +457,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                                            " products side by side along N (A read once)");
     return spec;
   }
-  spec.source = g.source(spec.name);
+  spec.text = g.source();
   int64_t tiles = ((g.shape.m + g.cfg.bm - 1) / g.cfg.bm) * ((g.shape.n + g.cfg.bn - 1) / g.cfg.bn);
   spec.grid = static_cast<unsigned>(tiles);
   spec.gridY = static_cast<unsigned>(g.cfg.splitK);

@@ -102,14 +102,14 @@ bool GemmGen::gemvStagesA() const {
   return a.computed && shape.m * shape.k * 2 <= kGemvStageBytes;
 }
 
-std::string GemmGen::gemvSource(const std::string &name, int smCount) {
+KernelText GemmGen::gemvSource(int smCount) {
   int C = cfg.gemvCols, W = cfg.gemvWarps;
   int64_t M = shape.m, N = shape.n, K = shape.k;
   int R = gemvRowsPerWarpStep(), L = 32 / R;
+  KernelText text;
+  text.qualifiers = "__launch_bounds__(" + str(W * 32) + ")";
+  text.params = parameters(fusion);
   std::string s;
-  s += "extern \"C\" __global__ void __launch_bounds__(" + str(W * 32) + ")\n" + name + "(" +
-       parameterList(fusion) + ") {\n";
-  s += kAfterPrior;
   s += "  const int lane = threadIdx.x % 32, fz_l = lane % " + str(L) + ";\n";
   s += "  const int fz_n0 = (blockIdx.x * " + str(W) + " + threadIdx.x / 32) * " + str(C * R) +
        " + lane / " + str(L) + ";\n";
@@ -120,6 +120,7 @@ std::string GemmGen::gemvSource(const std::string &name, int smCount) {
   // every warp reads it (computed per warp, the prologue's inputs would be
   // read once per weight row: as many bytes as the weights, or more).
   bool staged = gemvStagesA();
+  text.staticShared = staged;
   if (staged) {
     s += "  __shared__ __align__(16) " + elem + " fz_Astage[" + str(M * K) + "];\n";
     s += "  for (int fz_c = threadIdx.x; fz_c < " + str(M * K / 8) + "; fz_c += " + str(W * 32) +
@@ -158,7 +159,7 @@ std::string GemmGen::gemvSource(const std::string &name, int smCount) {
           "      const float t = fz_warp_reduce<" + str(L) + ">(acc[m][c], fz_sum_op());\n"
           "      if (fz_l == m * " + str(C) + " + c) fz_v = t;\n"
           "    }\n";
-  tail += "  if (fz_en < " + str(N) + ") {\n" + epilogue + "  }\n}\n";
+  tail += "  if (fz_en < " + str(N) + ") {\n" + epilogue + "  }\n";
   GemvLoop loop;
   loop.k = K;
   loop.laneStep = L * 8;
@@ -170,7 +171,8 @@ std::string GemmGen::gemvSource(const std::string &name, int smCount) {
     std::string loads = "    #pragma unroll\n    for (int c = 0; c < " + str(C) + "; ++c) {\n";
     loads += "      const int n = min(fz_n0 + c * " + str(R) + ", " + str(N - 1) + ");\n";
     loads += operandVector(b, "k", "n", true, "w[c]", "      ") + "    }\n";
-    return s + gemvPlainLoop(loop, C, loads) + tail;
+    text.body = s + gemvPlainLoop(loop, C, loads) + tail;
+    return text;
   }
   const int64_t warps = gemvBlocks() * W * std::max<int64_t>(shape.batch, 1);
   loop.allInFlight = gemvAllInFlight(K, L * 8, C, warps, smCount);
@@ -179,7 +181,8 @@ std::string GemmGen::gemvSource(const std::string &name, int smCount) {
     s += "  const int " + n + " = min(fz_n0 + " + str(c * R) + ", " + str(N - 1) + ");\n";
     loop.weights.push_back({b.ptr, offsetExpr(b, "fz_b", "k", n)});
   }
-  return s + gemvWeightLoop(loop) + tail;
+  text.body = s + gemvWeightLoop(loop) + tail;
+  return text;
 }
 
 } // namespace fusec::codegen::detail

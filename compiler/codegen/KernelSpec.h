@@ -29,9 +29,14 @@ struct GemmChoice {
   const std::map<std::string, std::string> *tuned = nullptr;
 };
 
-/// Completes a family's kernel (compiler/families/): checks that it waits
-/// for the kernel ahead first, and adds the prelude and the header comment.
-llvm::Error finishKernel(FusionOp fusion, KernelSpec &spec);
+/// Completes a family's kernel (compiler/families/): its header comment,
+/// then the printed source (the prelude and printKernel).
+void finishKernel(FusionOp fusion, KernelSpec &spec);
+
+/// The CUDA C++ of a kernel named `name`: its helpers, then the entry point,
+/// whose first statement waits for the kernel ahead (programmatic dependent
+/// launch; fz_after_prior in Prelude.cpp), once or per role.
+std::string printKernel(const KernelText &text, const std::string &name);
 
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
@@ -70,7 +75,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
                                         const std::string &arch, const GemmChoice &choice);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
-/// The first statement of every kernel body (generateKernel checks): waits for
+/// The first statement of every kernel body (printKernel writes it): waits for
 /// the kernel before it in the stream, which the runtime may launch this one
 /// beside (programmatic dependent launch; fz_after_prior in Prelude.cpp).
 inline constexpr const char *kAfterPrior =
@@ -80,8 +85,10 @@ inline constexpr const char *kAfterPrior =
 /// writes before the wait, and nothing else.
 inline constexpr const char *kWaitPerRole =
     "  // fz_after_prior() per role: only the weights are read before it\n";
-/// The parameter list "const fz_bf16 *__restrict__ in0, ..., fz_bf16 *__restrict__ out0".
-std::string parameterList(FusionOp fusion);
+/// The parameters "const fz_bf16 *__restrict__ in0", ..., "fz_bf16 *__restrict__ out0".
+std::vector<KernelParam> parameters(FusionOp fusion);
+/// The scratch parameter, after those.
+inline const KernelParam kScratchParam{"unsigned char *__restrict__ ", "fz_scratch"};
 /// Largest element size among the fusion's inputs and outputs.
 int64_t maxElementBytes(FusionOp fusion);
 /// Index type to use: "int" when every offset fits in 31 bits, else "long long".

@@ -8,35 +8,23 @@
 #include "compiler/shape/ShapeRules.h"
 
 #include <cstdio>
-#include <cstring>
 
 using namespace mlir;
 
 namespace fusec::codegen {
 
-llvm::Error finishKernel(FusionOp fusion, KernelSpec &spec) {
-  // The runtime launches kernels before the one ahead of them has completed
-  // (sm_90+): one that touched memory before the wait would race it. A kernel
-  // that reads its weights first says so (readsBeforeWait) and waits per role.
-  size_t entry = spec.source.find("extern \"C\" __global__");
-  size_t body = entry == std::string::npos ? entry : spec.source.find(") {\n", entry);
-  const char *first = spec.readsBeforeWait >= 0 ? detail::kWaitPerRole : detail::kAfterPrior;
-  auto waits = [&] {  // one per role
-    size_t n = 0;
-    for (size_t at = spec.source.find("fz_after_prior();", body); at != std::string::npos;
-         at = spec.source.find("fz_after_prior();", at + 1))
-      ++n;
-    return n;
-  };
-  if (body == std::string::npos || spec.source.compare(body + 4, std::strlen(first), first) != 0 ||
-      (spec.readsBeforeWait >= 0 && waits() < 2))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: kernel %s does not wait for the kernel ahead "
-                                   "(fz_after_prior()) first, or in each role",
-                                   spec.name.c_str());
-  spec.source = std::string(kernelPrelude()) + "\n" + detail::headerComment(fusion, spec) +
-                 spec.source;
-  return llvm::Error::success();
+void finishKernel(FusionOp fusion, KernelSpec &spec) {
+  spec.text.header = detail::headerComment(fusion, spec);
+  spec.source = std::string(kernelPrelude()) + "\n" + spec.text.header + printKernel(spec.text, spec.name);
+}
+
+std::string printKernel(const KernelText &t, const std::string &name) {
+  std::string params;
+  for (const KernelParam &p : t.params)
+    params += (params.empty() ? "" : ", ") + p.type + p.name;
+  return t.helpers + "extern \"C\" __global__ void " + t.qualifiers + "\n" + name + "(" + params +
+         t.moreParams + ") {\n" + (t.waitPerRole ? detail::kWaitPerRole : detail::kAfterPrior) +
+         t.body + "}\n";
 }
 
 namespace detail {
@@ -70,18 +58,17 @@ std::string headerComment(FusionOp fusion, const KernelSpec &spec) {
   return s + buf + "//   schedule: " + spec.schedule + "\n";
 }
 
-std::string parameterList(FusionOp fusion) {
-  std::string s;
+std::vector<KernelParam> parameters(FusionOp fusion) {
+  std::vector<KernelParam> params;
   unsigned i = 0;
   for (Value v : fusion.getInputs())
-    s += std::string(i ? ", " : "") + "const " + storageType(dtypeOf(v)) + " *__restrict__ in" +
-         std::to_string(i), ++i;
+    params.push_back({"const " + std::string(storageType(dtypeOf(v))) + " *__restrict__ ",
+                      "in" + std::to_string(i++)});
   unsigned o = 0;
   for (Value v : fusion.getResults())
-    s += std::string(", ") + storageType(dtypeOf(v)) + " *__restrict__ out" + std::to_string(o++);
-  if (i == 0 && !s.empty())
-    s = s.substr(2);
-  return s;
+    params.push_back({std::string(storageType(dtypeOf(v))) + " *__restrict__ ",
+                      "out" + std::to_string(o++)});
+  return params;
 }
 
 int64_t maxElementBytes(FusionOp fusion) {

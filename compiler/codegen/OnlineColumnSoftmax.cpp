@@ -430,13 +430,16 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
   spec.family = "column_reduction";
   std::string V = str(p.vec), W = str(p.width);
   const bool pairs = p.parts > 1;
-  std::string s = kHelpers;
+  spec.text.helpers = kHelpers;
   if (pairs)
-    s += kPairHelpers;
-  s += "extern \"C\" __global__ void __cluster_dims__(" + str(p.members) +
-       ", 1, 1) __launch_bounds__(" + str(kThreads) + ", 3)\n" + spec.name + "(" +
-       parameterList(fusion) + (pairs ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n";
-  s += kAfterPrior;
+    spec.text.helpers += kPairHelpers;
+  spec.text.qualifiers = "__cluster_dims__(" + str(p.members) + ", 1, 1) __launch_bounds__(" +
+                         str(kThreads) + ", 3)";
+  spec.text.params = parameters(fusion);
+  if (pairs)
+    spec.text.params.push_back(kScratchParam);
+  spec.text.staticShared = true;
+  std::string s;
   // The scratch: a tile's two halves' statistics. Both halves publish once
   // a launch, so after one their words carry the same epoch: this launch's
   // is one more than what this half's own word says. Thread 0 reads it now
@@ -592,9 +595,8 @@ llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
     s += std::string("  if (active && member == 0 && ") + (pairs ? "fz_half == 0 && " : "") +
          "ty == 0) {\n" + out.perColumn + "  }\n";
   s += "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");  // peers are done with fz_part\n";
-  s += "}\n";
 
-  spec.source = s;
+  spec.text.body = s;
   spec.grid = static_cast<unsigned>(tiles * p.parts * p.members);
   spec.block = kThreads;
   spec.sharedBytes = static_cast<unsigned>(p.smemSlots * p.ty * p.tx * 16);  // 16-byte vectors

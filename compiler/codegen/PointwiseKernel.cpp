@@ -139,9 +139,9 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
   int64_t steps = numel / vec;
   int64_t tail = numel - steps * vec;
   bool wide = vec * bytes >= 16;
+  spec.text.qualifiers = "__launch_bounds__(" + std::to_string(kThreads) + ")";
+  spec.text.params = parameters(fusion);
   std::string src;
-  src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ")\n" +
-         spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
   src += "  typedef " + idxT + " fz_idx;\n";
   src += "  for (fz_idx t = blockIdx.x * (fz_idx)blockDim.x + threadIdx.x; t < " +
          std::to_string(steps) + "; t += (fz_idx)gridDim.x * blockDim.x) {\n" + step + "  }\n";
@@ -151,13 +151,12 @@ llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfil
            "    const fz_idx t = " + std::to_string(steps * vec) + " + threadIdx.x;\n" +
            stepCode(fusion, domain, 1, false) + "  }\n";
   }
-  src += "}\n";
 
   int64_t blocks = (steps + kThreads - 1) / kThreads;
   int64_t cap = wide ? int64_t(1) << 31 : static_cast<int64_t>(profile.smCount) * (2048 / kThreads);
   spec.grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
   spec.block = kThreads;
-  spec.source = src;
+  spec.text.body = src;
   spec.schedule = std::string(flat ? "flat " : "") + "vec " + std::to_string(vec) + ", " +
                   std::to_string(kThreads) + " threads x " + std::to_string(spec.grid) +
                   " blocks over " + std::to_string(steps) + " steps" +

@@ -192,9 +192,10 @@ std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion) {
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "pointwise";
   std::string P = "i" + str(p), L = "i" + str(last);
-  std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kThreads) + ")\n" +
-                    spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
-  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  spec.text.qualifiers = "__launch_bounds__(" + str(kThreads) + ")";
+  spec.text.params = parameters(fusion);
+  spec.text.staticShared = !tiles.empty();
+  std::string src = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   for (const Tile &t : tiles)
     src += "  __shared__ " + t.type + " " + t.name + "[" + str(kTile) + "][" + str(kTile + 1) +
            "];\n";
@@ -253,11 +254,11 @@ std::optional<KernelSpec> generateTransposedPointwise(FusionOp fusion) {
   for (unsigned o = 0; o < results.size(); ++o)
     src += "    fz_store<" + std::string(storageType(dtypeOf(fusion.getResult(o)))) + ", " +
            str(vl) + ">(out" + str(o) + ", fz_o, r" + str(o) + ");\n";
-  src += "  }\n}\n";
+  src += "  }\n";
 
   spec.grid = static_cast<unsigned>(tilesL * tilesP * others);
   spec.block = kThreads;
-  spec.source = src;
+  spec.text.body = src;
   spec.schedule = "transposed: " + str(tiles.size()) + " input(s) contiguous along dim " +
                   str(p) + " staged through " + str(kTile) + " x " + str(kTile) +
                   " shared-memory tiles, read " + str(tiles[0].vp) + " and written " + str(vl) +

@@ -109,11 +109,12 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "row_reduction";
   int64_t rpb = rs.tpb / rs.tpr;
-  std::string src = "extern \"C\" __global__ void __launch_bounds__(" +
-                    std::to_string(rs.tpb) + ")\n" + spec.name + "(" + parameterList(fusion) +
-                    (rs.splits > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n" +
-                    kAfterPrior;
-  src += "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
+  spec.text.qualifiers = "__launch_bounds__(" + std::to_string(rs.tpb) + ")";
+  spec.text.params = parameters(fusion);
+  if (rs.splits > 1)
+    spec.text.params.push_back(kScratchParam);
+  spec.text.staticShared = !plan.sharedDeclarations().empty();
+  std::string src = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  const int tl = threadIdx.x % " + std::to_string(rs.tpr) + ";\n";
   src += plan.sharedDeclarations();
   src += "  for (fz_idx rb = blockIdx.x * " + std::to_string(rpb) + "; rb < " +
@@ -123,7 +124,7 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   src += "    if (!active) row = " + std::to_string(rs.rows - 1) + ";  // compute, store nothing\n";
   src += plan.keptIndices("row", "    ");
   src += plan.body();
-  src += "  }\n}\n";
+  src += "  }\n";
 
   int64_t blocks = (rs.rows + rpb - 1) / rpb;
   // One block per row group: blocks that finish early make room for new ones,
@@ -136,7 +137,7 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
     spec.scratchBytes = static_cast<unsigned>(plan.scratchBytes());
     spec.scratchZeroOnce = static_cast<unsigned>(plan.counterBytes());
   }
-  spec.source = src;
+  spec.text.body = src;
   spec.schedule = std::to_string(rs.rows) + " rows x " + std::to_string(rs.cols) +
                   " cols; " + std::to_string(rs.tpr) + " threads/row, " +
                   std::to_string(rs.slots) + " slots of vec " + std::to_string(rs.vec) +

@@ -206,9 +206,10 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
       firstBlock.push_back(blocks);
       blocks += (s.n + rowsPerBlock - 1) / rowsPerBlock;
     }
-    std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(t.warps * 32) +
-                      ")\n" + spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
-    src += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+    spec.text.qualifiers = "__launch_bounds__(" + str(t.warps * 32) + ")";
+    spec.text.params = parameters(fusion);
+    spec.text.staticShared = true;
+    std::string src = "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
     src += "  __shared__ float fz_red[" + str(smem) + "];\n";
     src += "  const int lane = threadIdx.x % 32;\n";
     for (size_t si = 0; si < segs.size(); ++si) {
@@ -226,8 +227,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
                                 "    ");
       src += "  }\n";
     }
-    src += "}\n";
-    spec.source = src;
+    spec.text.body = src;
     spec.grid = static_cast<unsigned>(blocks);
     spec.block = static_cast<unsigned>(t.warps * 32);
     spec.sharedBytes = static_cast<unsigned>(stageBytes);
@@ -240,9 +240,9 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
                     (t.warps == 8 ? tcGemvWaves(blocks, profile.smCount) : std::string());
     return spec;
   }
-  std::string src = "extern \"C\" __global__ void __launch_bounds__(" + str(kWarps * 32) + ")\n" +
-                    spec.name + "(" + parameterList(fusion) + ") {\n" + kAfterPrior;
-  src += "  const int lane = threadIdx.x % 32;\n";
+  spec.text.qualifiers = "__launch_bounds__(" + str(kWarps * 32) + ")";
+  spec.text.params = parameters(fusion);
+  std::string src = "  const int lane = threadIdx.x % 32;\n";
   src += "  const int fz_row = blockIdx.x * " + str(kWarps) + " + threadIdx.x / 32;\n";
   for (size_t si = 0; si < segs.size(); ++si) {
     const Segment &s = segs[si];
@@ -281,8 +281,7 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     src += segmentEpilogue(s, "fz_v", "      ");
     src += "    }\n  }\n";
   }
-  src += "}\n";
-  spec.source = src;
+  spec.text.body = src;
   spec.grid = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
   spec.block = kWarps * 32;
   spec.gemmConfig = "gemv c1 w8";

@@ -213,20 +213,23 @@ TcGemvShape GemmGen::tcGemvShape() const {
   return t;
 }
 
-std::string GemmGen::tensorCoreGemvSource(const std::string &name) {
+KernelText GemmGen::tensorCoreGemvSource() {
   TcGemvShape t = tcGemvShape();
-  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + str(t.warps * 32) + ")\n" +
-                  name + "(" + parameterList(fusion) +
-                  (t.split > 1 ? ", unsigned char *__restrict__ fz_scratch" : "") + ") {\n";
-  s += kAfterPrior;
+  KernelText text;
+  text.qualifiers = "__launch_bounds__(" + str(t.warps * 32) + ")";
+  text.params = parameters(fusion);
+  if (t.split > 1)
+    text.params.push_back(kScratchParam);
+  text.staticShared = true;
+  std::string s;
   s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   s += "  __shared__ float fz_red[" + str(t.smemFloats()) + "];\n";
   s += "  const int lane = threadIdx.x % 32, fz_b = 0;\n";
   s += "  const int fz_n0 = blockIdx.x * " + str(16 * t.tiles) + ";\n";
   std::string epi = "      {\n      const float fz_v = fz_vs[0];\n" + scalarEpilogue() + "      }\n";
   s += tensorCoreGemvBody(a, {b}, t, elem, epi, "  ");
-  s += "}\n";
-  return s;
+  text.body = s;
+  return text;
 }
 
 } // namespace fusec::codegen::detail

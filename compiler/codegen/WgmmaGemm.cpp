@@ -301,11 +301,10 @@ std::string GemmGen::tmaEpilogue(int64_t boxesAt) {
   s += "  if (threadIdx.x % 128 == 0) fz_bulk_wait<0>();  // the stores are done with the boxes\n";
   if (cfg.cluster > 1)
     s += "  fz_cluster_barrier();\n";
-  s += "}\n";
   return s;
 }
 
-std::string GemmGen::hopperSource(const std::string &name) {
+KernelText GemmGen::hopperSource() {
   const bool pingpong = cfg.pingpong;
   const int BM = cfg.bm, BN = cfg.bn, S = cfg.stages, consumers = pingpong ? 2 : BM / 64;
   const int C = cfg.cluster;
@@ -323,14 +322,17 @@ std::string GemmGen::hopperSource(const std::string &name) {
       m += ", const __grid_constant__ fz_tmap " + base + str(p + 1);
     return m;
   };
-  std::string s = kHopperHelpers + wgmmaWrapper(BN, elem);
-  s += "\nextern \"C\" __global__ void __launch_bounds__(" + str(threads) + ", 1)\n" + name + "(" +
-       parameterList(fusion) +
-       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
-       (mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") + partMaps("fz_tmB") +
-       (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") + partMaps("fz_tmO") +
-       (tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "") + ") {\n";
-  s += kAfterPrior;
+  KernelText text;
+  text.helpers = kHopperHelpers + wgmmaWrapper(BN, elem) + "\n";
+  text.qualifiers = "__launch_bounds__(" + str(threads) + ", 1)";
+  text.params = parameters(fusion);
+  text.moreParams =
+      ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
+      std::string(mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") + partMaps("fz_tmB") +
+      (tmaStore ? ",\n    const __grid_constant__ fz_tmap fz_tmO" : "") + partMaps("fz_tmO") +
+      (tmaResidual >= 0 ? ", const __grid_constant__ fz_tmap fz_tmR" : "");
+  text.staticShared = true;
+  std::string s;
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  // 128-byte swizzled tiles need 1024-byte aligned buffers\n";
   s += "  const unsigned fz_base = (fz_smem_u32(fz_dyn) + 1023u) & ~1023u;\n";
@@ -507,8 +509,10 @@ std::string GemmGen::hopperSource(const std::string &name) {
   s += "    if (threadIdx.x % 128 == 0)  // the tile's last buffer\n";
   s += "      " + release("(it - 1) % " + str(S));
   // Epilogue from the accumulators.
-  if (tmaStore)
-    return s + tmaEpilogue(S * (aBytes + bStage));
+  if (tmaStore) {
+    text.body = s + tmaEpilogue(S * (aBytes + bStage));
+    return text;
+  }
   s += "    // epilogue, in registers\n";
   s += "    #pragma unroll\n    for (int mb = 0; mb < " + str(mBlocks) + "; ++mb)\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(BN / 8) + "; ++j)\n";
@@ -521,8 +525,8 @@ std::string GemmGen::hopperSource(const std::string &name) {
        "      }\n  }\n";
   if (C > 1)
     s += "  fz_cluster_barrier();\n";
-  s += "}\n";
-  return s;
+  text.body = s;
+  return text;
 }
 
 } // namespace fusec::codegen::detail

@@ -119,7 +119,7 @@ std::string renamed(const std::string &code, int64_t j, bool element) {
 
 } // namespace
 
-std::string GemmGen::wgmmaGemvSource(const std::string &name) {
+KernelText GemmGen::wgmmaGemvSource() {
   const int64_t R = cfg.wgvRows, ST = cfg.stages, M = shape.m, N = shape.n;
   const int64_t half = (M + 1) / 2, pitch = R + 4;
   const int64_t steps = (shape.k + 63) / 64, first = steps / 2;  // rank 0 takes the first
@@ -137,15 +137,18 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
       epi = parts.empty() ? scalarEpilogue(&prefetch, "fz_load1_after_wait") : std::string();
   const int64_t early = shm.earlyBoxes();  // weight boxes before the wait
 
-  std::string s = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem);
+  KernelText text;
+  text.helpers = std::string(kHopperHelpers) + kPeerStores + wgmmaWrapper(int(accN), elem) + "\n";
   // Side by side two blocks share an SM: registers capped to fit both.
-  s += "\nextern \"C\" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(160, " +
-       std::string(parts.empty() ? "1" : "2") + ")\n" + name + "(" + parameterList(fusion) +
-       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB";
+  text.qualifiers = "__cluster_dims__(2, 1, 1) __launch_bounds__(160, " +
+                    std::string(parts.empty() ? "1" : "2") + ")";
+  text.params = parameters(fusion);
+  text.moreParams = ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB";
   for (size_t p = 1; p < parts.size(); ++p)  // the other parts' weights: fz_tmB2, fz_tmB3
-    s += ", const __grid_constant__ fz_tmap fz_tmB" + str(p + 1);
-  s += ") {\n";
-  s += kWaitPerRole;
+    text.moreParams += ", const __grid_constant__ fz_tmap fz_tmB" + str(p + 1);
+  text.waitPerRole = true;
+  text.staticShared = true;
+  std::string s;
   s += "  extern __shared__ __align__(1024) unsigned char fz_dyn[];\n";
   s += "  __shared__ __align__(8) unsigned long long fz_bars[" + str(2 * ST) + "];\n";
   s += "  // Partial sums of the rows of A this block finishes: its own, and its peer's.\n";
@@ -338,8 +341,8 @@ std::string GemmGen::wgmmaGemvSource(const std::string &name) {
     s += guard.empty() ? "    }\n" : "    }\n    }\n";
   }
   s += "  }\n";
-  s += "}\n";
-  return s;
+  text.body = s;
+  return text;
 }
 
 } // namespace fusec::codegen::detail

@@ -7,16 +7,18 @@
 // launch: the grid is both grids side by side along x, and each block runs
 // the body of the kernel its blockIdx.x falls in. Both then run at once.
 //
-// The bodies become device functions of the kernel's own text, with
-// blockIdx.x and gridDim.x replaced by their part's: generated kernels name
-// them only as such. Kernels with dynamic shared memory, scratch, clusters,
-// tensor maps, a third grid dimension, other block sizes or grid rows, or
-// static shared memory in both are left alone.
+// Each part's body becomes a device function composed from its kernel's
+// structure (KernelText), not cut out of printed text: it takes its block
+// index as a parameter, under which a local blockIdx and gridDim stand for
+// its own part of the grid. Kernels with dynamic shared memory, scratch,
+// clusters, tensor maps, a third grid dimension, other block sizes or grid
+// rows, or static shared memory in both are left alone.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/SharedLaunch.h"
 
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/Prelude.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -33,71 +35,11 @@ namespace {
 constexpr const char *kSharedSchedule = "one launch: ";
 constexpr const char *kPartSeparator = " | ";
 
-/// A kernel's source cut into the prelude before it, its name, parameter
-/// list and body (between the braces, after the wait for the prior grid).
-struct KernelText {
-  std::string prelude, header, params, body;
-};
-
-std::optional<KernelText> cut(const std::string &source, const std::string &name) {
-  size_t at = source.find("extern \"C\" __global__");
-  if (at == std::string::npos || source.find("extern \"C\" __global__", at + 1) != std::string::npos)
-    return std::nullopt;
-  size_t open = source.find("\n" + name + "(", at);
-  if (open == std::string::npos)
-    return std::nullopt;
-  open += name.size() + 2;
-  size_t close = source.find(") {\n", open);
-  size_t end = source.rfind('}');
-  if (close == std::string::npos || end == std::string::npos || end < close)
-    return std::nullopt;
-  KernelText k;
-  // The header comment ("// kernel k2_matmul (matmul)", its nodes, bytes and
-  // schedule) is the kernel's own; the prelude before it is shared.
-  size_t header = source.rfind("// kernel " + name + " ", at);
-  if (header == std::string::npos)
-    header = at;
-  k.prelude = source.substr(0, header);
-  k.header = source.substr(header, at - header);
-  k.params = source.substr(open, close - open);
-  k.body = source.substr(close + 4, end - (close + 4));
-  const std::string wait = codegen::detail::kAfterPrior;
-  if (size_t w = k.body.find(wait); w != std::string::npos)
-    k.body.erase(w, wait.size());
-  return k;
-}
-
-void replaceAll(std::string &s, const std::string &from, const std::string &to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-}
-
-/// "const fz_bf16 *__restrict__ in0, fz_bf16 *__restrict__ out0" -> the
-/// names, and the list with each name prefixed.
-std::vector<std::string> paramNames(const std::string &params, const std::string &prefix,
-                                    std::string &renamed) {
-  std::vector<std::string> names;
-  renamed.clear();
-  size_t start = 0;
-  while (start < params.size()) {
-    size_t comma = params.find(", ", start);
-    std::string p = params.substr(start, comma == std::string::npos ? std::string::npos
-                                                                    : comma - start);
-    size_t space = p.find_last_of(" *");
-    std::string name = p.substr(space + 1);
-    names.push_back(name);
-    renamed += (renamed.empty() ? "" : ", ") + p.substr(0, space + 1) + prefix + name;
-    if (comma == std::string::npos)
-      break;
-    start = comma + 2;
-  }
-  return names;
-}
-
 bool shareable(const PlanStep &s) {
   const PlanKernel &k = s.kernel;
   return s.kind == PlanStep::Kind::Kernel && k.sharedBytes == 0 && k.clusterX == 1 &&
-         !k.cooperative && k.scratchBytes == 0 && k.tensorMaps.empty() && k.gridZ == 1;
+         !k.cooperative && k.scratchBytes == 0 && k.tensorMaps.empty() && k.gridZ == 1 &&
+         k.text.moreParams.empty() && !k.text.waitPerRole;
 }
 
 /// Whether b reads or writes nothing a writes, and writes nothing a reads.
@@ -121,54 +63,52 @@ std::optional<PlanStep> joined(const PlanStep &a, const PlanStep &b, double smal
       b.cost.predictedUs > smallUs || a.kernel.block != b.kernel.block ||
       a.kernel.gridY != b.kernel.gridY)
     return std::nullopt;
-  auto ta = cut(a.kernel.source, a.name), tb = cut(b.kernel.source, b.name);
+  const KernelText &ta = a.kernel.text, &tb = b.kernel.text;
   // Both bodies' static shared memory would add up: at most one may have
-  // any (each alone fits). Code before the kernels that names the grid
-  // would see the joined one.
-  auto usesShared = [](const KernelText &t) {
-    return t.body.find("__shared__") != std::string::npos;
-  };
-  if (!ta || !tb || ta->prelude != tb->prelude || (usesShared(*ta) && usesShared(*tb)) ||
-      ta->prelude.find("blockIdx") != std::string::npos ||
-      ta->prelude.find("gridDim") != std::string::npos)
+  // any (each alone fits). The runtime binds at most 64 buffers per kernel
+  // (Executable.cpp).
+  if ((ta.staticShared && tb.staticShared) || ta.params.size() != a.kernel.args.size() ||
+      tb.params.size() != b.kernel.args.size() || ta.params.size() + tb.params.size() > 64 ||
+      !independent(a, b))
     return std::nullopt;
-  std::string pa, pb;
-  std::vector<std::string> na = paramNames(ta->params, "p0_", pa);
-  std::vector<std::string> nb = paramNames(tb->params, "p1_", pb);
-  // The runtime binds at most 64 buffers per kernel (Executable.cpp).
-  if (na.size() != a.kernel.args.size() || nb.size() != b.kernel.args.size() ||
-      na.size() + nb.size() > 64 || !independent(a, b))
-    return std::nullopt;
+  // A part: its kernel's body as a device function whose blocks count from
+  // 0 (fz_bx) over its own grid.
   auto part = [](const KernelText &t, const std::string &fn, unsigned grid) {
-    std::string body = t.body;
-    replaceAll(body, "blockIdx.x", "fz_bx");
-    replaceAll(body, "gridDim.x", std::to_string(grid) + "u");
-    return "static __device__ __forceinline__ void " + fn + "(" + t.params +
-           ", const unsigned fz_bx) {\n" + body + "}\n\n";
+    std::string params;
+    for (const KernelParam &p : t.params)
+      params += p.type + p.name + ", ";
+    return t.header + t.helpers + "static __device__ __forceinline__ void " + fn + "(" + params +
+           "const unsigned fz_bx) {\n" +
+           "  const uint3 blockIdx = make_uint3(fz_bx, ::blockIdx.y, ::blockIdx.z);\n" +
+           "  const dim3 gridDim(" + std::to_string(grid) + "u, ::gridDim.y, ::gridDim.z);\n" +
+           t.body + "}\n\n";
   };
-  auto call = [](const std::string &fn, const std::vector<std::string> &names,
-                 const std::string &prefix, const std::string &bx) {
+  // The shared entry's parameters: each part's, prefixed apart.
+  auto call = [](const std::string &fn, const KernelText &t, const std::string &prefix,
+                 const std::string &bx, std::vector<KernelParam> &params) {
     std::string c = fn + "(";
-    for (const std::string &n : names)
-      c += prefix + n + ", ";
+    for (const KernelParam &p : t.params) {
+      params.push_back({p.type, prefix + p.name});
+      c += prefix + p.name + ", ";
+    }
     return c + bx + ");";
   };
   PlanStep m;
   m.kind = PlanStep::Kind::Kernel;
   m.name = a.name + "_" + b.name;
-  m.kernel.source = ta->prelude + ta->header + part(*ta, "fz_" + a.name, a.kernel.grid) +
-                    tb->header + part(*tb, "fz_" + b.name, b.kernel.grid) +
-                    "// " + a.name + " and " + b.name +
-                    " read and write nothing of each other's: one launch, their grids side "
-                    "by side along x.\nextern \"C\" __global__ void __launch_bounds__(" +
-                    std::to_string(a.kernel.block) + ")\n" + m.name + "(" + pa + ", " + pb +
-                    ") {\n" + codegen::detail::kAfterPrior + "  if (blockIdx.x < " +
-                    std::to_string(a.kernel.grid) +
-                    "u)\n    " + call("fz_" + a.name, na, "p0_", "blockIdx.x") +
-                    "\n  else\n    " +
-                    call("fz_" + b.name, nb, "p1_",
-                         "blockIdx.x - " + std::to_string(a.kernel.grid) + "u") +
-                    "\n}\n";
+  KernelText &t = m.kernel.text;
+  t.helpers = part(ta, "fz_" + a.name, a.kernel.grid) + part(tb, "fz_" + b.name, b.kernel.grid) +
+              "// " + a.name + " and " + b.name +
+              " read and write nothing of each other's: one launch, their grids side by side "
+              "along x.\n";
+  t.qualifiers = "__launch_bounds__(" + std::to_string(a.kernel.block) + ")";
+  std::string callA = call("fz_" + a.name, ta, "p0_", "blockIdx.x", t.params);
+  std::string callB = call("fz_" + b.name, tb, "p1_",
+                           "blockIdx.x - " + std::to_string(a.kernel.grid) + "u", t.params);
+  t.staticShared = ta.staticShared || tb.staticShared;
+  t.body = "  if (blockIdx.x < " + std::to_string(a.kernel.grid) + "u)\n    " + callA +
+           "\n  else\n    " + callB + "\n";
+  m.kernel.source = std::string(codegen::kernelPrelude()) + "\n" + codegen::printKernel(t, m.name);
   m.kernel.family = a.kernel.family == b.kernel.family ? a.kernel.family : "shared";
   m.kernel.schedule = kSharedSchedule + a.name + " (" + a.kernel.schedule + ")" + kPartSeparator +
                       b.name + " (" + b.kernel.schedule + ")";

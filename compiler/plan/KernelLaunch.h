@@ -14,7 +14,38 @@
 
 namespace fusec {
 
+/// One parameter of a kernel's entry point: "const fz_bf16 *__restrict__ " "in0".
+struct KernelParam {
+  std::string type, name;
+};
+
+/// A generated kernel as its family laid it out. Code generation prints it
+/// into KernelLaunch::source (codegen::printKernel, the one place a kernel's
+/// text is assembled); a launch shared by two kernels is composed from their
+/// parts (SharedLaunch.cpp), never cut out of printed text.
+struct KernelText {
+  /// Comment lines naming the graph nodes, bytes and prediction.
+  std::string header;
+  /// Device code of its own ahead of the entry point.
+  std::string helpers;
+  /// Between `void` and the name: "__launch_bounds__(256)", cluster dims.
+  std::string qualifiers;
+  /// Parameter declarations, in order: the group's inputs, its outputs,
+  /// then a scratch pointer where it has one.
+  std::vector<KernelParam> params;
+  /// Tensor-map parameters after those, as the emitter spaces them.
+  std::string moreParams;
+  /// The first statement waits for the kernel ahead in each role
+  /// (readsBeforeWait) instead of at the top.
+  bool waitPerRole = false;
+  /// The body declares static __shared__ arrays.
+  bool staticShared = false;
+  /// The statements after the first, to the closing brace.
+  std::string body;
+};
+
 struct KernelLaunch {
+  KernelText text;
   std::string source;    ///< complete CUDA C++ (prelude + kernel), no #includes
   std::string family;    ///< pointwise, row_reduction, column_reduction, matmul
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")

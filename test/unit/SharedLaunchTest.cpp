@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/SharedLaunch.h"
 
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/Prelude.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -15,28 +18,26 @@ using namespace fusec;
 
 namespace {
 
-const char *kPrelude = "// prelude\n__device__ float fz_sq(float v) { return v * v; }\n";
-
-/// A kernel step reading buffers `ins` and writing `outs`, in the shape the
-/// generators emit (prelude, header comment, one extern "C" entry point).
+/// A kernel step reading buffers `ins` and writing `outs`, laid out as the
+/// families lay out their kernels (KernelText), and printed.
 PlanStep kernel(const std::string &name, std::vector<int> ins, std::vector<int> outs,
                 const std::string &extraBody = "") {
   PlanStep s;
   s.kind = PlanStep::Kind::Kernel;
   s.name = name;
-  std::string params;
+  KernelText &t = s.kernel.text;
+  t.header = "// kernel " + name + " (pointwise)\n";
+  t.helpers = "__device__ float fz_sq_" + name + "(float v) { return v * v; }\n";
+  t.qualifiers = "__launch_bounds__(256)";
   for (size_t i = 0; i < ins.size(); ++i)
-    params += (params.empty() ? "" : ", ") + std::string("const float *__restrict__ in") +
-              std::to_string(i);
+    t.params.push_back({"const float *__restrict__ ", "in" + std::to_string(i)});
   for (size_t i = 0; i < outs.size(); ++i)
-    params += (params.empty() ? "" : ", ") + std::string("float *__restrict__ out") +
-              std::to_string(i);
-  s.kernel.source = std::string(kPrelude) + "// kernel " + name + " (pointwise)\n" +
-                    "extern \"C\" __global__ void __launch_bounds__(256)\n" + name + "(" +
-                    params + ") {\n" +
-                    "  fz_after_prior();  // the previous kernel's writes are visible from here on\n" +
-                    extraBody + "  const int i = blockIdx.x * 256 + threadIdx.x;\n" +
-                    "  if (i < gridDim.x * 256) out0[i] = fz_sq(in0[i]);\n}\n";
+    t.params.push_back({"float *__restrict__ ", "out" + std::to_string(i)});
+  t.staticShared = !extraBody.empty();
+  t.body = extraBody + "  const int i = blockIdx.x * 256 + threadIdx.x;\n" +
+           "  if (i < gridDim.x * 256) out0[i] = fz_sq_" + name + "(in0[i]);\n";
+  s.kernel.source = std::string(codegen::kernelPrelude()) + "\n" + t.header +
+                    codegen::printKernel(t, name);
   s.kernel.block = 256;
   s.kernel.grid = 4;
   s.kernel.args = ins;
@@ -63,16 +64,31 @@ TEST(SharedLaunch, IndependentSmallKernelsJoin) {
   EXPECT_DOUBLE_EQ(m.cost.predictedUs, 4.2);
   ASSERT_EQ(p.sharedLaunches.size(), 1u);
   EXPECT_EQ(p.sharedLaunches[0].rfind("k0_a + k1_b: independent", 0), 0u) << p.sharedLaunches[0];
-  // Each part sees its own block index and grid; the wait comes once, first.
+  // Each part runs its own body unchanged, under a block index and grid of
+  // its own part of the launch; the wait comes once, first.
   const std::string &src = m.kernel.source;
   EXPECT_NE(src.find("if (blockIdx.x < 4u)"), std::string::npos) << src;
   EXPECT_NE(src.find("fz_k1_b(p1_in0, p1_out0, blockIdx.x - 4u);"), std::string::npos) << src;
-  EXPECT_NE(src.find("const int i = fz_bx * 256 + threadIdx.x;"), std::string::npos) << src;
-  EXPECT_NE(src.find("if (i < 4u * 256)"), std::string::npos) << src;
+  EXPECT_NE(src.find("void fz_k0_a(const float *__restrict__ in0, float *__restrict__ out0, "
+                     "const unsigned fz_bx) {\n"
+                     "  const uint3 blockIdx = make_uint3(fz_bx, ::blockIdx.y, ::blockIdx.z);\n"
+                     "  const dim3 gridDim(4u, ::gridDim.y, ::gridDim.z);\n"
+                     "  const int i = blockIdx.x * 256 + threadIdx.x;\n"),
+            std::string::npos)
+      << src;
   size_t wait = src.find("fz_after_prior();");
   ASSERT_NE(wait, std::string::npos);
   EXPECT_EQ(src.find("fz_after_prior();", wait + 1), std::string::npos) << src;
-  EXPECT_EQ(src.find("fz_sq(float v)"), src.rfind("fz_sq(float v)")) << "one prelude";
+  // One prelude, each part's header and helpers once, in order.
+  const std::string prelude = codegen::kernelPrelude();
+  EXPECT_EQ(src.find(prelude), 0u);
+  EXPECT_EQ(src.find(prelude, 1), std::string::npos);
+  size_t ha = src.find("// kernel k0_a (pointwise)\n__device__ float fz_sq_k0_a");
+  size_t hb = src.find("// kernel k1_b (pointwise)\n__device__ float fz_sq_k1_b");
+  ASSERT_NE(ha, std::string::npos) << src;
+  ASSERT_NE(hb, std::string::npos) << src;
+  EXPECT_LT(ha, hb);
+  EXPECT_EQ(src.find("fz_sq_k0_a(float v)"), src.rfind("fz_sq_k0_a(float v)"));
 }
 
 TEST(SharedLaunch, DependentOrLargeOrUnlikeKernelsStayApart) {
