@@ -89,6 +89,15 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
       k.launchesUnfused = c.launchesUnfused;
       k.unfusedUs = c.unfusedUs;
       k.predictedUs = c.predictedUs;
+      if (std::optional<KernelFamily> family = f.getFamily())
+        k.family = stringifyKernelFamily(*family).str();
+      if (auto list = f->getAttrOfType<ArrayAttr>("family_rejections"))
+        for (Attribute r : list) {
+          auto d = cast<DictionaryAttr>(r);
+          k.familyRejections.push_back(
+              {stringifyKernelFamily(d.getAs<KernelFamilyAttr>("family").getValue()).str(),
+               d.getAs<StringAttr>("reason").str()});
+        }
       if (auto g = f->getAttrOfType<StringAttr>("gemm_alternatives")) {
         k.gemmAlternatives = g.str();
         std::optional<KernelFamily> family = f.getFamily();
@@ -170,6 +179,13 @@ std::string explainText(const Explanation &e) {
                   mb(k.bytesFused).c_str(), k.tripsFused(), k.launchesUnfused, k.unfusedUs,
                   k.predictedUs, k.predictedUs > 0 ? k.unfusedUs / k.predictedUs : 0.0);
     s += buf;
+    if (!k.family.empty()) {
+      s += "  family: " + k.family;
+      for (size_t i = 0; i < k.familyRejections.size(); ++i)
+        s += (i == 0 ? " (before it: " : "; ") + k.familyRejections[i].first + ", " +
+             k.familyRejections[i].second;
+      s += k.familyRejections.empty() ? "\n" : ")\n";
+    }
     if (!k.gemm.empty())
       s += "  gemm: " +
            std::string(k.gemm == "fusec"               ? "fusec's kernel"
@@ -241,6 +257,12 @@ std::string explainJson(const Explanation &e) {
                             {"unfused_us", k.unfusedUs},
                             {"predicted_us", k.predictedUs}});
   for (size_t i = 0; i < e.kernels.size(); ++i) {
+    if (!e.kernels[i].family.empty()) {
+      j["kernels"][i]["family"] = e.kernels[i].family;
+      j["kernels"][i]["family_rejections"] = nlohmann::json::array();
+      for (const auto &[family, reason] : e.kernels[i].familyRejections)
+        j["kernels"][i]["family_rejections"].push_back({{"family", family}, {"reason", reason}});
+    }
     if (!e.kernels[i].gemm.empty()) {
       j["kernels"][i]["gemm"] = e.kernels[i].gemm;
       j["kernels"][i]["gemm_alternatives"] = e.kernels[i].gemmAlternatives;

@@ -24,6 +24,10 @@ struct ExplainedKernel {
   int64_t tripBytes = 0;  ///< bytes of one full-tensor pass: the group's largest tensor
   int launchesUnfused = 0;
   double unfusedUs = 0, predictedUs = 0;
+  /// The kernel family that runs it (#fusec.family), and the families asked
+  /// before it with the reason each declined.
+  std::string family;
+  std::vector<std::pair<std::string, std::string>> familyRejections;
   /// Matmul groups: "fusec" or "cublaslt", and the predictions behind it.
   std::string gemm, gemmAlternatives;
   /// How the kernel runs (KernelLaunch::schedule: threads, blocks, tiles,
