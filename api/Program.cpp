@@ -1,6 +1,7 @@
 //===- Program.cpp - the public C++ API -----------------------------------===//
 #include "api/ProgramImpl.h"
 
+#include "compiler/codegen/KernelSpec.h"
 #include "compiler/interp/Interpreter.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/DeviceMeasurements.h"
@@ -96,7 +97,7 @@ std::vector<KernelInfo> Program::kernels() const {
     if (s.kind == PlanStep::Kind::Kernel) {
       k.family = s.kernel.family;
       k.schedule = s.kernel.schedule;
-      k.source = s.kernel.source;
+      k.source = codegen::annotatedSource(s.kernel);
       k.grid = s.kernel.grid;
       k.block = s.kernel.block;
     } else {

@@ -1,9 +1,10 @@
 //===- Executable.cpp - a loaded plan: modules, arena, matmul plans -------===//
 #include "runtime/Executable.h"
-#include "runtime/KernelDedup.h"
 
 #include <chrono>
 #include <iterator>
+#include <map>
+#include <string_view>
 #include <thread>
 
 namespace fusec {
@@ -78,19 +79,21 @@ llvm::Error Executable::load(KernelCache &cache) {
   CudaDriver &drv = ctx.driver();
   if (llvm::Error err = ctx.makeCurrent())
     return err;
-  // Compile every kernel at once (the cache runs independent kernels in parallel).
-  // Each distinct body once (KernelDedup.h): a model's layers repeat theirs.
-  std::vector<size_t> kernelSteps;
-  std::vector<std::pair<std::string, std::string>> named;
+  // Compile every kernel at once (the cache runs independent kernels in
+  // parallel), each distinct source once: a model's layers repeat theirs
+  // (a kernel's source carries no plan position; KernelLaunch::source).
+  std::vector<size_t> kernelSteps, bodyOf;
+  std::vector<KernelSource> sources;
+  std::map<std::string_view, size_t> bodyIndex;
   for (size_t i = 0; i < desc.steps.size(); ++i)
     if (desc.steps[i].kind == PlanStep::Kind::Kernel) {
-      named.push_back({desc.steps[i].name, desc.steps[i].kernel.source});
+      const PlanStep &s = desc.steps[i];
+      auto [it, inserted] = bodyIndex.try_emplace(s.kernel.source, sources.size());
+      if (inserted)
+        sources.push_back({s.name, s.kernel.source, desc.arch, {}, false});
+      bodyOf.push_back(it->second);
       kernelSteps.push_back(i);
     }
-  KernelBodies bodies = distinctBodies(named);
-  std::vector<KernelSource> sources;
-  for (size_t d = 0; d < bodies.distinct.size(); ++d)
-    sources.push_back({named[bodies.first[d]].first, bodies.distinct[d], desc.arch, {}, false});
   CacheStats before = cache.stats();
   auto start = std::chrono::steady_clock::now();
   unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
@@ -122,7 +125,7 @@ llvm::Error Executable::load(KernelCache &cache) {
   for (size_t i = 0; i < desc.steps.size(); ++i)
     maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
-    auto &body = compiled[bodies.of[k]];
+    auto &body = compiled[bodyOf[k]];
     const PlanStep &step = desc.steps[kernelSteps[k]];
     CUmodule module = nullptr;
     if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*body)->cubin.data()),
@@ -130,8 +133,7 @@ llvm::Error Executable::load(KernelCache &cache) {
       return err;
     modules.push_back(module);
     CUfunction fn = nullptr;
-    const std::string &entry = bodies.entry[bodies.of[k]];
-    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, entry.c_str()),
+    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, step.kernel.entry.c_str()),
                                     "cuModuleGetFunction"))
       return err;
     // Static plus dynamic shared memory over 48 KB needs the opt-in, and the

@@ -29,9 +29,20 @@ struct GemmChoice {
   const std::map<std::string, std::string> *tuned = nullptr;
 };
 
-/// Completes a family's kernel (compiler/families/): its header comment,
-/// then the printed source (the prelude and printKernel).
+/// Completes a family's kernel (compiler/families/): its header comment, its
+/// entry point's name and the source NVRTC compiles.
 void finishKernel(FusionOp fusion, KernelSpec &spec);
+
+/// "k12_matmul_add" -> "k_matmul_add": a kernel's name less its plan
+/// position; other names stay as they are.
+std::string entryName(llvm::StringRef name);
+
+/// The prelude and the kernel, as NVRTC compiles it (KernelLaunch::source).
+std::string compiledSource(const KernelText &text, const std::string &entry);
+
+/// The same with the kernel's header comment, for people: what `fusec
+/// compile --emit cuda` writes and the API shows.
+std::string annotatedSource(const KernelLaunch &kernel);
 
 /// The CUDA C++ of a kernel named `name`: its helpers, then the entry point,
 /// whose first statement waits for the kernel ahead (programmatic dependent

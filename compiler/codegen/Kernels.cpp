@@ -7,6 +7,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/shape/ShapeRules.h"
 
+#include <cctype>
 #include <cstdio>
 
 using namespace mlir;
@@ -15,7 +16,29 @@ namespace fusec::codegen {
 
 void finishKernel(FusionOp fusion, KernelSpec &spec) {
   spec.text.header = detail::headerComment(fusion, spec);
-  spec.source = std::string(kernelPrelude()) + "\n" + spec.text.header + printKernel(spec.text, spec.name);
+  spec.entry = entryName(spec.name);
+  spec.source = compiledSource(spec.text, spec.entry);
+}
+
+std::string entryName(llvm::StringRef name) {
+  llvm::StringRef rest = name;
+  if (!rest.consume_front("k"))
+    return name.str();
+  size_t digits = 0;
+  while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])))
+    ++digits;
+  if (digits == 0 || digits == rest.size() || rest[digits] != '_')
+    return name.str();
+  return "k" + rest.drop_front(digits).str();
+}
+
+std::string compiledSource(const KernelText &text, const std::string &entry) {
+  return std::string(kernelPrelude()) + "\n" + printKernel(text, entry);
+}
+
+std::string annotatedSource(const KernelLaunch &kernel) {
+  return std::string(kernelPrelude()) + "\n" + kernel.text.header +
+         printKernel(kernel.text, kernel.entry);
 }
 
 std::string printKernel(const KernelText &t, const std::string &name) {

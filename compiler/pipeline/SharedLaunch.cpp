@@ -18,7 +18,6 @@
 #include "compiler/pipeline/SharedLaunch.h"
 
 #include "compiler/codegen/KernelSpec.h"
-#include "compiler/codegen/Prelude.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -77,7 +76,7 @@ std::optional<PlanStep> joined(const PlanStep &a, const PlanStep &b, double smal
     std::string params;
     for (const KernelParam &p : t.params)
       params += p.type + p.name + ", ";
-    return t.header + t.helpers + "static __device__ __forceinline__ void " + fn + "(" + params +
+    return t.helpers + "static __device__ __forceinline__ void " + fn + "(" + params +
            "const unsigned fz_bx) {\n" +
            "  const uint3 blockIdx = make_uint3(fz_bx, ::blockIdx.y, ::blockIdx.z);\n" +
            "  const dim3 gridDim(" + std::to_string(grid) + "u, ::gridDim.y, ::gridDim.z);\n" +
@@ -97,18 +96,21 @@ std::optional<PlanStep> joined(const PlanStep &a, const PlanStep &b, double smal
   m.kind = PlanStep::Kind::Kernel;
   m.name = a.name + "_" + b.name;
   KernelText &t = m.kernel.text;
-  t.helpers = part(ta, "fz_" + a.name, a.kernel.grid) + part(tb, "fz_" + b.name, b.kernel.grid) +
-              "// " + a.name + " and " + b.name +
-              " read and write nothing of each other's: one launch, their grids side by side "
-              "along x.\n";
+  // The parts' headers name their plan positions: they go in the joined
+  // kernel's header, so that the compiled body is the same at any position.
+  t.header = ta.header + tb.header + "// " + a.name + " and " + b.name +
+             " read and write nothing of each other's: one launch, their grids side by side "
+             "along x (fz_part0, fz_part1).\n";
+  t.helpers = part(ta, "fz_part0", a.kernel.grid) + part(tb, "fz_part1", b.kernel.grid);
   t.qualifiers = "__launch_bounds__(" + std::to_string(a.kernel.block) + ")";
-  std::string callA = call("fz_" + a.name, ta, "p0_", "blockIdx.x", t.params);
-  std::string callB = call("fz_" + b.name, tb, "p1_",
+  std::string callA = call("fz_part0", ta, "p0_", "blockIdx.x", t.params);
+  std::string callB = call("fz_part1", tb, "p1_",
                            "blockIdx.x - " + std::to_string(a.kernel.grid) + "u", t.params);
   t.staticShared = ta.staticShared || tb.staticShared;
   t.body = "  if (blockIdx.x < " + std::to_string(a.kernel.grid) + "u)\n    " + callA +
            "\n  else\n    " + callB + "\n";
-  m.kernel.source = std::string(codegen::kernelPrelude()) + "\n" + codegen::printKernel(t, m.name);
+  m.kernel.entry = a.kernel.entry + "_" + b.kernel.entry;
+  m.kernel.source = codegen::compiledSource(t, m.kernel.entry);
   m.kernel.family = a.kernel.family == b.kernel.family ? a.kernel.family : "shared";
   m.kernel.schedule = kSharedSchedule + a.name + " (" + a.kernel.schedule + ")" + kPartSeparator +
                       b.name + " (" + b.kernel.schedule + ")";

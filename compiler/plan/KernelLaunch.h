@@ -46,7 +46,15 @@ struct KernelText {
 
 struct KernelLaunch {
   KernelText text;
-  std::string source;    ///< complete CUDA C++ (prelude + kernel), no #includes
+  /// The entry point's name: the kernel's name less its plan position
+  /// (k12_matmul_add -> k_matmul_add), so that a model's repeated layers
+  /// have one body, and profilers show every layer's copy alike.
+  std::string entry;
+  /// What NVRTC compiles: the prelude and the kernel, without the header
+  /// comment; equal for every kernel with the same body, which the runtime
+  /// compiles once (runtime/KernelCache.md). codegen::annotatedSource adds
+  /// the header for people (`fusec compile --emit cuda`).
+  std::string source;
   std::string family;    ///< pointwise, row_reduction, column_reduction, matmul
   std::string schedule;  ///< human-readable launch shape ("vec 8, 256 thr x 1056 blocks")
   unsigned grid = 1, block = 1;

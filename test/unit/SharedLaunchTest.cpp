@@ -36,8 +36,8 @@ PlanStep kernel(const std::string &name, std::vector<int> ins, std::vector<int> 
   t.staticShared = !extraBody.empty();
   t.body = extraBody + "  const int i = blockIdx.x * 256 + threadIdx.x;\n" +
            "  if (i < gridDim.x * 256) out0[i] = fz_sq_" + name + "(in0[i]);\n";
-  s.kernel.source = std::string(codegen::kernelPrelude()) + "\n" + t.header +
-                    codegen::printKernel(t, name);
+  s.kernel.entry = codegen::entryName(name);
+  s.kernel.source = codegen::compiledSource(t, s.kernel.entry);
   s.kernel.block = 256;
   s.kernel.grid = 4;
   s.kernel.args = ins;
@@ -68,8 +68,8 @@ TEST(SharedLaunch, IndependentSmallKernelsJoin) {
   // its own part of the launch; the wait comes once, first.
   const std::string &src = m.kernel.source;
   EXPECT_NE(src.find("if (blockIdx.x < 4u)"), std::string::npos) << src;
-  EXPECT_NE(src.find("fz_k1_b(p1_in0, p1_out0, blockIdx.x - 4u);"), std::string::npos) << src;
-  EXPECT_NE(src.find("void fz_k0_a(const float *__restrict__ in0, float *__restrict__ out0, "
+  EXPECT_NE(src.find("fz_part1(p1_in0, p1_out0, blockIdx.x - 4u);"), std::string::npos) << src;
+  EXPECT_NE(src.find("void fz_part0(const float *__restrict__ in0, float *__restrict__ out0, "
                      "const unsigned fz_bx) {\n"
                      "  const uint3 blockIdx = make_uint3(fz_bx, ::blockIdx.y, ::blockIdx.z);\n"
                      "  const dim3 gridDim(4u, ::gridDim.y, ::gridDim.z);\n"
@@ -79,16 +79,26 @@ TEST(SharedLaunch, IndependentSmallKernelsJoin) {
   size_t wait = src.find("fz_after_prior();");
   ASSERT_NE(wait, std::string::npos);
   EXPECT_EQ(src.find("fz_after_prior();", wait + 1), std::string::npos) << src;
-  // One prelude, each part's header and helpers once, in order.
+  // One prelude, each part's helpers once, in order; the entry and the
+  // compiled source carry no plan position (the parts' headers, which do,
+  // are for people).
   const std::string prelude = codegen::kernelPrelude();
   EXPECT_EQ(src.find(prelude), 0u);
   EXPECT_EQ(src.find(prelude, 1), std::string::npos);
-  size_t ha = src.find("// kernel k0_a (pointwise)\n__device__ float fz_sq_k0_a");
-  size_t hb = src.find("// kernel k1_b (pointwise)\n__device__ float fz_sq_k1_b");
+  EXPECT_EQ(m.kernel.entry, "k_a_k_b");
+  EXPECT_NE(src.find("\nk_a_k_b(const float *__restrict__ p0_in0"), std::string::npos) << src;
+  size_t ha = src.find("__device__ float fz_sq_k0_a");
+  size_t hb = src.find("__device__ float fz_sq_k1_b");
   ASSERT_NE(ha, std::string::npos) << src;
   ASSERT_NE(hb, std::string::npos) << src;
   EXPECT_LT(ha, hb);
   EXPECT_EQ(src.find("fz_sq_k0_a(float v)"), src.rfind("fz_sq_k0_a(float v)"));
+  EXPECT_EQ(src.find("// kernel k0_a"), std::string::npos);
+  std::string annotated = codegen::annotatedSource(m.kernel);
+  size_t headers = annotated.find("// kernel k0_a (pointwise)\n// kernel k1_b (pointwise)\n"
+                                  "// k0_a and k1_b read and write nothing of each other's");
+  EXPECT_NE(headers, std::string::npos) << annotated;
+  EXPECT_LT(headers, annotated.find("__device__ float fz_sq_k0_a"));
 }
 
 TEST(SharedLaunch, DependentOrLargeOrUnlikeKernelsStayApart) {

@@ -2,14 +2,17 @@
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 
-#include "compiler/support/AtomicFile.h"
-#include "runtime/KernelDedup.h"
-#include "runtime/Nvrtc.h"
 #include "api/ProgramImpl.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/support/AtomicFile.h"
+#include "runtime/Nvrtc.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string_view>
 
 namespace fusec::cli {
 
@@ -60,30 +63,31 @@ int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
 
 int emitKernels(Program &program, const CompileOptions &opts) {
   const PlanDesc &plan = program.impl().plan;
-  std::vector<std::pair<std::string, std::string>> files, named;
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<const PlanStep *> kernels;
   for (const PlanStep &s : plan.steps)
     if (s.kind == PlanStep::Kind::Kernel)
-      named.push_back({s.name, s.kernel.source});
+      kernels.push_back(&s);
   if (opts.emit == "cuda") {
-    for (auto &[name, source] : named)
-      files.push_back({name + ".cu", source});
+    for (const PlanStep *s : kernels)
+      files.push_back({s->name + ".cu", codegen::annotatedSource(s->kernel)});
   } else {
-    // Each distinct body compiled once (runtime/KernelDedup.h), its PTX
-    // renamed for every kernel that has it.
-    KernelBodies bodies = distinctBodies(named);
-    std::vector<std::string> ptx(bodies.distinct.size());
-    for (size_t d = 0; d < bodies.distinct.size(); ++d) {
-      auto compiled = compile({named[bodies.first[d]].first, bodies.distinct[d], plan.arch, {},
-                               /*emitPtx=*/true});
+    // Each distinct source compiled once: a model's repeated layers have one
+    // body (KernelLaunch::source), and one PTX.
+    std::map<std::string_view, std::string> ptx;
+    for (const PlanStep *s : kernels) {
+      auto [it, inserted] = ptx.try_emplace(s->kernel.source);
+      if (!inserted)
+        continue;
+      auto compiled = compile({s->name, s->kernel.source, plan.arch, {}, /*emitPtx=*/true});
       if (!compiled)
         return reportError(compiled.takeError());
-      ptx[d] = std::move(compiled->ptx);
+      it->second = std::move(compiled->ptx);
     }
-    for (size_t i = 0; i < named.size(); ++i)
-      files.push_back({named[i].first + ".ptx",
-                       renameCanonicalPtx(ptx[bodies.of[i]], bodies.entry[bodies.of[i]], named[i].first)});
-    if (bodies.distinct.size() < named.size())
-      llvm::errs() << "fusec: " << named.size() << " kernels, " << bodies.distinct.size()
+    for (const PlanStep *s : kernels)
+      files.push_back({s->name + ".ptx", ptx[s->kernel.source]});
+    if (ptx.size() < kernels.size())
+      llvm::errs() << "fusec: " << kernels.size() << " kernels, " << ptx.size()
                    << " distinct bodies: each body compiled once\n";
   }
   if (files.empty())
