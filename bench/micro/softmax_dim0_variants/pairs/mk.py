@@ -42,7 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[3]  # pairs -> softmax_dim0_variants -> micro -> bench -> the repository
 GRAPH = ROOT / 'bench' / 'graphs' / 'softmax_dim0.json'
-KERNEL = 'k0_max_sub_exp_sum_etc'
+KERNEL = 'k0_max_sub_exp_sum_etc'  # the plan's name: the .cu file
+ENTRY = 'k_max_sub_exp_sum_etc'    # its entry point (no plan position)
 
 
 def generate(fusec):
@@ -162,7 +163,7 @@ def split(src):
     """The prelude (cluster helpers made visible to nvcc's host pass) and the kernel, renamed kern."""
     cut = src.index('extern "C" __global__')
     pre = src[:cut].replace('#if __CUDA_ARCH__ >= 900', '#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900')
-    ker = src[cut:].replace('extern "C" __global__', '__global__').replace(KERNEL, 'kern')
+    ker = src[cut:].replace('extern "C" __global__', '__global__').replace(ENTRY, 'kern')
     return pre, ker
 
 
