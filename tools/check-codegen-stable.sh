@@ -25,7 +25,18 @@ case "$mode" in --snapshot|--check) ;; *) usage ;; esac
 
 out=$dir
 [ "$mode" = --check ] && out=$(mktemp -d)
-[ "$mode" = --snapshot ] && { rm -rf "$out"; mkdir -p "$out"; }
+if [ "$mode" = --snapshot ]; then
+  # Only a folder this script made before is replaced: never a file, a
+  # device or someone's folder.
+  if [ -e "$out" ] && { [ ! -d "$out" ] || [ -L "$out" ] ||
+                        { [ -n "$(ls -A "$out")" ] && [ ! -f "$out/.check-codegen-stable" ]; }; }; then
+    echo "error: $out exists and is not a snapshot of this script's; give a new folder" >&2
+    exit 2
+  fi
+  rm -rf "$out"
+  mkdir -p "$out"
+  touch "$out/.check-codegen-stable"
+fi
 
 graphs=$(ls examples/*.json bench/graphs/*.json test/lit/*/Inputs/*.json | sort)
 count=0
@@ -65,12 +76,12 @@ if [ "$mode" = --snapshot ]; then
 fi
 if [ "$ptx" = 0 ]; then
   # A reference made with --ptx is compared without its PTX.
-  if diff -r -q -x '*.ptx' -x '*.ptx.err' "$dir" "$out" >"$out.diff" 2>&1; then
+  if diff -r -q -x '*.ptx' -x '*.ptx.err' -x .check-codegen-stable "$dir" "$out" >"$out.diff" 2>&1; then
     echo "check-codegen-stable: $count configurations identical to $dir"
     rm -rf "$out" "$out.diff"
     exit 0
   fi
-elif diff -r -q "$dir" "$out" >"$out.diff" 2>&1; then
+elif diff -r -q -x .check-codegen-stable "$dir" "$out" >"$out.diff" 2>&1; then
   echo "check-codegen-stable: $count configurations identical to $dir (PTX too)"
   rm -rf "$out" "$out.diff"
   exit 0

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/codegen/GemmConfig.h"
+#include "compiler/schedule/GemmConfig.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/KernelLaunch.h"
 #include "compiler/schedule/StridedView.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
-#include "compiler/codegen/GemmConfig.h"
+#include "compiler/schedule/GemmConfig.h"
 #include "compiler/codegen/GemmGen.h"
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ScalarOps.h"

@@ -3,7 +3,7 @@
 
 #include "compiler/schedule/StridedView.h"
 
-#include "compiler/codegen/GemmConfig.h"
+#include "compiler/schedule/GemmConfig.h"
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/shape/ShapeRules.h"

@@ -34,6 +34,7 @@
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/FusionOutlining.h"
 #include "compiler/transforms/Grouping.h"
+#include "compiler/transforms/PassProfile.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -384,11 +385,9 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     std::optional<DeviceProfile> profile =
-        measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
-    if (!profile) {
-      func.emitError("unknown device profile '") << device << "'";
+        passProfile(func, device, copyBytesPerSec, smCount);
+    if (!profile)
       return signalPassFailure();
-    }
     Grouping grouping(computeOps(func), *profile, gemm, arch.empty() ? profile->arch : arch);
     grouping.run();
     grouping.recompute();

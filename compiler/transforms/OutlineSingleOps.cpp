@@ -1,5 +1,6 @@
 //===- OutlineSingleOps.cpp - one kernel per compute op (--no-fuse) -------===//
 #include "compiler/transforms/FusionOutlining.h"
+#include "compiler/transforms/PassProfile.h"
 #include "compiler/transforms/Passes.h"
 
 #define DEBUG_TYPE "fusec-outline-single-ops"
@@ -18,11 +19,9 @@ struct OutlineSingleOpsPass : impl::FusecOutlineSingleOpsBase<OutlineSingleOpsPa
   using Base::Base;
   void runOnOperation() override {
     std::optional<DeviceProfile> profile =
-        measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
-    if (!profile) {
-      getOperation().emitError("unknown device profile '") << device << "'";
+        passProfile(getOperation(), device, copyBytesPerSec, smCount);
+    if (!profile)
       return signalPassFailure();
-    }
     std::vector<OpGroup> groups;
     for (Operation *op : computeOps(getOperation()))
       groups.push_back({op});

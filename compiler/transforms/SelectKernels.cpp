@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/families/KernelFamily.h"
+#include "compiler/transforms/PassProfile.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -30,11 +31,9 @@ struct SelectKernelsPass : impl::FusecSelectKernelsBase<SelectKernelsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     std::optional<DeviceProfile> profile =
-        measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
-    if (!profile) {
-      func.emitError("unknown device profile '") << device << "'";
+        passProfile(func, device, copyBytesPerSec, smCount);
+    if (!profile)
       return signalPassFailure();
-    }
     FamilyTarget target{*profile, arch.empty() ? profile->arch : std::string(arch)};
     Builder b(func.getContext());
     WalkResult result = func.walk([&](FusionOp fusion) {

@@ -5,7 +5,7 @@
 // refused (the compile then keeps the heuristic's choice).
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/codegen/GemmConfig.h"
+#include "compiler/schedule/GemmConfig.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- GemmConfig.cpp - tile shapes of fusec's tensor-core GEMM ----------===//
-#include "compiler/codegen/GemmConfig.h"
+#include "compiler/schedule/GemmConfig.h"
 
 #include <algorithm>
 #include <cstdio>

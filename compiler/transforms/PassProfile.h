@@ -1,0 +1,24 @@
+//===- PassProfile.h - the device profile a fusion pass's options name ----===//
+#pragma once
+
+#include "compiler/cost/DeviceProfile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+
+namespace fusec {
+
+/// The profile named `device`, with the values measured on this machine
+/// where given (0: the profile's own); a diagnostic on `func` and nullopt
+/// when no profile has that name.
+inline std::optional<DeviceProfile> passProfile(mlir::func::FuncOp func, const std::string &device,
+                                                double copyBytesPerSec, int smCount) {
+  std::optional<DeviceProfile> profile = measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
+  if (!profile)
+    func.emitError("unknown device profile '") << device << "'";
+  return profile;
+}
+
+} // namespace fusec
