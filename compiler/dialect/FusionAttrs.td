@@ -39,4 +39,26 @@ def Fusec_KernelFamilyAttr : EnumAttr<Fusec_Dialect, Fusec_KernelFamily, "family
   let assemblyFormat = "`<` $value `>`";
 }
 
+// Why the planner decided as it did about a producer and a consumer: the
+// code of each record in a function's fusec.rejected and fusec.recomputed
+// (beside the sentence `fusec explain` shows), for tools to filter on.
+def Fusec_DecisionReason : I32EnumAttr<"DecisionReason", "why a merge was taken or not", [
+  I32EnumAttrCase<"NoKernelFamily", 0, "no_kernel_family">,
+  I32EnumAttrCase<"Cycle", 1, "cycle">,
+  I32EnumAttrCase<"SiblingsNeedFusecGemm", 2, "siblings_need_fusec_gemm">,
+  I32EnumAttrCase<"NeedsHopper", 3, "needs_hopper">,
+  I32EnumAttrCase<"NotFaster", 4, "not_faster">,
+  I32EnumAttrCase<"NotRecomputed", 5, "not_recomputed">,
+  I32EnumAttrCase<"PrologueNotFaster", 6, "prologue_not_faster">,
+  I32EnumAttrCase<"LibraryReadsOperands", 7, "library_reads_operands">,
+  I32EnumAttrCase<"Recomputed", 8, "recomputed">
+]> {
+  let cppNamespace = "::fusec";
+  let genSpecializedAttr = 0;
+}
+
+def Fusec_DecisionReasonAttr : EnumAttr<Fusec_Dialect, Fusec_DecisionReason, "reason"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // FUSEC_FUSION_ATTRS_TD

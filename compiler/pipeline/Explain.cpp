@@ -126,9 +126,15 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
     if (auto list = func->getAttrOfType<ArrayAttr>(name))
       for (Attribute a : list) {
         auto d = cast<DictionaryAttr>(a);
-        into.push_back({d.getAs<StringAttr>("producer").str(),
-                        d.getAs<StringAttr>("consumer").str(),
-                        d.getAs<StringAttr>("reason").str()});
+        Decision r{d.getAs<StringAttr>("producer").str(), d.getAs<StringAttr>("consumer").str(),
+                   d.getAs<StringAttr>("reason").str()};
+        if (auto code = d.getAs<DecisionReasonAttr>("code"))
+          r.code = stringifyDecisionReason(code.getValue()).str();
+        if (auto t = d.getAs<FloatAttr>("fused_us"))
+          r.fusedUs = t.getValueAsDouble();
+        if (auto t = d.getAs<FloatAttr>("apart_us"))
+          r.apartUs = t.getValueAsDouble();
+        into.push_back(std::move(r));
       }
   };
   decisions("fusec.rejected", e.rejected);
@@ -276,13 +282,21 @@ std::string explainJson(const Explanation &e) {
   j["in_place"] = e.inPlace;
   j["shared_launches"] = e.sharedLaunches;
   j["rejected"] = nlohmann::json::array();
+  auto decision = [](const Decision &r) {
+    nlohmann::json d = {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}};
+    if (!r.code.empty())
+      d["code"] = r.code;
+    if (r.fusedUs >= 0) {
+      d["fused_us"] = r.fusedUs;
+      d["apart_us"] = r.apartUs;
+    }
+    return d;
+  };
   for (const Decision &r : e.rejected)
-    j["rejected"].push_back(
-        {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
+    j["rejected"].push_back(decision(r));
   j["recomputed"] = nlohmann::json::array();
   for (const Decision &r : e.recomputed)
-    j["recomputed"].push_back(
-        {{"producer", r.producer}, {"consumer", r.consumer}, {"reason", r.reason}});
+    j["recomputed"].push_back(decision(r));
   j["total"] = {{"kernels", e.kernels.size()},
                 {"launches", e.launches()},
                 {"launches_unfused", e.launchesUnfused()},

@@ -46,6 +46,8 @@ struct ExplainedEdge {
 /// intermediate recomputed in the consumer's kernel.
 struct Decision {
   std::string producer, consumer, reason;
+  std::string code;                   ///< #fusec.reason's name: not_faster, cycle, ...
+  double fusedUs = -1, apartUs = -1;  ///< the two ways' predictions; < 0: not priced
 };
 
 struct Explanation {

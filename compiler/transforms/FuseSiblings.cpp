@@ -118,7 +118,7 @@ void Grouping::mergeSiblings() {
     if (!classifyGroup(merged, schedule, why) || createsCycle(merged) ||
         own(merged) >= own(groups[g]) + own(groups[h])) {
       if (!why.empty())
-        rejections.push_back({nodeLabel(mg), nodeLabel(mh), why});
+        rejections.push_back({nodeLabel(mg), nodeLabel(mh), why, DecisionReason::NoKernelFamily});
       return;
     }
     // The parts' own kernels, summed over every merge into g.
@@ -157,14 +157,16 @@ void Grouping::mergeTensorCoreSiblings() {
       apart += predictSeconds(groupCost(groups[g]), profile,
                               chosenGemmPath(matmulsOf(groups[g]).front()));
     }
-    auto reject = [&](std::string reason) {
+    auto reject = [&](DecisionReason code, std::string reason, double fused = -1) {
       rejections.push_back({nodeLabel(matmulsOf(groups[gs.front()]).front()),
-                            nodeLabel(matmulsOf(groups[gs.back()]).front()), std::move(reason)});
+                            nodeLabel(matmulsOf(groups[gs.back()]).front()), std::move(reason),
+                            code, fused, fused < 0 ? -1 : apart * 1e6});
     };
     GroupSchedule schedule;
     std::string why;
     if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
-      return reject(why.empty() ? "would create a cycle through another kernel" : why);
+      return why.empty() ? reject(DecisionReason::Cycle, "would create a cycle through another kernel")
+                         : reject(DecisionReason::NoKernelFamily, why);
     double together =
         predictSeconds(groupCost(merged), profile, siblingGemvPath(merged, arch, profile.smCount));
     if (together >= apart) {
@@ -173,7 +175,7 @@ void Grouping::mergeTensorCoreSiblings() {
                     "not faster as one dot-product kernel of %zu siblings: %.1f us "
                     "vs %.1f us apart",
                     gs.size(), together * 1e6, apart * 1e6);
-      return reject(buf);
+      return reject(DecisionReason::NotFaster, buf, together * 1e6);
     }
     gemvApart[gs.front()] = apart;
     joinSiblings(gs.front(), gs.drop_front(), std::move(merged), apart);
@@ -231,21 +233,23 @@ void Grouping::mergeSideBySide() {
     OpGroup merged = united(groups[g], groups[h]);
     GroupSchedule schedule;
     std::string why;
-    auto reject = [&](std::string reason) {
-      rejections.push_back({nodeLabel(mg), nodeLabel(mh), std::move(reason)});
+    auto reject = [&](DecisionReason code, std::string reason, double fused = -1,
+                      double apart = -1) {
+      rejections.push_back({nodeLabel(mg), nodeLabel(mh), std::move(reason), code, fused, apart});
     };
     if (!concatWgmmaApplies(matmulsOf(merged), arch))
-      return reject("sibling products share one kernel side by side only on Hopper's wgmma "
+      return reject(DecisionReason::NeedsHopper, "sibling products share one kernel side by side only on Hopper's wgmma "
                     "GEMM (target " + arch + "), as up to 3 2-D products of one K and dtype "
                     "with 16-byte result rows");
     if (!classifyGroup(merged, schedule, why) || createsCycle(merged))
-      return reject(why.empty() ? "would create a cycle through another kernel" : why);
+      return why.empty() ? reject(DecisionReason::Cycle, "would create a cycle through another kernel")
+                         : reject(DecisionReason::NoKernelFamily, why);
     double apart = priced(groups[g]) + priced(groups[h]), together = priced(merged);
     if (together >= apart) {
       char buf[128];
       std::snprintf(buf, sizeof buf, "not faster side by side: %.1f us fused vs %.1f us apart",
                     together * 1e6, apart * 1e6);
-      return reject(buf);
+      return reject(DecisionReason::NotFaster, buf, together * 1e6, apart * 1e6);
     }
     joinSiblings(g, {h}, std::move(merged));
   });

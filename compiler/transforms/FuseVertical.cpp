@@ -103,22 +103,23 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
       if (llvm::any_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op); }))
         return false;
   std::string producerName = nodeLabel(groups[producer].back());
-  auto reject = [&](std::string why) {
-    rejections.push_back({producerName, nodeLabel(at), std::move(why)});
+  auto reject = [&](DecisionReason code, std::string why, double fused = -1, double apart = -1) {
+    rejections.push_back({producerName, nodeLabel(at), std::move(why), code, fused, apart});
     return false;
   };
   GroupSchedule schedule;
   std::string why;
   if (!classifyGroup(merged, schedule, why))
-    return reject(why);
+    return reject(DecisionReason::NoKernelFamily, why);
   if (createsCycle(merged))
-    return reject("would create a cycle through another kernel");
+    return reject(DecisionReason::Cycle, "would create a cycle through another kernel");
   SmallVector<Operation *> mms;
   for (Operation *op : merged)
     if (isa<MatmulOp>(op))
       mms.push_back(op);
   if (gemmChoice == "cublaslt" && mms.size() > 1)
-    return reject("sibling matmuls share a kernel only on fusec's kernels (--gemm cublaslt)");
+    return reject(DecisionReason::SiblingsNeedFusecGemm,
+                  "sibling matmuls share a kernel only on fusec's kernels (--gemm cublaslt)");
   double apart = seconds(groups[producer]) + seconds(groups[consumer]);
   double together = seconds(merged);
   // Sibling matmuls of 9-64 rows run on the tensor-core dot-product kernel
@@ -130,7 +131,8 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
                               siblingGemvPath(merged, arch, profile.smCount));
   if (isDual(merged)) {
     if (!dualWgmmaApplies(mms[0], mms[1], arch) || profile.wgmmaFlopsPerSec <= 0)
-      return reject("two sibling products share a kernel only on Hopper's wgmma GEMM (target " +
+      return reject(DecisionReason::NeedsHopper,
+                    "two sibling products share a kernel only on Hopper's wgmma GEMM (target " +
                     arch + ")");
     // Apart, a product alone runs on cuBLASLt and a product with an
     // epilogue (which may read the other's result) on fusec's kernel, as
@@ -146,7 +148,7 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     char buf[128];
     std::snprintf(buf, sizeof buf, "not faster: %.1f us fused vs %.1f us apart",
                   together * 1e6, apart * 1e6);
-    return reject(buf);
+    return reject(DecisionReason::NotFaster, buf, together * 1e6, apart * 1e6);
   }
   for (Operation *op : groups[consumer])
     groupOf[op] = producer;
@@ -317,7 +319,8 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
                     "not recomputed: %.1f us with a copy vs %.1f us reading it from memory",
                     seen * 1e6, before * 1e6);
       // The fixed-point loop may ask again: say it once.
-      Decision d{nodeLabel(p), nodeLabel(consumer), buf};
+      Decision d{nodeLabel(p), nodeLabel(consumer), buf, DecisionReason::NotRecomputed,
+                 seen * 1e6, before * 1e6};
       if (llvm::none_of(rejections, [&](const Decision &r) {
             return r.producer == d.producer && r.consumer == d.consumer && r.reason == d.reason;
           }))
@@ -330,7 +333,8 @@ bool Grouping::tryRecompute(Operation *p, OpOperand &use, size_t gc) {
     names += (names.empty() ? "" : ", ") + nodeLabel(op);
   std::snprintf(buf, sizeof buf, "%.1f us recomputing vs %.1f us reading it from memory",
                 bestAfter * 1e6, before * 1e6);
-  recomputations.push_back({names, nodeLabel(consumer), buf});
+  recomputations.push_back(
+      {names, nodeLabel(consumer), buf, DecisionReason::Recomputed, bestAfter * 1e6, before * 1e6});
   double after = 0;
   attempt(candidates[best], true, after);
   return true;
@@ -397,12 +401,20 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
     Builder b(func.getContext());
     auto decisions = [&](const std::vector<Grouping::Decision> &list) {
       SmallVector<Attribute> attrs;
-      for (const auto &r : list)
-        attrs.push_back(b.getDictionaryAttr({
+      for (const auto &r : list) {
+        SmallVector<NamedAttribute> fields = {
             b.getNamedAttr("producer", b.getStringAttr(r.producer)),
             b.getNamedAttr("consumer", b.getStringAttr(r.consumer)),
             b.getNamedAttr("reason", b.getStringAttr(r.reason)),
-        }));
+            b.getNamedAttr("code", DecisionReasonAttr::get(b.getContext(), r.code))};
+        // The two ways' predictions where the cost model decided: fused
+        // (or with a copy) and apart (or reading from memory).
+        if (r.fusedUs >= 0) {
+          fields.push_back(b.getNamedAttr("fused_us", b.getF64FloatAttr(r.fusedUs)));
+          fields.push_back(b.getNamedAttr("apart_us", b.getF64FloatAttr(r.apartUs)));
+        }
+        attrs.push_back(b.getDictionaryAttr(fields));
+      }
       return b.getArrayAttr(attrs);
     };
     func->setAttr("fusec.rejected", decisions(grouping.rejections));

@@ -74,8 +74,13 @@ public:
                     double gemvApart = -1);
   llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
   std::vector<OpGroup> result() const;
+  /// A merge the planner considered: the groups' last ops, why (a code and
+  /// the sentence explain shows) and, where the cost model decided, the
+  /// predicted times of the two ways.
   struct Decision {
     std::string producer, consumer, reason;
+    DecisionReason code = DecisionReason::NoKernelFamily;
+    double fusedUs = -1, apartUs = -1;
   };
   std::vector<Decision> rejections, recomputations;
 

@@ -156,11 +156,15 @@ void Grouping::chooseMatmulPaths() {
                 b.getStringAttr(describe(p, !prologue.empty(), !epilogue.empty(),
                                          gemmChoice == "fusec")));
     if (!prologue.empty() && !keepPrologue) {
-      rejections.push_back(
-          {nodeLabel(prologue.back()), nodeLabel(mm),
-           useOwn ? "not faster as a prologue: " + us(p.own) + " fused vs " + us(p.ownApart) +
-                        " with a prologue kernel"
-                  : "the product runs on cuBLASLt, which takes operands from memory"});
+      if (useOwn)
+        rejections.push_back({nodeLabel(prologue.back()), nodeLabel(mm),
+                              "not faster as a prologue: " + us(p.own) + " fused vs " +
+                                  us(p.ownApart) + " with a prologue kernel",
+                              DecisionReason::PrologueNotFaster, p.own * 1e6, p.ownApart * 1e6});
+      else
+        rejections.push_back({nodeLabel(prologue.back()), nodeLabel(mm),
+                              "the product runs on cuBLASLt, which takes operands from memory",
+                              DecisionReason::LibraryReadsOperands});
       // The prologue runs first as one group per op, in order (A's and B's
       // chains may differ in shape): the second round of merges joins them
       // again where that pays.
