@@ -31,7 +31,9 @@ struct GemmChoice {
 
 /// Completes a family's kernel (compiler/families/): its header comment, its
 /// entry point's name and the source NVRTC compiles.
-void finishKernel(FusionOp fusion, KernelSpec &spec);
+/// Fails (an internal error) where the kernel's wait does not match what it
+/// reads before it.
+llvm::Error finishKernel(FusionOp fusion, KernelSpec &spec);
 
 /// "k12_matmul_add" -> "k_matmul_add": a kernel's name less its plan
 /// position; other names stay as they are.

@@ -14,10 +14,20 @@ using namespace mlir;
 
 namespace fusec::codegen {
 
-void finishKernel(FusionOp fusion, KernelSpec &spec) {
+llvm::Error finishKernel(FusionOp fusion, KernelSpec &spec) {
+  // The runtime launches a kernel before the one ahead of it has completed
+  // (sm_90+); one that reads operands before its wait (readsBeforeWait)
+  // must wait in each role instead of first (printKernel writes the wait).
+  if ((spec.readsBeforeWait >= 0) != spec.text.waitPerRole)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: kernel %s reads %s before its wait but waits "
+                                   "%s",
+                                   spec.name.c_str(), spec.readsBeforeWait >= 0 ? "operands" : "nothing",
+                                   spec.text.waitPerRole ? "per role" : "first");
   spec.text.header = detail::headerComment(fusion, spec);
   spec.entry = entryName(spec.name);
   spec.source = compiledSource(spec.text, spec.entry);
+  return llvm::Error::success();
 }
 
 std::string entryName(llvm::StringRef name) {

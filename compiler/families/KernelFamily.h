@@ -53,8 +53,8 @@ public:
   virtual bool isLibrary() const { return false; }
   /// Whether it takes `fusion` on `target`: empty, or the reason it does not.
   virtual std::string reject(FusionOp fusion, const FamilyTarget &target) const = 0;
-  /// The kernel for a group it takes (without the prelude and header, which
-  /// emitKernel adds).
+  /// The kernel for a group it takes, laid out (KernelText); emitKernel
+  /// completes it (codegen::finishKernel: header, entry, source).
   virtual llvm::Expected<KernelSpec> emit(FusionOp fusion, const FamilyTarget &target) const = 0;
   /// Predicted seconds of a group of cost `c` run by this family; the
   /// default streams at the copy rate (cuBLASLt's rates for a product).
@@ -80,8 +80,7 @@ llvm::Expected<KernelFamily> selectFamily(FusionOp fusion, const FamilyTarget &t
                                           std::vector<FamilyRejection> &rejected);
 
 /// The kernel of a fused group, emitted by the family stored on it
-/// (selectFamily's choice, or the planner's for a matmul): the complete
-/// source with the prelude and the header comment.
+/// (selectFamily's choice, or the planner's for a matmul) and completed.
 llvm::Expected<KernelSpec> emitKernel(FusionOp fusion, const FamilyTarget &target);
 
 /// The family stored on a fused group (internal error when it has none).

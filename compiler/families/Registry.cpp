@@ -1,11 +1,7 @@
 //===- Registry.cpp - the kernel families, in the order they are asked ----===//
 #include "compiler/families/Families.h"
 
-#include "compiler/codegen/Prelude.h"
-
 #include "llvm/ADT/StringRef.h"
-
-#include <cstring>
 
 namespace fusec {
 
@@ -104,7 +100,8 @@ llvm::Expected<KernelSpec> emitKernel(FusionOp fusion, const FamilyTarget &targe
   llvm::Expected<KernelSpec> spec = kernelFamily(*id).emit(fusion, target);
   if (!spec)
     return spec.takeError();
-  codegen::finishKernel(fusion, *spec);
+  if (llvm::Error e = codegen::finishKernel(fusion, *spec))
+    return std::move(e);
   return spec;
 }
 
