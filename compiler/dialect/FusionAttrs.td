@@ -39,6 +39,21 @@ def Fusec_KernelFamilyAttr : EnumAttr<Fusec_Dialect, Fusec_KernelFamily, "family
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The call of a group of the cublaslt_epilogue family: cuBLASLt computes
+// alpha * A @ B (+ the residual as C) (+ the bias along the rows), then
+// gelu(tanh) where `gelu` is set. The residual and the bias are the group's
+// inputs `residual` and `bias` (-1: none), read from their buffers at
+// `residual_offset` and `bias_offset` elements. Recorded by
+// -fusec-select-kernels from the group's body; plan building reads it.
+def Fusec_LibraryEpilogueAttr : AttrDef<Fusec_Dialect, "LibraryEpilogue"> {
+  let mnemonic = "library_epilogue";
+  let summary = "the epilogue cuBLASLt applies to a matmul group";
+  let parameters = (ins "::mlir::FloatAttr":$alpha, "int64_t":$residual,
+                        "int64_t":$residual_offset, "int64_t":$bias,
+                        "int64_t":$bias_offset, "bool":$gelu);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 // Why the planner decided as it did about a producer and a consumer: the
 // code of each record in a function's fusec.rejected and fusec.recomputed
 // (beside the sentence `fusec explain` shows), for tools to filter on.

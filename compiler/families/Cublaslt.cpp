@@ -16,6 +16,8 @@
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 
+#include "mlir/IR/Builders.h"
+
 using namespace mlir;
 
 namespace fusec {
@@ -115,33 +117,56 @@ llvm::Expected<PlanMatmul> libraryMatmul(FusionOp f, ArrayRef<int> inputBuffers,
   p.c = out;
   if (f.getFamily() != KernelFamily::LibraryEpilogue)
     return p;
-  // The planner chose this family because the group's epilogue is one
-  // cuBLASLt applies; its parts are read off the outlined body.
-  std::vector<Operation *> epilogue;
-  for (Operation &op : f.getBodyBlock().without_terminator())
-    if (&op != mm.getOperation())
-      epilogue.push_back(&op);
-  std::string why;
-  std::optional<LibraryEpilogue> e = matchLibraryEpilogue(mm, epilogue, why);
+  auto e = f->getAttrOfType<LibraryEpilogueAttr>("library_epilogue");
   if (!e)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: cuBLASLt epilogue no longer matches: %s",
-                                   why.c_str());
-  auto bufferOf = [&](Value v, int64_t &offsetBytes) {
-    offsetBytes = stridedView(v)->offset * bytes;
-    return inputBuffers[cast<BlockArgument>(viewSource(v)).getArgNumber()];
-  };
-  p.desc.alpha = static_cast<float>(e->alpha);
-  if (e->residual) {
+                                   "internal error: cuBLASLt epilogue group %s has no "
+                                   "library_epilogue (-fusec-select-kernels did not run)",
+                                   f->getAttrOfType<StringAttr>("name").str().c_str());
+  p.desc.alpha = static_cast<float>(e.getAlpha().getValueAsDouble());
+  if (e.getResidual() >= 0) {
     p.desc.beta = 1;
-    p.residual = bufferOf(e->residual, p.residualOffset);
+    p.residual = inputBuffers[e.getResidual()];
+    p.residualOffset = e.getResidualOffset() * bytes;
   }
-  if (e->bias) {
+  if (e.getBias() >= 0) {
     p.desc.biasEpilogue = true;
-    p.bias = bufferOf(e->bias, p.biasOffset);
+    p.bias = inputBuffers[e.getBias()];
+    p.biasOffset = e.getBiasOffset() * bytes;
   }
-  p.desc.geluEpilogue = e->gelu;
+  p.desc.geluEpilogue = e.getGelu();
   return p;
+}
+
+llvm::Expected<LibraryEpilogueAttr> libraryEpilogueOf(FusionOp f) {
+  MatmulOp mm;
+  std::vector<Operation *> epilogue;
+  for (Operation &op : f.getBodyBlock().without_terminator()) {
+    if (auto m = dyn_cast<MatmulOp>(op))
+      mm = m;
+    else
+      epilogue.push_back(&op);
+  }
+  std::string why;
+  std::optional<LibraryEpilogue> e = mm ? matchLibraryEpilogue(mm, epilogue, why) : std::nullopt;
+  if (!e)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: the planner gave %s to cuBLASLt's epilogue, "
+                                   "which does not express it: %s",
+                                   f->getAttrOfType<StringAttr>("name").str().c_str(),
+                                   why.c_str());
+  // The residual and the bias as the group's inputs, and where in them.
+  auto input = [](Value v, int64_t &offset) -> int64_t {
+    if (!v)
+      return -1;
+    offset = stridedView(v)->offset;
+    return cast<BlockArgument>(viewSource(v)).getArgNumber();
+  };
+  int64_t residualOffset = 0, biasOffset = 0;
+  int64_t residual = input(e->residual, residualOffset), bias = input(e->bias, biasOffset);
+  Builder b(f.getContext());
+  return LibraryEpilogueAttr::get(f.getContext(), b.getF64FloatAttr(e->alpha), residual,
+                                  residualOffset, bias, biasOffset, e->gelu);
 }
 
 } // namespace fusec

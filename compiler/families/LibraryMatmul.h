@@ -9,10 +9,15 @@
 
 namespace fusec {
 
+/// The epilogue cuBLASLt applies to a group of the cublaslt_epilogue family
+/// (the scale, residual, bias and gelu its body computes after the product),
+/// as -fusec-select-kernels records it on the group.
+llvm::Expected<LibraryEpilogueAttr> libraryEpilogueOf(FusionOp fusion);
+
 /// The cuBLASLt call of a matmul group of a library family (Cublaslt.cpp):
 /// its operands are views of the group's inputs, bound to `inputBuffers`;
 /// the result goes to buffer `out`. With the cuBLASLt epilogue family, the
-/// scale, residual, bias and gelu the library applies itself.
+/// epilogue recorded on the group (`library_epilogue`).
 llvm::Expected<PlanMatmul> libraryMatmul(FusionOp fusion, llvm::ArrayRef<int> inputBuffers,
                                          int out);
 

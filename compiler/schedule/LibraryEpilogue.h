@@ -4,8 +4,9 @@
 // and GELU (tanh form) as optional epilogues. A matmul group whose pointwise
 // ops say exactly that -- a scale by a constant, a residual add, a bias add
 // along the rows, then gelu(tanh) last -- runs as one library call instead of
-// the library product plus a kernel for the rest. Both the fusion pass (to
-// choose) and plan building (to fill in the call) match groups here.
+// the library product plus a kernel for the rest. The fusion pass matches a
+// group here to choose; -fusec-select-kernels matches the outlined group to
+// record the call (#fusec.library_epilogue), which plan building reads.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

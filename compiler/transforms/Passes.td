@@ -105,7 +105,10 @@ def FusecSelectKernels : Pass<"fusec-select-kernels", "mlir::func::FuncOp"> {
            name = "k0_sum"}
     ```
     Matmul groups carry the planner's choice (MatmulPaths.cpp) from
-    outlining. Code generation emits every group with its family alone.
+    outlining; a cublaslt_epilogue group gets the call cuBLASLt makes of it
+    (`library_epilogue = #fusec.library_epilogue<...>`: scale, residual and
+    bias inputs, gelu). Code generation emits every group with its family
+    alone, and plan building reads the recorded call.
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/families/KernelFamily.h"
+#include "compiler/families/LibraryMatmul.h"
 #include "compiler/transforms/PassProfile.h"
 #include "compiler/transforms/Passes.h"
 
@@ -37,6 +38,16 @@ struct SelectKernelsPass : impl::FusecSelectKernelsBase<SelectKernelsPass> {
     FamilyTarget target{*profile, arch.empty() ? profile->arch : std::string(arch)};
     Builder b(func.getContext());
     WalkResult result = func.walk([&](FusionOp fusion) {
+      // A group the planner gave to cuBLASLt's epilogue: what the library
+      // applies, read off its body once.
+      if (fusion.getFamily() == KernelFamily::LibraryEpilogue) {
+        llvm::Expected<LibraryEpilogueAttr> e = libraryEpilogueOf(fusion);
+        if (!e) {
+          fusion.emitError(llvm::toString(e.takeError()));
+          return WalkResult::interrupt();
+        }
+        fusion->setAttr("library_epilogue", *e);
+      }
       if (fusion.getFamily())
         return WalkResult::advance();
       std::vector<FamilyRejection> rejected;
