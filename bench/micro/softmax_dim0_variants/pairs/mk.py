@@ -248,18 +248,7 @@ def m_fold(k):
 def m_stage(k):  # one thread a column, eight plain (non-volatile) loads through mapa'd generic pointers
     a = k.index('  if (threadIdx.x < 256) {\n    const int c = threadIdx.x / 2, j = threadIdx.x % 2;\n    float2 a = j < 8')
     b = k.index("  asm volatile(\"barrier.cluster.arrive.")
-    body = """  if (threadIdx.x < 128) {
-    const int c = threadIdx.x;
-    float2 a = *fz_peer(&fz_part[c], 0);
-    #pragma unroll
-    for (int q = 1; q < 8; ++q) {
-      const float2 b = *fz_peer(&fz_part[c], q);
-      fz_online_merge(a.x, a.y, b.x, b.y);
-    }
-    if (member == 0) fz_publish(reinterpret_cast<unsigned long long *>(fz_scratch) + (tile * 256 + c) * 2 + fz_half * 256, a, fz_epoch);
-    fz_stat[c] = make_float4(a.x, a.y, 0.f, 0.f);  // this half's
-  }
-"""
+    body = MEMBERS_W  # the generated kernel's own merge, as fusec writes it
     return k[:a] + body + k[b:]
 
 
