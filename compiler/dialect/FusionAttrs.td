@@ -76,4 +76,22 @@ def Fusec_DecisionReasonAttr : EnumAttr<Fusec_Dialect, Fusec_DecisionReason, "re
   let assemblyFormat = "`<` $value `>`";
 }
 
+// One decision of the planner about a producer and a consumer (a rejected
+// merge, or a recomputation): the groups' ops as explain names them, the
+// reason's code and sentence, and, where the cost model decided, the
+// predicted microseconds of the two ways (fused or with a copy; apart or
+// reading from memory). A function's fusec.rejected and fusec.recomputed
+// are arrays of these.
+def Fusec_DecisionAttr : AttrDef<Fusec_Dialect, "Decision"> {
+  let mnemonic = "decision";
+  let summary = "a merge the planner considered, and why it decided so";
+  let parameters = (ins StringRefParameter<"the producer">:$producer,
+                        StringRefParameter<"the consumer">:$consumer,
+                        EnumParameter<Fusec_DecisionReason>:$code,
+                        StringRefParameter<"the sentence explain shows">:$reason,
+                        OptionalParameter<"::mlir::FloatAttr">:$fused_us,
+                        OptionalParameter<"::mlir::FloatAttr">:$apart_us);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // FUSEC_FUSION_ATTRS_TD

@@ -125,15 +125,13 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
   auto decisions = [&](const char *name, std::vector<Decision> &into) {
     if (auto list = func->getAttrOfType<ArrayAttr>(name))
       for (Attribute a : list) {
-        auto d = cast<DictionaryAttr>(a);
-        Decision r{d.getAs<StringAttr>("producer").str(), d.getAs<StringAttr>("consumer").str(),
-                   d.getAs<StringAttr>("reason").str()};
-        if (auto code = d.getAs<DecisionReasonAttr>("code"))
-          r.code = stringifyDecisionReason(code.getValue()).str();
-        if (auto t = d.getAs<FloatAttr>("fused_us"))
-          r.fusedUs = t.getValueAsDouble();
-        if (auto t = d.getAs<FloatAttr>("apart_us"))
-          r.apartUs = t.getValueAsDouble();
+        auto d = cast<DecisionAttr>(a);
+        Decision r{d.getProducer().str(), d.getConsumer().str(), d.getReason().str(),
+                   stringifyDecisionReason(d.getCode()).str()};
+        if (d.getFusedUs())
+          r.fusedUs = d.getFusedUs().getValueAsDouble();
+        if (d.getApartUs())
+          r.apartUs = d.getApartUs().getValueAsDouble();
         into.push_back(std::move(r));
       }
   };

@@ -402,18 +402,11 @@ struct FuseVerticalPass : impl::FusecFuseVerticalBase<FuseVerticalPass> {
     auto decisions = [&](const std::vector<Grouping::Decision> &list) {
       SmallVector<Attribute> attrs;
       for (const auto &r : list) {
-        SmallVector<NamedAttribute> fields = {
-            b.getNamedAttr("producer", b.getStringAttr(r.producer)),
-            b.getNamedAttr("consumer", b.getStringAttr(r.consumer)),
-            b.getNamedAttr("reason", b.getStringAttr(r.reason)),
-            b.getNamedAttr("code", DecisionReasonAttr::get(b.getContext(), r.code))};
-        // The two ways' predictions where the cost model decided: fused
-        // (or with a copy) and apart (or reading from memory).
-        if (r.fusedUs >= 0) {
-          fields.push_back(b.getNamedAttr("fused_us", b.getF64FloatAttr(r.fusedUs)));
-          fields.push_back(b.getNamedAttr("apart_us", b.getF64FloatAttr(r.apartUs)));
-        }
-        attrs.push_back(b.getDictionaryAttr(fields));
+        // The two ways' predictions where the cost model decided.
+        FloatAttr fused = r.fusedUs >= 0 ? b.getF64FloatAttr(r.fusedUs) : FloatAttr();
+        FloatAttr apart = r.fusedUs >= 0 ? b.getF64FloatAttr(r.apartUs) : FloatAttr();
+        attrs.push_back(DecisionAttr::get(b.getContext(), r.producer, r.consumer, r.code,
+                                          r.reason, fused, apart));
       }
       return b.getArrayAttr(attrs);
     };

@@ -69,8 +69,9 @@ def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
     ```
     Views (reshape, transpose, broadcast_to, slice) and generators (constant,
     iota) are cloned into every group that reads them. Every merge that was
-    considered and rejected is recorded, with its reason, in the function's
-    `fusec.rejected` attribute for `fusec explain`.
+    considered and rejected is recorded in the function's `fusec.rejected`
+    attribute for `fusec explain`, as a `#fusec.decision` (the reason's code
+    and sentence, and the predicted times where the cost model decided).
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",

@@ -58,8 +58,8 @@ func.func @linear_gelu_residual(%x: tensor<4096x1024xbf16>, %w: tensor<1024x1024
 // rejected with its reason, and the exp is recomputed into the second
 // group instead of being written and read back.
 // CHECK-LABEL: func.func @row_then_column(
-// CHECK-SAME:    fusec.recomputed = [{apart_us = {{[0-9.e+-]+}} : f64, code = #fusec.reason<recomputed>, consumer = "sum", fused_us = {{[0-9.e+-]+}} : f64, producer = "exp", reason = "{{[0-9.]+}} us recomputing vs {{[0-9.]+}} us reading it from memory"}]
-// CHECK-SAME:    fusec.rejected = [{code = #fusec.reason<no_kernel_family>, consumer = "sum", producer = "sum", reason = "reductions differ: sum reduces [256, 512] over [1], sum reduces [256, 512] over [0]"}]
+// CHECK-SAME:    fusec.recomputed = [#fusec.decision<producer = "exp", consumer = "sum", code = recomputed, reason = "{{[0-9.]+}} us recomputing vs {{[0-9.]+}} us reading it from memory", fused_us = {{[0-9.e+-]+}} : f64, apart_us = {{[0-9.e+-]+}} : f64>]
+// CHECK-SAME:    fusec.rejected = [#fusec.decision<producer = "sum", consumer = "sum", code = no_kernel_family, reason = "reductions differ: sum reduces [256, 512] over [1], sum reduces [256, 512] over [0]">]
 // CHECK:         fusec.fusion "row_reduction"
 // CHECK:           fusec.exp
 // CHECK:         fusec.fusion "column_reduction"
