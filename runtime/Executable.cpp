@@ -3,8 +3,6 @@
 
 #include <chrono>
 #include <iterator>
-#include <map>
-#include <string_view>
 #include <thread>
 
 namespace fusec {
@@ -82,18 +80,11 @@ llvm::Error Executable::load(KernelCache &cache) {
   // Compile every kernel at once (the cache runs independent kernels in
   // parallel), each distinct source once: a model's layers repeat theirs
   // (a kernel's source carries no plan position; KernelLaunch::source).
-  std::vector<size_t> kernelSteps, bodyOf;
+  KernelBodies bodies = kernelBodies(desc);
+  const std::vector<size_t> &kernelSteps = bodies.steps;
   std::vector<KernelSource> sources;
-  std::map<std::string_view, size_t> bodyIndex;
-  for (size_t i = 0; i < desc.steps.size(); ++i)
-    if (desc.steps[i].kind == PlanStep::Kind::Kernel) {
-      const PlanStep &s = desc.steps[i];
-      auto [it, inserted] = bodyIndex.try_emplace(s.kernel.source, sources.size());
-      if (inserted)
-        sources.push_back({s.name, s.kernel.source, desc.arch, {}, false});
-      bodyOf.push_back(it->second);
-      kernelSteps.push_back(i);
-    }
+  for (size_t i : bodies.firstStep)
+    sources.push_back({desc.steps[i].name, desc.steps[i].kernel.source, desc.arch, {}, false});
   CacheStats before = cache.stats();
   auto start = std::chrono::steady_clock::now();
   unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
@@ -125,7 +116,7 @@ llvm::Error Executable::load(KernelCache &cache) {
   for (size_t i = 0; i < desc.steps.size(); ++i)
     maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
-    auto &body = compiled[bodyOf[k]];
+    auto &body = compiled[bodies.bodyOf[k]];
     const PlanStep &step = desc.steps[kernelSteps[k]];
     CUmodule module = nullptr;
     if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*body)->cubin.data()),

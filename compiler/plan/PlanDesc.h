@@ -16,7 +16,9 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fusec {
@@ -97,6 +99,28 @@ struct PlanDesc {
   int64_t arenaBytes = 0;
   int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
 };
+
+/// The plan's kernel steps grouped by what NVRTC compiles
+/// (KernelLaunch::source, equal for a model's repeated layers): `steps` are
+/// the kernel steps in plan order, `bodyOf[k]` the body of steps[k], and
+/// `firstStep[b]` the first step with body b. Each body is compiled once.
+struct KernelBodies {
+  std::vector<size_t> steps, bodyOf, firstStep;
+};
+inline KernelBodies kernelBodies(const PlanDesc &plan) {
+  KernelBodies b;
+  std::map<std::string_view, size_t> index;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].kind != PlanStep::Kind::Kernel)
+      continue;
+    auto [it, inserted] = index.try_emplace(plan.steps[i].kernel.source, b.firstStep.size());
+    if (inserted)
+      b.firstStep.push_back(i);
+    b.bodyOf.push_back(it->second);
+    b.steps.push_back(i);
+  }
+  return b;
+}
 
 /// Whether the runtime launches the plan's kernels beside the previous
 /// kernel's tail: asked for (overlapLaunches), and built for sm_90 or newer,

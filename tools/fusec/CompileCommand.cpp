@@ -11,8 +11,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <map>
-#include <string_view>
 
 namespace fusec::cli {
 
@@ -64,30 +62,25 @@ int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
 int emitKernels(Program &program, const CompileOptions &opts) {
   const PlanDesc &plan = program.impl().plan;
   std::vector<std::pair<std::string, std::string>> files;
-  std::vector<const PlanStep *> kernels;
-  for (const PlanStep &s : plan.steps)
-    if (s.kind == PlanStep::Kind::Kernel)
-      kernels.push_back(&s);
+  KernelBodies bodies = kernelBodies(plan);
   if (opts.emit == "cuda") {
-    for (const PlanStep *s : kernels)
-      files.push_back({s->name + ".cu", codegen::annotatedSource(s->kernel)});
+    for (size_t i : bodies.steps)
+      files.push_back({plan.steps[i].name + ".cu", codegen::annotatedSource(plan.steps[i].kernel)});
   } else {
-    // Each distinct source compiled once: a model's repeated layers have one
-    // body (KernelLaunch::source), and one PTX.
-    std::map<std::string_view, std::string> ptx;
-    for (const PlanStep *s : kernels) {
-      auto [it, inserted] = ptx.try_emplace(s->kernel.source);
-      if (!inserted)
-        continue;
-      auto compiled = compile({s->name, s->kernel.source, plan.arch, {}, /*emitPtx=*/true});
+    // Each distinct body compiled once, its PTX written for every kernel
+    // that has it.
+    std::vector<std::string> ptx;
+    for (size_t i : bodies.firstStep) {
+      const PlanStep &s = plan.steps[i];
+      auto compiled = compile({s.name, s.kernel.source, plan.arch, {}, /*emitPtx=*/true});
       if (!compiled)
         return reportError(compiled.takeError());
-      it->second = std::move(compiled->ptx);
+      ptx.push_back(std::move(compiled->ptx));
     }
-    for (const PlanStep *s : kernels)
-      files.push_back({s->name + ".ptx", ptx[s->kernel.source]});
-    if (ptx.size() < kernels.size())
-      llvm::errs() << "fusec: " << kernels.size() << " kernels, " << ptx.size()
+    for (size_t k = 0; k < bodies.steps.size(); ++k)
+      files.push_back({plan.steps[bodies.steps[k]].name + ".ptx", ptx[bodies.bodyOf[k]]});
+    if (ptx.size() < bodies.steps.size())
+      llvm::errs() << "fusec: " << bodies.steps.size() << " kernels, " << ptx.size()
                    << " distinct bodies: each body compiled once\n";
   }
   if (files.empty())

@@ -223,15 +223,7 @@ def no_wait(k):  # a bound: the other half's statistics are not awaited (wrong o
     return edit(k, 'const float2 b = fz_await(', 'const float2 b = make_float2(own.x, own.y); (void)(')
 
 
-FOLD_OLD = """  if (threadIdx.x < 256) {
-    const int c = threadIdx.x / 2, j = threadIdx.x % 2;
-    float2 a = fz_wred[j][c];
-    #pragma unroll
-    for (int w = j + 2; w < 8; w += 2) fz_online_merge(a.x, a.y, fz_wred[w][c].x, fz_wred[w][c].y);
-    for (int o = 1; o < 2; o <<= 1)
-      fz_online_merge(a.x, a.y, __shfl_xor_sync(0xffffffffu, a.x, o), __shfl_xor_sync(0xffffffffu, a.y, o));
-    if (j == 0) fz_part[c] = a;
-  }"""
+FOLD_OLD = WARPS_V.rstrip('\n')  # the generated kernel's two lanes a column
 FOLD_NEW = """  if (threadIdx.x < 128) {  // one thread a column (the microbenchmark's form)
     const int c = threadIdx.x;
     float2 a = fz_wred[0][c];
