@@ -1,6 +1,6 @@
-//===- FuseSiblings.cpp - one kernel for sibling matmuls of one A --------===//
+//===- FuseSiblings.cpp - -fusec-fuse-siblings: sibling matmuls of one A -===//
 //
-// Part of fuse-vertical (FuseVertical.cpp). Matmuls that read the same A
+// After the GEMM choice (MatmulPaths.cpp), matmuls that read the same A
 // share a kernel: at decode sizes fusec's dot-product kernel streams all the
 // weights with A read once (their epilogues joined where they meet); on
 // Hopper, products written as they are (Q/K/V) become one wgmma kernel over
@@ -10,12 +10,18 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/transforms/Grouping.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <cstdio>
 #include <limits>
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSECFUSESIBLINGS
+#include "compiler/transforms/Passes.h.inc"
+} // namespace fusec
 
 using namespace mlir;
 
@@ -256,3 +262,12 @@ void Grouping::mergeSideBySide() {
 }
 
 } // namespace fusec::detail
+
+namespace fusec {
+namespace {
+struct FuseSiblingsPass : detail::GroupingPass<FuseSiblingsPass, impl::FusecFuseSiblingsBase> {
+  using GroupingPass::GroupingPass;
+  void stage(detail::Grouping &g) { g.mergeSiblings(); }
+};
+} // namespace
+} // namespace fusec

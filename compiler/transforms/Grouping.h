@@ -1,8 +1,12 @@
-//===- Grouping.h - fuse-vertical's grouping state (private to transforms/) -===//
+//===- Grouping.h - the planner passes' groups (private to transforms/) ---===//
 //
-// The greedy grouping FuseVertical.cpp runs: ops in groups, the merges tried
-// and rejected, each matmul group's GEMM choice. The sibling-matmul merges
-// (one kernel for matmuls that read the same A) are in FuseSiblings.cpp.
+// The planner is a sequence of passes over groups of compute ops:
+// -fusec-form-groups (FormGroups.cpp), -fusec-recompute-producers
+// (RecomputeProducers.cpp), -fusec-choose-gemm-paths (MatmulPaths.cpp),
+// -fusec-fuse-siblings (FuseSiblings.cpp) and -fusec-outline-groups
+// (OutlineGroups.cpp). Between passes a group is the ops carrying one
+// `fusec.group` index (GroupingIR.cpp reads and writes them); within a pass
+// it is a Grouping: ops in groups, the merges tried and rejected.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -12,6 +16,7 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/FusionOutlining.h"
+#include "compiler/transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -43,19 +48,39 @@ inline Operation *producerOf(Value v) {
   return def && !isGenerator(def) ? def : nullptr;
 }
 
+class Grouping;
+
+/// Reads the groups `func` records, runs `stage` on them and records the
+/// result; fails with a diagnostic when `device` names no profile.
+mlir::LogicalResult runGroupingStage(mlir::func::FuncOp func, const PlannerSettings &options,
+                                     llvm::function_ref<void(Grouping &)> stage);
+
+/// The groups `func` records, in index order; every compute op without an
+/// index is a group of its own.
+std::vector<OpGroup> recordedGroups(mlir::func::FuncOp func);
+
+/// Removes the planner's marks from `root` and the ops it holds.
+void dropGroupMarks(mlir::Operation *root);
+
 class Grouping {
 public:
-  Grouping(std::vector<Operation *> ops, const DeviceProfile &p, std::string gemm,
-           std::string arch)
-      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)), arch(std::move(arch)) {
-    for (Operation *op : this->ops) {
-      groupOf[op] = groups.size();
-      groups.push_back({op});
-    }
+  /// `ops`: the compute ops the merge walk visits, in program order (copies
+  /// made by recomputation are members of groups but not visited).
+  /// `matmulsClosed`: the matmul groups have chosen how they run.
+  Grouping(std::vector<Operation *> ops, std::vector<OpGroup> initial, const DeviceProfile &p,
+           std::string gemm, std::string arch, bool matmulsClosed)
+      : ops(std::move(ops)), profile(p), gemmChoice(std::move(gemm)), arch(std::move(arch)),
+        matmulsClosed(matmulsClosed), groups(std::move(initial)) {
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (Operation *op : groups[g])
+        groupOf[op] = g;
   }
 
+  /// Merges producer-consumer chains (FormGroups.cpp).
   void run();
+  /// Clones cheap producers into their readers' groups (RecomputeProducers.cpp).
   void recompute();
+  /// Each matmul group's GEMM choice; splits what does not run whole (MatmulPaths.cpp).
   void chooseMatmulPaths();
   /// Sibling decode matmuls that read the same A share one kernel.
   void mergeSiblings();
@@ -74,6 +99,9 @@ public:
                     double gemvApart = -1);
   llvm::DenseMap<size_t, double> gemvApart;  ///< see markSiblings
   std::vector<OpGroup> result() const;
+  /// Writes the groups (their `fusec.group` indices) and appends this
+  /// pass's decisions to the function's lists.
+  void record(mlir::func::FuncOp func) const;
   /// A merge the planner considered: the groups' last ops, why (a code and
   /// the sentence explain shows) and, where the cost model decided, the
   /// predicted times of the two ways.
@@ -105,9 +133,23 @@ private:
   std::string arch;        ///< the kernels' target: which fusec GEMM kernels exist
   /// After the GEMM choice, matmul groups take no more ops (a second greedy
   /// round only merges what the split-off epilogues can join).
-  bool matmulsClosed = false;
+  bool matmulsClosed;
   llvm::DenseMap<Operation *, size_t> groupOf;
   std::vector<OpGroup> groups;  ///< emptied when merged away
+};
+
+/// A planner pass: reads the groups, runs `Derived::stage` on them, records
+/// them. `GeneratedBase` is the pass's base from Passes.td (GroupingOptions).
+template <class Derived, template <class> class GeneratedBase>
+struct GroupingPass : GeneratedBase<Derived> {
+  using GeneratedBase<Derived>::GeneratedBase;
+  void runOnOperation() override {
+    PlannerSettings o{this->device, this->copyBytesPerSec, this->smCount, this->arch, this->gemm};
+    if (mlir::failed(runGroupingStage(this->getOperation(), o, [this](Grouping &g) {
+          static_cast<Derived *>(this)->stage(g);
+        })))
+      this->signalPassFailure();
+  }
 };
 
 /// The group's matmuls, in program order.

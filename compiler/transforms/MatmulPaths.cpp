@@ -1,6 +1,6 @@
-//===- MatmulPaths.cpp - how each matmul group runs -----------------------===//
+//===- MatmulPaths.cpp - -fusec-choose-gemm-paths: how each matmul group runs //
 //
-// Part of fuse-vertical (FuseVertical.cpp), after the merges: each matmul
+// After the merges (FormGroups.cpp, RecomputeProducers.cpp), each matmul
 // group is [prologue] matmul [epilogue] (what computes an operand while the
 // kernel loads it, the product, what consumes the product), and the cost
 // model prices the ways it can run:
@@ -11,7 +11,7 @@
 //   * cuBLASLt for the product, the epilogue in a kernel of its own (or in
 //     its consumer's), after any prologue kernel;
 //   * cuBLASLt applying the epilogue itself where it expresses it exactly.
-// The choice and the times go on the matmul (fusec.gemm,
+// The choice and the times go on the matmul (fusec.family,
 // fusec.gemm_alternatives) for outlining, code generation and `fusec
 // explain`; a group that does not run whole is split here.
 //
@@ -21,12 +21,18 @@
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/Grouping.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 
 #include <cstdio>
 #include <limits>
 #include <optional>
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSECCHOOSEGEMMPATHS
+#include "compiler/transforms/Passes.h.inc"
+} // namespace fusec
 
 using namespace mlir;
 
@@ -187,3 +193,13 @@ void Grouping::chooseMatmulPaths() {
 }
 
 } // namespace fusec::detail
+
+namespace fusec {
+namespace {
+struct ChooseGemmPathsPass
+    : detail::GroupingPass<ChooseGemmPathsPass, impl::FusecChooseGemmPathsBase> {
+  using GroupingPass::GroupingPass;
+  void stage(detail::Grouping &g) { g.chooseMatmulPaths(); }
+};
+} // namespace
+} // namespace fusec

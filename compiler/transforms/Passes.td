@@ -55,38 +55,114 @@ def FusecFoldRepeatedHeads : Pass<"fusec-fold-repeated-heads", "mlir::func::Func
 // Fusion
 //===----------------------------------------------------------------------===//
 
-def FusecFuseVertical : Pass<"fusec-fuse-vertical", "mlir::func::FuncOp"> {
-  let summary = "Group producer-consumer chains into fusec.fusion kernels";
+// The planner's passes share one set of options: the device the cost model
+// prices for, the target (which fusec GEMM kernels exist) and the GEMM choice.
+defvar GroupingOptions = [
+  Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+         "device profile for the cost model (h100, h200, a100, l40s)">,
+  Option<"copyBytesPerSec", "copy-bytes-per-sec", "double", /*default=*/"0",
+         "copy bandwidth measured on this machine (0: the profile's)">,
+  Option<"smCount", "sm-count", "int", /*default=*/"0",
+         "SM count of the GPU at hand (0: the profile's)">,
+  Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+         "NVRTC target the kernels are for (empty: the profile's); decides which "
+         "GEMM kernels exist">,
+  Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
+         "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
+         "with the epilogue fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue as its own kernel)">
+];
+
+// Until outlining, a group is the compute ops that carry the same
+// `fusec.group` index (groups in index order, ops in program order); each
+// planner pass reads the groups, changes them, and writes them back.
+// Decisions accumulate in the function's `fusec.rejected` and
+// `fusec.recomputed` lists (#fusec.decision records for `fusec explain`).
+
+def FusecFormGroups : Pass<"fusec-form-groups", "mlir::func::FuncOp"> {
+  let summary = "Merge producer-consumer chains into groups the cost model prices faster";
   let description = [{
     Walks compute ops in program order and merges each op's group with the
-    groups of its producers when the union fits one kernel family
-    (compiler/schedule/GroupSchedule.h), creates no cycle, and the cost model
-    predicts it faster:
+    groups of its producers (largest operand first) when the union fits one
+    kernel family (compiler/schedule/GroupSchedule.h), creates no cycle, and
+    the cost model predicts it faster than the two apart:
 
     ```
-    gelu(add(x, b))                 => fusion<pointwise>(x, b) { add; gelu }
-    div(exp(sub(x, max(x))), sum)   => fusion<row_reduction>(x) { max; sub; exp; sum; div }
+    gelu(add(x, b))                 => add {fusec.group = 0}; gelu {fusec.group = 0}
+    div(exp(sub(x, max(x))), sum)   => max, sub, exp, sum, div all {fusec.group = 0}
     ```
-    Views (reshape, transpose, broadcast_to, slice) and generators (constant,
-    iota) are cloned into every group that reads them. Every merge that was
-    considered and rejected is recorded in the function's `fusec.rejected`
-    attribute for `fusec explain`, as a `#fusec.decision` (the reason's code
-    and sentence, and the predicted times where the cost model decided).
+    Ops without a group start in one of their own. Once matmul groups have
+    chosen how they run (`-fusec-choose-gemm-paths`, a `fusec.family` on
+    the matmul), they take no more ops: the second run only lets split-off
+    epilogues join their consumers. Every merge considered and rejected is
+    recorded with its reason code, sentence and, where the cost model
+    decided, both predicted times.
   }];
-  let options = [
-    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
-           "device profile for the cost model (h100, h200, a100, l40s)">,
-    Option<"copyBytesPerSec", "copy-bytes-per-sec", "double", /*default=*/"0",
-           "copy bandwidth measured on this machine (0: the profile's)">,
-    Option<"smCount", "sm-count", "int", /*default=*/"0",
-           "SM count of the GPU at hand (0: the profile's)">,
-    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
-           "NVRTC target the kernels are for (empty: the profile's); decides which "
-           "GEMM kernels exist">,
-    Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
-           "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
-           "with the epilogue fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue as its own kernel)">
-  ];
+  let options = GroupingOptions;
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
+def FusecRecomputeProducers : Pass<"fusec-recompute-producers", "mlir::func::FuncOp"> {
+  let summary = "Clone cheap elementwise producers into the groups that read them";
+  let description = [{
+    An elementwise op whose result another group reads from HBM (a
+    multi-consumer intermediate) is cloned into that group, alone or with
+    the elementwise chain behind it in its group, when the cost model
+    predicts both groups faster that way: the consumer reads the op's
+    inputs instead of its result, and the producer group may stop writing
+    it. Clones carry `fusec.recomputed` (the unfused baseline counts each
+    graph op once); both outcomes are recorded (`fusec.recomputed`,
+    `fusec.rejected`).
+  }];
+  let options = GroupingOptions;
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
+def FusecChooseGemmPaths : Pass<"fusec-choose-gemm-paths", "mlir::func::FuncOp"> {
+  let summary = "Choose how each matmul group runs: fusec's GEMM kernels or cuBLASLt";
+  let description = [{
+    Each matmul group is [prologue] matmul [epilogue]. The cost model prices
+    fusec's kernel with the whole group, with the prologue as a kernel of its
+    own, cuBLASLt with the epilogue as a kernel of its own (or in its
+    consumer's), and cuBLASLt applying the epilogue itself where it
+    expresses it exactly. The choice is a `fusec.family` on the matmul, the
+    priced alternatives `fusec.gemm_alternatives`; a group that does not run
+    whole is split (the prologue's ops and the epilogue become groups of
+    their own).
+  }];
+  let options = GroupingOptions;
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
+def FusecFuseSiblings : Pass<"fusec-fuse-siblings", "mlir::func::FuncOp"> {
+  let summary = "One kernel for sibling matmuls that read the same A";
+  let description = [{
+    At decode sizes fusec's dot-product kernel streams the weights of all
+    matmuls of one A with A read once; 9-64 row products of one A join in
+    one tensor-core dot-product kernel; on Hopper, products written as they
+    are (Q/K/V) become one wgmma kernel over their tiles side by side. Each
+    merge is taken when the cost model predicts it faster than the parts on
+    their chosen paths.
+  }];
+  let options = GroupingOptions;
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
+def FusecOutlineGroups : Pass<"fusec-outline-groups", "mlir::func::FuncOp"> {
+  let summary = "Turn each group into a fusec.fusion op with its schedule and cost";
+  let description = [{
+    Each group (compute ops with one `fusec.group` index) becomes one
+    isolated fusec.fusion region op, with the views and generators that feed
+    it cloned in; matmul operands a library cannot read in place, and graph
+    outputs that no kernel writes, get copy groups of their own. The fusion
+    carries its domain, bytes fused and unfused, flops and predicted times;
+    a matmul group carries the planner's family.
+
+    ```
+    add {fusec.group = 0}; gelu {fusec.group = 0}
+      => fusion "pointwise" (x, b) { add; gelu } {name = "k0_add_gelu", ...}
+    ```
+  }];
+  let options = GroupingOptions;
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 

@@ -15,17 +15,37 @@ void buildDecomposePipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+namespace {
+/// One planner pass's options (every planner pass takes the same ones).
+template <class PassOptions> PassOptions plannerOptions(const PlannerSettings &p) {
+  PassOptions o;
+  o.device = p.device;
+  o.copyBytesPerSec = p.copyBytesPerSec;
+  o.smCount = p.smCount;
+  o.arch = p.arch;
+  o.gemm = p.gemm;
+  return o;
+}
+} // namespace
+
+void buildPlannerPipeline(mlir::OpPassManager &pm, const PlannerSettings &p) {
+  auto add = [&](std::unique_ptr<mlir::Pass> pass) {
+    pm.addNestedPass<mlir::func::FuncOp>(std::move(pass));
+  };
+  add(createFusecFormGroups(plannerOptions<FusecFormGroupsOptions>(p)));
+  add(createFusecRecomputeProducers(plannerOptions<FusecRecomputeProducersOptions>(p)));
+  add(createFusecChooseGemmPaths(plannerOptions<FusecChooseGemmPathsOptions>(p)));
+  // Split-off prologues and epilogues may now join their neighbours.
+  add(createFusecFormGroups(plannerOptions<FusecFormGroupsOptions>(p)));
+  add(createFusecFuseSiblings(plannerOptions<FusecFuseSiblingsOptions>(p)));
+  add(createFusecOutlineGroups(plannerOptions<FusecOutlineGroupsOptions>(p)));
+}
+
 void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &options) {
   buildDecomposePipeline(pm);
   if (options.fuse) {
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFoldRepeatedHeads());
-    FusecFuseVerticalOptions o;
-    o.device = options.device;
-    o.copyBytesPerSec = options.copyBytesPerSec;
-    o.smCount = options.smCount;
-    o.arch = options.arch;
-    o.gemm = options.gemm;
-    pm.addNestedPass<mlir::func::FuncOp>(createFusecFuseVertical(o));
+    buildPlannerPipeline(pm, options.settings());
   } else {
     FusecOutlineSingleOpsOptions o;
     o.device = options.device;
@@ -46,6 +66,13 @@ void registerPassesAndPipelines() {
   mlir::PassPipelineRegistration<>(
       "fusec-decompose-pipeline", "decompose composites, then canonicalize and CSE",
       buildDecomposePipeline);
+  mlir::PassPipelineRegistration<PlannerOptions>(
+      "fusec-fuse-vertical",
+      "the planner: form groups, recompute producers, choose GEMM paths, form groups "
+      "again, fuse siblings, outline",
+      [](mlir::OpPassManager &pm, const PlannerOptions &o) {
+        buildPlannerPipeline(pm, o.settings());
+      });
   mlir::PassPipelineRegistration<FusionPipelineOptions>(
       "fusec-fusion-pipeline", "decompose, then form fused groups (what `fusec compile` runs)",
       buildFusionPipeline);
