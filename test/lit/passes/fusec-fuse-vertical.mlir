@@ -1,6 +1,6 @@
-// -fusec-fuse-vertical: greedy producer-consumer grouping priced by the cost
-// model, recomputation of cheap multi-consumer producers, the planner's
-// matmul choice, then outlining into fusec.fusion ops with their costs.
+// -fusec-fuse-vertical, the planner's pipeline: form groups, recompute
+// producers, choose GEMM paths, form groups again, fuse siblings, outline
+// (each pass has its own test beside this one).
 // RUN: fusec-opt %s -split-input-file -fusec-fuse-vertical | FileCheck %s
 
 // Producer-consumer chains merge when one kernel family takes the union:
