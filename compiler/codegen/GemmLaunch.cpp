@@ -1,11 +1,12 @@
 //===- GemmLaunch.cpp - the matmul family's entry: kernel, tiles, launch ---===//
 //
-// generateGemm picks how a matmul group runs (the dot-product kernel, the
-// portable mma.sync GEMM, or on Hopper the TMA + wgmma kernel, alone, as a
-// dual product or with sibling products side by side), its tile
-// configuration (heuristic, candidate or tuned), and assembles the launch:
-// grid, shared memory and the TMA tensor maps. The kernels' sources are in
-// GemmKernel.cpp and WgmmaGemm.cpp.
+// generateGemm runs a matmul group on the kernel of the family the planner
+// chose (the dot-product kernel, the portable mma.sync GEMM, or on Hopper
+// the TMA + wgmma kernel, alone, as a dual product or with sibling products
+// side by side): it picks that kernel's tile configuration (heuristic,
+// candidate or tuned) and assembles the launch: grid, shared memory and the
+// TMA tensor maps. The kernels' sources are in GemmKernel.cpp and
+// WgmmaGemm.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
@@ -48,16 +49,6 @@ std::optional<std::vector<unsigned>> productsAsResults(FusionOp fusion,
   return out;
 }
 
-/// The same, where the wgmma kernel can put them side by side.
-std::optional<std::vector<unsigned>> productsSideBySide(FusionOp fusion,
-                                                        llvm::ArrayRef<MatmulOp> mms,
-                                                        const std::string &arch) {
-  std::vector<Operation *> ops(mms.begin(), mms.end());
-  if (!concatWgmmaApplies(ops, arch))
-    return std::nullopt;
-  return productsAsResults(fusion, mms);
-}
-
 /// What the schedule line says of computed operands.
 std::string prologueNote(const GemmGen &g) {
   if (!g.a.computed && !g.b.computed)
@@ -68,10 +59,17 @@ std::string prologueNote(const GemmGen &g) {
 
 } // namespace
 
-llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
-                                        const std::string &arch, const GemmChoice &choice) {
+llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
+                                        const DeviceProfile &profile, const std::string &arch,
+                                        const GemmChoice &choice) {
   auto fail = [](const std::string &why) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
+  };
+  // The planner chose the family for the group as outlined; one the group
+  // does not fit is a planner error, not a second choice.
+  auto mismatch = [&](const std::string &why) {
+    return fail("internal error: the group does not fit its family " +
+                stringifyKernelFamily(path).str() + ": " + why);
   };
   GemmGen g;
   g.fusion = fusion;
@@ -79,25 +77,32 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   for (Operation &op : fusion.getBodyBlock())
     if (auto m = dyn_cast<MatmulOp>(op))
       mms.push_back(m);
+  std::vector<Operation *> mmOps(mms.begin(), mms.end());
+  // Sibling products: side by side (Q/K/V written as they are) or one dual
+  // product on the wgmma GEMM; side by side on its dot-product form at
+  // 9-64 rows on sm_90a (a cluster's weight rows in one of them); else the
+  // sibling dot-product kernel.
   std::optional<std::vector<unsigned>> sideBySide;
-  // 9-64 rows on sm_90a: the TMA + wgmma dot-product kernel takes sibling
-  // products as they are (decode's Q/K/V as three weights), a cluster's
-  // weight rows in one of them.
   int64_t partsRows = 0;
-  if (mms.size() > 1 && !gemvApplies(mms[0])) {
-    sideBySide = productsSideBySide(fusion, mms, arch);
-  } else if (mms.size() > 1) {
-    std::vector<Operation *> ops(mms.begin(), mms.end());
-    partsRows = wgmmaGemvPartsRows(ops, arch, profile.smCount);
-    if (partsRows > 0 && !(sideBySide = productsAsResults(fusion, mms)))
-      partsRows = 0;
-  }
-  if (mms.size() > 1 && !sideBySide) {
-    // Two products of one shape on Hopper: one kernel multiplies each A tile
-    // by both weights (classifySiblings); decode sizes: the dot-product kernel.
-    if (mms.size() != 2 || gemvApplies(mms[0]) || !dualWgmmaApplies(mms[0], mms[1], arch))
+  if (mms.size() > 1) {
+    switch (path) {
+    case KernelFamily::FusecWgmma:
+      if (concatWgmmaApplies(mmOps, arch))
+        sideBySide = productsAsResults(fusion, mms);
+      if (!sideBySide) {
+        if (mms.size() != 2 || !dualWgmmaApplies(mms[0], mms[1], arch))
+          return mismatch("sibling products neither side by side nor one dual product");
+        g.mm2 = mms[1];
+      }
+      break;
+    case KernelFamily::FusecWgmmaGemv:
+      partsRows = wgmmaGemvPartsRows(mmOps, arch, profile.smCount);
+      if (partsRows == 0 || !(sideBySide = productsAsResults(fusion, mms)))
+        return mismatch("sibling products that are not the dot-product kernel's parts");
+      break;
+    default:
       return generateSiblingGemv(fusion, profile);
-    g.mm2 = mms[1];
+    }
   }
   if (!mms.empty())
     g.mm = mms[0];
@@ -185,7 +190,9 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   for (Operand *o : {&g.a, &g.b})
     o->vector = !o->computed && alignedFor16ByteCopies(o->layout);
   // The TMA copies operands as they lie in memory: none computed.
-  bool hopper = wgmmaApplies(g.mm, arch) && !g.a.computed && !g.b.computed;
+  bool hopper = path == KernelFamily::FusecWgmma;
+  if (hopper && (!wgmmaApplies(g.mm, arch) || g.a.computed || g.b.computed))
+    return mismatch("the wgmma GEMM takes K-contiguous operands from memory on sm_90a");
   std::vector<GemmConfig> candidates = gemmCandidates(g.shape, profile, hopper);
   if (g.mm2) {
     // Two B tiles per stage and two accumulator sets: 128 x 128 output
@@ -201,10 +208,12 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   // many stages as the shared memory holds (16 at most; fewer stream slower:
   // docs/matmul.md, "How a group runs"). Its key says so: a configuration
   // tuned for these shapes on another kernel is not reused.
-  const int64_t wgvRows = g.mm2 || g.a.computed || g.b.computed ? 0
-                          : !g.parts.empty()                       ? partsRows
-                                                                   : wgmmaGemvRows(g.mm, arch,
-                                                                                   profile.smCount);
+  const int64_t wgvRows = path != KernelFamily::FusecWgmmaGemv ? 0
+                          : !g.parts.empty()                   ? partsRows
+                                                               : wgmmaGemvRows(g.mm, arch,
+                                                                               profile.smCount);
+  if (path == KernelFamily::FusecWgmmaGemv && (wgvRows == 0 || g.a.computed || g.b.computed))
+    return mismatch("the Hopper dot-product kernel takes 9-64 rows from memory on sm_90a");
   // Side by side the clusters (N / 64 of them for Q/K/V) exceed the SM
   // pairs: two blocks an SM, each in half its shared memory (8 stages).
   const int64_t wgvSmem =
@@ -223,6 +232,25 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
         break;
       }
   }
+  // The candidates are the family's kernel's configurations that the matmul
+  // can take: the dot-product kernel takes K-contiguous, 16-byte aligned
+  // operands, 1-8 rows on CUDA cores (batched too), 9-64 rows of one matrix
+  // on tensor cores with both operands in memory. Autotuning times these;
+  // a tuned entry of another kernel gives way to the first of them.
+  bool gemvOk = gemvApplies(g.mm);
+  bool tcGemvOk = tensorCoreGemvApplies(g.mm) && !g.a.computed && !g.b.computed;
+  auto takes = [&](const GemmConfig &c) {
+    switch (path) {
+    case KernelFamily::FusecWgmmaGemv: return c.wgv && wgvRows > 0;
+    case KernelFamily::FusecWgmma: return c.wgmma && hopper;
+    case KernelFamily::FusecTensorGemv: return c.gemv && c.gemvTiles > 0 && tcGemvOk;
+    case KernelFamily::FusecGemv: return c.gemv && c.gemvTiles == 0 && gemvOk && g.shape.m <= 8;
+    default: return !c.gemv && !c.wgmma && !c.wgv;  // the portable mma.sync GEMM
+    }
+  };
+  llvm::erase_if(candidates, [&](const GemmConfig &c) { return !takes(c); });
+  if (candidates.empty())
+    return mismatch("no configuration of its kernel takes this matmul");
   g.cfg = candidates.front();
   if (choice.candidate >= 0) {
     if (choice.candidate < (int)candidates.size())
@@ -248,28 +276,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &pr
   if ((!g.parts.empty() || g.mm2) && !g.cfg.wgv &&
       (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
     g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
-  // The dot-product kernel takes K-contiguous, 16-byte aligned operands:
-  // 1-8 rows on CUDA cores (batched too), 9-64 rows of one matrix on tensor
-  // cores with both operands in memory. A configuration the matmul cannot
-  // take (a tuned entry, or the first candidate) gives way to the first
-  // portable mma.sync one.
-  bool gemvOk = gemvApplies(g.mm);
-  bool tcGemvOk = tensorCoreGemvApplies(g.mm) && !g.a.computed && !g.b.computed;
-  auto takes = [&](const GemmConfig &c) {
-    if (c.wgv)
-      return wgvRows > 0;
-    if (c.wgmma)
-      return hopper;
-    if (c.gemv)
-      return c.gemvTiles > 0 ? tcGemvOk : gemvOk && g.shape.m <= 8;
-    return true;
-  };
   if (!takes(g.cfg))
-    for (const GemmConfig &c : candidates)
-      if (!c.gemv && !c.wgmma && !c.wgv) {
-        g.cfg = c;
-        break;
-      }
+    g.cfg = candidates.front();
   int64_t &stageBytes = g.stageBytes;
   auto size = [&] {
     if (g.cfg.wgv) {

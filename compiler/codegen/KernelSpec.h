@@ -80,12 +80,16 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
 /// pattern or its tile does not fit.
 llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
                                                        const DeviceProfile &profile);
-/// fusec's tensor-core GEMM with the group's epilogue (GemmKernel.cpp).
 /// Several 1-64 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp;
 /// past 8 rows its tensor-core form).
 llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProfile &profile);
-llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, const DeviceProfile &profile,
-                                        const std::string &arch, const GemmChoice &choice);
+/// The matmul group on fusec's kernel of family `path` (the planner's
+/// choice, one of the fusec GEMM cases of KernelFamily), with the group's
+/// epilogue and prologue: its tile configuration (heuristic, tuned or
+/// candidate) among that kernel's, and the launch (GemmLaunch.cpp).
+llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
+                                        const DeviceProfile &profile, const std::string &arch,
+                                        const GemmChoice &choice);
 /// "// kernel k0_add_gelu: nodes h, y; 64 MiB read+written; predicted 22.4 us" etc.
 std::string headerComment(FusionOp fusion, const KernelSpec &spec);
 /// The first statement of every kernel body (printKernel writes it): waits for

@@ -25,7 +25,7 @@ public:
     return "matmul groups run as the planner chose (MatmulPaths.cpp)";
   }
   llvm::Expected<KernelSpec> emit(FusionOp fusion, const FamilyTarget &t) const override {
-    return codegen::detail::generateGemm(fusion, t.profile, t.arch, t.gemm);
+    return codegen::detail::generateGemm(fusion, path, t.profile, t.arch, t.gemm);
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
     return rooflineSeconds(c, p, rates(c, p));

@@ -170,16 +170,15 @@ std::vector<int64_t> matmulBatchShape(Operation *matmul) {
   return std::vector<int64_t>(out.begin(), out.end() - matrixDims);
 }
 
-std::optional<MatrixLayoutView> matmulOperandLayout(Value v,
-                                                    const std::vector<int64_t> &batchShape,
-                                                    char vectorAs) {
-  std::optional<StridedView> view = stridedView(v);
-  if (!view)
-    return std::nullopt;
-  std::optional<MatrixView> m = asBatchedMatrix(*view, batchShape, vectorAs);
+namespace {
+/// How a library sees `view` of a tensor of `bytes`-byte elements as a
+/// matmul operand (see matmulOperandLayout).
+std::optional<MatrixLayoutView> layoutOfView(const StridedView &view,
+                                             const std::vector<int64_t> &batchShape,
+                                             char vectorAs, int64_t bytes) {
+  std::optional<MatrixView> m = asBatchedMatrix(view, batchShape, vectorAs);
   if (!m)
     return std::nullopt;
-  int64_t bytes = dtypeBytes(dtypeOf(v));
   if ((m->offset * bytes) % 16 != 0)
     return std::nullopt;
   MatrixLayoutView l;
@@ -204,6 +203,36 @@ std::optional<MatrixLayoutView> matmulOperandLayout(Value v,
   }
   return l;
 }
+} // namespace
+
+std::optional<MatrixLayoutView> matmulOperandLayout(Value v,
+                                                    const std::vector<int64_t> &batchShape,
+                                                    char vectorAs) {
+  std::optional<StridedView> view = stridedView(v);
+  if (!view)
+    return std::nullopt;
+  return layoutOfView(*view, batchShape, vectorAs, dtypeBytes(dtypeOf(v)));
+}
+
+MatrixLayoutView matmulOperandLayoutAsRead(Value v, const std::vector<int64_t> &batchShape,
+                                           char vectorAs) {
+  if (std::optional<MatrixLayoutView> l = matmulOperandLayout(v, batchShape, vectorAs))
+    return *l;
+  // The copy materializeMatmulOperands makes: the result's batch dims
+  // spelled out, then the operand's matrix dims, contiguous.
+  ArrayRef<int64_t> s = shapeOf(v);
+  StridedView copy;
+  if (s.size() > 1)
+    copy.shape = batchShape;
+  copy.shape.insert(copy.shape.end(), s.end() - std::min<size_t>(2, s.size()), s.end());
+  copy.strides.assign(copy.shape.size(), 1);
+  for (size_t d = copy.shape.size(); d-- > 1;)
+    copy.strides[d - 1] = copy.strides[d] * copy.shape[d];
+  std::optional<MatrixLayoutView> l =
+      layoutOfView(copy, batchShape, vectorAs, dtypeBytes(dtypeOf(v)));
+  assert(l && "a contiguous copy is a matrix layout");
+  return *l;
+}
 
 bool alignedFor16ByteCopies(const MatrixLayoutView &l) {
   int64_t contiguousExtent = l.rowMajor ? l.cols : l.rows;
@@ -227,12 +256,11 @@ std::optional<int64_t> kContiguousRows(mlir::Operation *matmul, bool batched) {
   for (int64_t d : batch)
     if (d != 1 && !batched)
       return std::nullopt;
-  auto a = matmulOperandLayout(mm.getLhs(), batch, 'r');
-  auto b = matmulOperandLayout(mm.getRhs(), batch, 'c');
-  if (!a || !b || !a->rowMajor || b->rowMajor || !alignedFor16ByteCopies(*a) ||
-      !alignedFor16ByteCopies(*b))
+  MatrixLayoutView a = matmulOperandLayoutAsRead(mm.getLhs(), batch, 'r');
+  MatrixLayoutView b = matmulOperandLayoutAsRead(mm.getRhs(), batch, 'c');
+  if (!a.rowMajor || b.rowMajor || !alignedFor16ByteCopies(a) || !alignedFor16ByteCopies(b))
     return std::nullopt;
-  return a->rows;
+  return a.rows;
 }
 } // namespace
 

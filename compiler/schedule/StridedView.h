@@ -63,6 +63,13 @@ std::optional<MatrixLayoutView> matmulOperandLayout(mlir::Value v,
                                                     const std::vector<int64_t> &batchShape,
                                                     char vectorAs);
 
+/// The layout a kernel reads operand `v` in: matmulOperandLayout's where a
+/// view reads it in place, else that of the contiguous copy outlining makes
+/// of it first (FusionOutlining.cpp, materializeMatmulOperands). What the
+/// planner judges a kernel's operands by, as code generation will see them.
+MatrixLayoutView matmulOperandLayoutAsRead(mlir::Value v, const std::vector<int64_t> &batchShape,
+                                           char vectorAs);
+
 /// Whether 16-byte copies of this 16-bit operand are aligned: rows (along
 /// the unit stride), leading dimension, offset and batch stride all multiples
 /// of 8 elements.

@@ -116,6 +116,10 @@ void Grouping::chooseMatmulPaths() {
     DType dt = dtypeOf(mm.getLhs());
     p.supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
     p.path = ownGemmPath(mm);
+    // Operands the dot-product kernel cannot read (not K-contiguous): the
+    // portable GEMM runs the few rows.
+    if (p.path == GemmPath::FusecGemv && !gemvApplies(mm))
+      p.path = GemmPath::Fusec;
     if (p.path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
       p.path = GemmPath::FusecWgmma;
     // K-contiguous operands: the dot-product kernel (a batch of few-row
