@@ -15,6 +15,7 @@
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/cost/CostModel.h"
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
 
 #include <limits>

@@ -66,12 +66,7 @@ double afterProductsSeconds(const Cost &c, const DeviceProfile &p) {
   return static_cast<double>(c.epilogueBytes) / (0.5 * p.hbmBytesPerSec);
 }
 
-namespace {
-/// Rows of A, the batch count and K of a matmul.
-struct MatmulDims {
-  int64_t rows, batch, k;
-};
-MatmulDims dimsOf(Operation *matmul) {
+MatmulDims matmulDims(Operation *matmul) {
   auto mm = cast<MatmulOp>(matmul);
   ArrayRef<int64_t> r = shapeOf(mm.getResult());
   ArrayRef<int64_t> a = shapeOf(mm.getLhs());
@@ -79,33 +74,9 @@ MatmulDims dimsOf(Operation *matmul) {
   int64_t batch = shape::numElements(r) / std::max<int64_t>(1, rows * (r.empty() ? 1 : r.back()));
   return {rows, batch, a.empty() ? 1 : a.back()};
 }
-} // namespace
-
-GemmPath ownGemmPath(Operation *matmul) {
-  MatmulDims d = dimsOf(matmul);
-  if (d.rows <= 8 && d.batch == 1)
-    return GemmPath::FusecGemv;
-  // A batch of few-row products: short K (scores over the head dim) leaves
-  // the portable GEMM's tiles mostly idle; long K (probabilities @ V) streams
-  // like any split-K GEMM (FusecBatchedStream below; docs/cost-model.md,
-  // "Predicted time").
-  if (d.rows <= 8 && d.k <= 128)
-    return GemmPath::FusecBatchedRows;
-  // Only a batch of about a block an SM or more streams so (Llama decode on
-  // the H100: 256 matrices at 88% of the copy rate; at one token, 8 matrices
-  // of 4 x 4097 @ 4097 x 128 at 23%, which the portable GEMM's rate prices
-  // nearer).
-  if (d.rows <= 8 && d.batch >= 128)
-    return GemmPath::FusecBatchedStream;
-  return GemmPath::Fusec;
-}
-
-GemmPath gemvPath(Operation *matmul) {
-  return dimsOf(matmul).rows > 8 ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
-}
 
 GemmPath libraryGemmPath(Operation *matmul) {
-  MatmulDims d = dimsOf(matmul);
+  MatmulDims d = matmulDims(matmul);
   return d.rows <= 8 && d.batch > 1 ? GemmPath::LibraryBatchedRows : GemmPath::Library;
 }
 

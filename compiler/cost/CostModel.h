@@ -106,12 +106,11 @@ double predictSeconds(const Cost &c, const DeviceProfile &p);
 /// about half the copy rate, not overlapped (docs/cost-model.md, "Predicted
 /// time").
 double afterProductsSeconds(const Cost &c, const DeviceProfile &p);
-/// The path fusec's own kernel for `matmul` would take (Fusec, FusecGemv,
-/// FusecBatchedRows or FusecBatchedStream).
-GemmPath ownGemmPath(mlir::Operation *matmul);
-/// The dot-product kernel's path for a matmul it takes (sibling products):
-/// its tensor-core form past 8 rows (FusecTensorGemv), else FusecGemv.
-GemmPath gemvPath(mlir::Operation *matmul);
+/// Rows of A, the batch count and K of a matmul.
+struct MatmulDims {
+  int64_t rows, batch, k;
+};
+MatmulDims matmulDims(mlir::Operation *matmul);
 /// The path cuBLASLt takes for `matmul` (Library or LibraryBatchedRows).
 GemmPath libraryGemmPath(mlir::Operation *matmul);
 /// The path the planner chose for `matmul` (its fusec.family, set by

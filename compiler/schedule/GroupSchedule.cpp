@@ -1,6 +1,7 @@
 //===- GroupSchedule.cpp - which kernel family can run a group of ops -----===//
 #include "compiler/schedule/GroupSchedule.h"
 
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
 
 #include "compiler/schedule/GemmConfig.h"

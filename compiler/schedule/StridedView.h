@@ -75,45 +75,4 @@ MatrixLayoutView matmulOperandLayoutAsRead(mlir::Value v, const std::vector<int6
 /// of 8 elements.
 bool alignedFor16ByteCopies(const MatrixLayoutView &l);
 
-/// Whether sm_90a's TMA + wgmma GEMM (codegen/WgmmaGemm.cpp) takes this
-/// matmul on `arch`: one matrix of more than 64 rows, 16-bit operands, both
-/// K-contiguous with 16-byte aligned rows (x @ w^T, a linear layer).
-bool wgmmaApplies(mlir::Operation *matmul, const std::string &arch);
-
-/// Whether two sibling matmuls (one A, two weights of the same shape) can
-/// share sm_90a's wgmma GEMM as one dual product: each tile multiplies its A
-/// tile by both B tiles (SwiGLU's gate and up), and the epilogue joins the
-/// two results: two products concatWgmmaApplies takes, whose weights have
-/// one shape.
-bool dualWgmmaApplies(mlir::Operation *first, mlir::Operation *second, const std::string &arch);
-
-/// Sibling matmuls of one A on sm_90a's wgmma GEMM as one kernel over their
-/// tiles side by side along N (Q/K/V projections): at most kMaxConcatProducts
-/// 2-D products of one M and K, each K-contiguous and taken by the wgmma
-/// kernel alone, 16-bit results of one dtype with 16-byte rows. Each tile
-/// belongs to one product and goes out through its own tensor map.
-constexpr size_t kMaxConcatProducts = 3;
-bool concatWgmmaApplies(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch);
-
-/// Whether fusec's dot-product kernel takes this matmul: 16-bit operands,
-/// both K-contiguous with 16-byte aligned rows; 1-8 rows of A batched or not
-/// (decode attention scores: a batch of heads, K rows of the cache), on CUDA
-/// cores; 9-64 rows of one matrix on tensor cores (TensorCoreGemv.cpp).
-bool gemvApplies(mlir::Operation *matmul);
-/// Whether it takes it in the tensor-core form: 9-64 rows of one matrix.
-bool tensorCoreGemvApplies(mlir::Operation *matmul);
-/// Weight rows per cluster of the Hopper dot-product kernel (WgmmaGemv.cpp)
-/// for `matmul` on `arch` with `smCount` SMs: 9-64 rows of A, K >= 128, one
-/// cluster of two blocks per SM pair; 0 where it does not apply (not sm_90a,
-/// or fewer than 32 or more than 128 weight rows a cluster).
-int64_t wgmmaGemvRows(mlir::Operation *matmul, const std::string &arch, int smCount);
-/// The same kernel over sibling matmuls of one A side by side (decode's Q, K
-/// and V as three weights): 2 to kMaxConcatProducts 2-D products that each
-/// take the form (9-64 rows, K >= 128), 16-bit results of one dtype. The
-/// weight rows a cluster: the fewest (a multiple of 8, 32-128) that divide
-/// every product's N with at most `smCount` clusters (two blocks an SM), so
-/// a cluster's rows lie in one product; 0 where none does.
-int64_t wgmmaGemvPartsRows(llvm::ArrayRef<mlir::Operation *> mms, const std::string &arch,
-                           int smCount);
-
 } // namespace fusec

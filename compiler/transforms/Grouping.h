@@ -14,6 +14,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/families/KernelFamily.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/FusionOutlining.h"
 #include "compiler/transforms/Passes.h"
@@ -151,50 +152,5 @@ struct GroupingPass : GeneratedBase<Derived> {
       this->signalPassFailure();
   }
 };
-
-/// The group's matmuls, in program order.
-inline SmallVector<Operation *> matmulsOf(const OpGroup &g) {
-  SmallVector<Operation *> mms;
-  for (Operation *op : g)
-    if (isa<MatmulOp>(op))
-      mms.push_back(op);
-  return mms;
-}
-
-/// Whether the group is nothing but its products (and views of its inputs):
-/// they are its results as they are.
-inline bool onlyProducts(const OpGroup &g) {
-  return llvm::all_of(g, [](Operation *op) { return isa<MatmulOp>(op) || isView(op); });
-}
-
-/// Sibling products that are not decode-sized and are the group's only ops:
-/// the wgmma kernel over their tiles side by side (Q/K/V).
-inline bool isSideBySide(const OpGroup &g) {
-  SmallVector<Operation *> mms = matmulsOf(g);
-  return mms.size() >= 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
-         onlyProducts(g);
-}
-
-/// How the dot-product kernel runs a group of sibling matmuls of 1-64 rows:
-/// on sm_90a, products that are the group's results as they are (Q/K/V)
-/// take the TMA + wgmma kernel side by side where wgmmaGemvPartsRows
-/// applies (GemmLaunch.cpp), else the dot-product kernel's path.
-inline GemmPath siblingGemvPath(const OpGroup &g, const std::string &arch, int smCount) {
-  SmallVector<Operation *> mms = matmulsOf(g);
-  if (mms.empty())
-    return GemmPath::FusecGemv;
-  if (mms.size() >= 2 && onlyProducts(g) && gemvPath(mms.front()) == GemmPath::FusecTensorGemv &&
-      wgmmaGemvPartsRows(mms, arch, smCount) > 0)
-    return GemmPath::FusecWgmmaGemv;
-  return gemvPath(mms.front());
-}
-
-/// A group of two sibling products that are not decode-sized, joined in an
-/// epilogue: the dual wgmma product (classifySiblings took it).
-inline bool isDual(const OpGroup &g) {
-  SmallVector<Operation *> mms = matmulsOf(g);
-  return mms.size() == 2 && !llvm::all_of(mms, [](Operation *op) { return gemvApplies(op); }) &&
-         !isSideBySide(g);
-}
 
 } // namespace fusec::detail

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/LibraryEpilogue.h"
 #include "compiler/schedule/StridedView.h"
@@ -115,31 +116,9 @@ void Grouping::chooseMatmulPaths() {
     Prices p;
     DType dt = dtypeOf(mm.getLhs());
     p.supported = (dt == DType::BF16 || dt == DType::F16) && dtypeOf(mm.getRhs()) == dt;
-    p.path = ownGemmPath(mm);
-    // Operands the dot-product kernel cannot read (not K-contiguous): the
-    // portable GEMM runs the few rows.
-    if (p.path == GemmPath::FusecGemv && !gemvApplies(mm))
-      p.path = GemmPath::Fusec;
-    if (p.path == GemmPath::Fusec && wgmmaApplies(mm, arch) && profile.wgmmaFlopsPerSec > 0)
-      p.path = GemmPath::FusecWgmma;
-    // K-contiguous operands: the dot-product kernel (a batch of few-row
-    // products; 9-64 rows of one matrix on tensor cores).
-    if ((p.path == GemmPath::FusecBatchedRows || p.path == GemmPath::FusecBatchedStream ||
-         p.path == GemmPath::Fusec) &&
-        gemvApplies(mm))
-      p.path = tensorCoreGemvApplies(mm) ? GemmPath::FusecTensorGemv : GemmPath::FusecGemv;
-    // On sm_90a its Hopper form (the first candidate codegen tries there).
-    if (p.path == GemmPath::FusecTensorGemv && wgmmaGemvRows(mm, arch, profile.smCount) > 0)
-      p.path = GemmPath::FusecWgmmaGemv;
-    // A computed operand goes through the portable kernel's loads or the
-    // dot-product kernel's (only where that kernel reads the operands).
-    p.fusedPath = p.path;
-    // The tensor-core form (9-64 rows) loads both operands from memory.
-    if (!prologue.empty() &&
-        (p.path == GemmPath::FusecWgmma || p.path == GemmPath::FusecTensorGemv ||
-         p.path == GemmPath::FusecWgmmaGemv ||
-         (p.path == GemmPath::FusecGemv && !gemvApplies(mm))))
-      p.fusedPath = GemmPath::Fusec;
+    FusecGemmPaths own = fusecGemmPaths(mm, !prologue.empty(), arch, profile);
+    p.path = own.path;
+    p.fusedPath = own.fusedPath;
     double prologueApart = seconds(prologue);
     p.own = predictSeconds(groupCost(groups[g]), profile, p.fusedPath);
     p.ownApart =

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
 #include "compiler/families/KernelFamily.h"
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "frontends/json/GraphReader.h"
 
@@ -157,6 +158,7 @@ TEST(CostModel, BatchedFewRowProductsFollowTheirDepth) {
            "\"shape\": [" + B + ", " + K + ", " + N + "]}], \"nodes\": [{\"name\": \"o\", \"op\": "
            "\"matmul\", \"inputs\": [\"p\", \"v\"]}], \"outputs\": [\"o\"]}";
   };
+  DeviceProfile p = *measuredProfile("h100", {});
   for (auto [rows, k, path] : {std::tuple<int, int, GemmPath>{4, 4096, GemmPath::FusecBatchedStream},
                                {8, 4097, GemmPath::FusecBatchedStream},
                                {4, 128, GemmPath::FusecBatchedRows},
@@ -173,9 +175,8 @@ TEST(CostModel, BatchedFewRowProductsFollowTheirDepth) {
     mlir::Operation *mm = nullptr;
     graphFunction(**module).walk([&](MatmulOp op) { mm = op; });
     ASSERT_NE(mm, nullptr);
-    EXPECT_EQ(ownGemmPath(mm), path) << rows << " x " << k;
+    EXPECT_EQ(fusecGemmPaths(mm, false, "sm_90a", p).path, path) << rows << " x " << k;
   }
-  DeviceProfile p = *measuredProfile("h100", {});
   Cost c;
   c.bytes = int64_t(277) << 20;
   c.tensorFlops = int64_t(2) * 256 * 4 * 4096 * 128;
