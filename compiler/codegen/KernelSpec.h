@@ -80,6 +80,8 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
 /// pattern or its tile does not fit.
 llvm::Expected<KernelSpec> generateOnlineColumnSoftmax(FusionOp fusion,
                                                        const DeviceProfile &profile);
+/// A softmax streamed between two products: attention (AttentionKernel.cpp).
+llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfile &profile);
 /// Several 1-64 row matmuls of the same A in one dot-product kernel (SiblingGemv.cpp;
 /// past 8 rows its tensor-core form).
 llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProfile &profile);

@@ -29,7 +29,8 @@ def Fusec_KernelFamily : I32EnumAttr<"KernelFamily", "the kernel family that run
   I32EnumAttrCase<"ColumnOnlineSoftmax", 13, "column_online_softmax">,
   I32EnumAttrCase<"ColumnStreamed", 14, "column_streamed">,
   I32EnumAttrCase<"ColumnCooperative", 15, "column_cooperative">,
-  I32EnumAttrCase<"ColumnTiled", 16, "column_tiled">
+  I32EnumAttrCase<"ColumnTiled", 16, "column_tiled">,
+  I32EnumAttrCase<"Attention", 17, "attention">
 ]> {
   let cppNamespace = "::fusec";
   let genSpecializedAttr = 0;

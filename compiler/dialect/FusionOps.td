@@ -11,7 +11,7 @@ def Fusec_FusionOp : Fusec_Op<"fusion", [IsolatedFromAbove,
   let description = [{
     The body computes the results from the block arguments (one per input);
     nothing inside crosses HBM. `kind` names the code-generation family:
-    `pointwise`, `row_reduction`, `column_reduction`, `matmul`. The cost
+    `pointwise`, `row_reduction`, `column_reduction`, `matmul`, `attention`. The cost
     attributes are what `fusec explain` prints: HBM bytes if each op ran on
     its own (`bytes_unfused`) and as one group (`bytes_fused`), the kernel
     launches saved, flops, the predicted time in microseconds, and the graph

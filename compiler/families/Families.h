@@ -13,6 +13,8 @@ const KernelFamilyDef &columnOnlineSoftmax();
 const KernelFamilyDef &columnStreamed();
 const KernelFamilyDef &columnCooperative();
 const KernelFamilyDef &columnTiled();
+/// A softmax streamed between two products (Attention.cpp).
+const KernelFamilyDef &attention();
 /// fusec's GEMM and GEMV kernels, one family per GemmPath (FusecGemm.cpp).
 const KernelFamilyDef &fusecGemm(KernelFamily path);
 /// cuBLASLt, one family per library path (Cublaslt.cpp).

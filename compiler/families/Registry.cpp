@@ -40,6 +40,8 @@ std::vector<const KernelFamilyDef *> familiesFor(GroupKind kind) {
     return {&columnOnlineSoftmax(), &columnStreamed(), &columnCooperative(), &columnTiled()};
   case GroupKind::Matmul:
     return {};  // the planner's choice (MatmulPaths.cpp), stored at outlining
+  case GroupKind::Attention:
+    return {&attention()};
   }
   return {};
 }
@@ -54,6 +56,7 @@ const KernelFamilyDef &kernelFamily(KernelFamily id) {
   case KernelFamily::ColumnStreamed: return columnStreamed();
   case KernelFamily::ColumnCooperative: return columnCooperative();
   case KernelFamily::ColumnTiled: return columnTiled();
+  case KernelFamily::Attention: return attention();
   case KernelFamily::Library:
   case KernelFamily::LibraryEpilogue:
   case KernelFamily::LibraryBatchedRows: return cublaslt(id);

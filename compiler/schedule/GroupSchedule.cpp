@@ -1,5 +1,6 @@
 //===- GroupSchedule.cpp - which kernel family can run a group of ops -----===//
 #include "compiler/schedule/GroupSchedule.h"
+#include "compiler/schedule/AttentionForm.h"
 
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
@@ -24,13 +25,14 @@ const char *groupKindName(GroupKind k) {
   case GroupKind::RowReduction: return "row_reduction";
   case GroupKind::ColumnReduction: return "column_reduction";
   case GroupKind::Matmul: return "matmul";
+  case GroupKind::Attention: return "attention";
   }
   return "?";
 }
 
 std::optional<GroupKind> parseGroupKind(llvm::StringRef name) {
   for (GroupKind k : {GroupKind::Pointwise, GroupKind::RowReduction, GroupKind::ColumnReduction,
-                      GroupKind::Matmul})
+                      GroupKind::Matmul, GroupKind::Attention})
     if (name == groupKindName(k))
       return k;
   return std::nullopt;
@@ -407,6 +409,23 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
   for (Operation *op : ops)
     if (isa<MatmulOp>(op))
       matmuls.push_back(op);
+  // A streamed softmax between two products is a group of its own.
+  for (Operation *mm : matmuls) {
+    std::string declined;
+    std::optional<AttentionMatch> m = matchAttention(mm, declined);
+    if (!m)
+      continue;
+    if (matmuls.size() != 2 || !isAttentionGroup(ops)) {
+      why = opLabel(mm) + " streams a softmax of " + opLabel(m->scores) +
+            ": an attention kernel of its own, which takes no other ops";
+      return false;
+    }
+    s.kind = GroupKind::Attention;
+    ArrayRef<int64_t> d = shapeOf(m->output.getResult());
+    s.domain.assign(d.begin(), d.end());
+    s.reducedAxes.clear();
+    return true;
+  }
   if (matmuls.size() > 1)
     return classifySiblings(ops, matmuls, s, why);
   if (!matmuls.empty())

@@ -12,6 +12,8 @@
 //                     outermost dims, or middle ones in front of a kept run
 //                     of at least 32 contiguous bytes
 //   matmul            one matmul and an elementwise epilogue on its result
+//   attention         a row softmax of a product's scores feeding a second
+//                     product over the same axis, streamed (AttentionForm.h)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -26,7 +28,7 @@
 
 namespace fusec {
 
-enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul };
+enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul, Attention };
 
 const char *groupKindName(GroupKind k);
 /// The kind a name from groupKindName stands for.

@@ -112,6 +112,14 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   fusion->setAttr("launches_unfused", b.getI64IntegerAttr(unfused.launches));
   fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p) * 1e6));
   fusion->setAttr("unfused_us", b.getF64FloatAttr(unfusedSeconds * 1e6));
+  // An attention group runs on the attention family, the only one that
+  // streams its softmax.
+  if (s.kind == GroupKind::Attention) {
+    fusion.setFamily(KernelFamily::Attention);
+    fusion->setAttr("predicted_us",
+                    b.getF64FloatAttr(predictSeconds(fused, p, KernelFamily::Attention) * 1e6));
+    return;
+  }
   // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt
   // under --no-fuse): that is its kernel family.
   for (Operation *op : group)

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
+#include "compiler/schedule/AttentionForm.h"
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/LibraryEpilogue.h"
@@ -99,7 +100,7 @@ void Grouping::chooseMatmulPaths() {
   constexpr double inf = std::numeric_limits<double>::infinity();
   for (size_t g = 0; g < groups.size(); ++g) {
     auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
-    if (it == groups[g].end())
+    if (it == groups[g].end() || isAttentionGroup(groups[g]))
       continue;
     if (markSiblings(groups[g]))
       continue;

@@ -78,6 +78,31 @@ defvar GroupingOptions = [
 // Decisions accumulate in the function's `fusec.rejected` and
 // `fusec.recomputed` lists (#fusec.decision records for `fusec explain`).
 
+def FusecFormAttention : Pass<"fusec-form-attention", "mlir::func::FuncOp"> {
+  let summary = "Group each softmax that rescales a contraction into one streamed kernel";
+  let description = [{
+    The streaming-reduction rule (compiler/schedule/AttentionForm.h): a row
+    softmax over the last axis of a product's scores, after elementwise ops
+    (a scale, a mask), whose probabilities feed a second product over that
+    axis, becomes one group that the attention family streams, S and P
+    never in memory. It fires on attention written from primitives and on
+    the decomposed scaled_dot_product_attention alike:
+
+    ```
+    s = matmul(q, transpose(k)); x = where(mask, mul(s, c), -inf)
+    p = div(exp(sub(x, max(x))), sum(exp(sub(x, max(x)))))
+    o = matmul(p, v)
+      => every op above {fusec.group = N}, every other compute op a group
+         of its own
+    ```
+    Where the structure matches but the kernel declines (head dim, dtype,
+    layout, few query rows), the reason is recorded in `fusec.rejected`.
+    A function without such a softmax is left as it is.
+  }];
+  let options = GroupingOptions;
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 def FusecFormGroups : Pass<"fusec-form-groups", "mlir::func::FuncOp"> {
   let summary = "Merge producer-consumer chains into groups the cost model prices faster";
   let description = [{

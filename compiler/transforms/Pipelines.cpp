@@ -32,6 +32,7 @@ void buildPlannerPipeline(mlir::OpPassManager &pm, const PlannerSettings &p) {
   auto add = [&](std::unique_ptr<mlir::Pass> pass) {
     pm.addNestedPass<mlir::func::FuncOp>(std::move(pass));
   };
+  add(createFusecFormAttention(plannerOptions<FusecFormAttentionOptions>(p)));
   add(createFusecFormGroups(plannerOptions<FusecFormGroupsOptions>(p)));
   add(createFusecRecomputeProducers(plannerOptions<FusecRecomputeProducersOptions>(p)));
   add(createFusecChooseGemmPaths(plannerOptions<FusecChooseGemmPathsOptions>(p)));

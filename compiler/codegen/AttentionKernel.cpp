@@ -1,0 +1,239 @@
+//===- AttentionKernel.cpp - the streamed softmax of a product, mma.sync ---===//
+//
+// The attention family's kernel (families/Attention.cpp): O = softmax(f(Q
+// K^T)) V with f the group's elementwise ops on the scores (scale, masks),
+// without S or P in memory. A block of 4 warps owns 64 query rows of one
+// batch entry (16 rows a warp, its Q fragments in registers) and streams
+// the keys and values in tiles of 64 rows through two shared-memory buffers
+// (cp.async, the next tile loading while this one is used). Per tile: S = Q
+// K^T on tensor cores (mma.sync m16n8k16, fp32 accumulators); f at each
+// element; the online softmax keeps each row's running max m and sum l in
+// fp32, rescales the output accumulators by exp(m_old - m_new) when the max
+// grows, and turns the exponentials into the A fragments of P V straight
+// from the accumulators' registers. Keys past the end are -inf. A row whose
+// logits are all -inf ends 0 / 0 = NaN, as the reference's softmax gives.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/cost/CostModel.h"
+#include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/StridedView.h"
+
+using namespace mlir;
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+constexpr int kRows = 64;     ///< query rows a block
+constexpr int kKeys = 64;     ///< keys a tile
+constexpr int kThreads = 128; ///< 4 warps, 16 query rows each
+
+/// One operand as the kernel reads it: a block argument's rows, the head
+/// dim contiguous.
+struct Rows {
+  std::string ptr;
+  int64_t offset = 0, ld = 0, batchStride = 0;
+};
+
+} // namespace
+
+llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfile &profile) {
+  auto fail = [](const std::string &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", why.c_str());
+  };
+  MatmulOp output;
+  for (Operation &op : fusion.getBodyBlock())
+    if (auto mm = dyn_cast<MatmulOp>(op))
+      output = mm;
+  std::string why;
+  std::optional<AttentionMatch> m = output ? matchAttention(output, why) : std::nullopt;
+  if (!m)
+    return fail(why.empty() ? "not a streamed softmax of a product" : why);
+  std::vector<int64_t> batch = matmulBatchShape(m->scores);
+  auto rows = [&](Value v, char as) -> std::optional<Rows> {
+    auto arg = dyn_cast<BlockArgument>(viewSource(v));
+    auto l = matmulOperandLayout(v, batch, as);
+    if (!arg || !l)
+      return std::nullopt;
+    return Rows{ElementEmitter::argName(arg.getArgNumber()), l->offset, l->ld,
+                l->batch > 1 ? l->batchStride : 0};
+  };
+  std::optional<Rows> q = rows(m->scores.getLhs(), 'r'), k = rows(m->scores.getRhs(), 'c'),
+                      v = rows(m->output.getRhs(), 'c');
+  if (!q || !k || !v)
+    return fail("the attention kernel reads queries, keys and values from the group's inputs");
+  const int64_t L = m->queries, S = m->keys, D = m->headDim, B = m->batch;
+  const int64_t ld = D + 8;  // shared-memory rows padded by 16 bytes: ldmatrix without conflicts
+  DType dt = dtypeOf(m->scores.getLhs());
+  const std::string T = storageType(dt);
+  const std::string mma = dt == DType::BF16 ? "fz_mma_bf16" : "fz_mma_f16";
+  const std::string To = storageType(dtypeOf(output.getResult()));
+
+  // f at one score: the group's ops from the product to the softmax's input.
+  std::vector<std::string> vars;
+  for (size_t d = 0; d < batch.size(); ++d)
+    vars.push_back("fz_bi" + str(d));
+  vars.push_back("fz_i");
+  vars.push_back("fz_j");
+  ElementEmitter e(fusion, vars, "    ");
+  Operation *scoresOp = m->scores.getOperation();
+  bool foreign = false;
+  e.reduced = [&](Operation *op) {
+    foreign |= op != scoresOp;
+    return std::string("fz_s");
+  };
+  std::string logit = e.emit(m->logits, ElementEmitter::identity(vars.size()));
+  if (foreign)
+    return fail("the attention kernel's scores depend on another reduction");
+  std::string logitCode = e.takeCode();
+
+  KernelSpec spec;
+  spec.name = fusion->getAttrOfType<StringAttr>("name").str();
+  spec.family = "attention";
+  KernelText &t = spec.text;
+  t.qualifiers = "__launch_bounds__(" + str(kThreads) + ")";
+  t.params = parameters(fusion);
+  std::string s;
+  s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
+  s += "  " + T + " *const fz_sq = reinterpret_cast<" + T + " *>(fz_dyn);\n";
+  s += "  " + T + " *const fz_sk = fz_sq + " + str(kRows * ld) + ";  // two tiles of keys\n";
+  s += "  " + T + " *const fz_sv = fz_sk + " + str(2 * kKeys * ld) + ";  // two of values\n";
+  s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+  s += "  const float fz_ninf = __int_as_float(0xff800000);\n";
+  s += "  const int fz_q0 = blockIdx.x * " + str(kRows) + ";\n";
+  s += "  const long long fz_b = blockIdx.y;\n";
+  if (!batch.empty()) {
+    s += "  long long fz_rest = fz_b;\n";
+    for (size_t d = batch.size(); d-- > 0;) {
+      s += "  const int fz_bi" + str(d) + " = (int)(fz_rest % " + str(batch[d]) + ");\n";
+      s += "  fz_rest /= " + str(batch[d]) + ";\n";
+    }
+  }
+  auto base = [&](const Rows &r) {
+    return r.ptr + " + " + str(r.offset) + " + fz_b * " + str(r.batchStride) + "LL";
+  };
+  s += "  const " + T + " *const fz_gq = " + base(*q) + ";\n";
+  s += "  const " + T + " *const fz_gk = " + base(*k) + ";\n";
+  s += "  const " + T + " *const fz_gv = " + base(*v) + ";\n";
+  // Tiles of 64 rows x D, 16 bytes a copy; rows past the end are zeros.
+  auto tile = [&](const std::string &dst, const std::string &src, const std::string &row0,
+                  int64_t rowsTotal, int64_t srcLd) {
+    return "    for (int c = threadIdx.x; c < " + str(kRows * D / 8) + "; c += " + str(kThreads) +
+           ") {\n      const int r = c / " + str(D / 8) + ", k8 = (c % " + str(D / 8) +
+           ") * 8;\n      const int g = " + row0 + " + r;\n      fz_cp16z(" + dst + " + r * " +
+           str(ld) + " + k8, " + src + " + (long long)min(g, " + str(rowsTotal - 1) + ") * " +
+           str(srcLd) + " + k8, g < " + str(rowsTotal) + ");\n    }\n";
+  };
+  s += "  {  // the queries, and the first tile of keys and values\n";
+  s += tile("fz_sq", "fz_gq", "fz_q0", L, q->ld);
+  s += tile("fz_sk", "fz_gk", "0", S, k->ld);
+  s += tile("fz_sv", "fz_gv", "0", S, v->ld);
+  s += "  }\n  fz_cp_commit();\n";
+  s += "  // f at score fz_s of query row fz_i and key fz_j\n";
+  s += "  auto fz_logit = [&](float fz_s, int fz_i, int fz_j) -> float {\n" + logitCode +
+       "    return " + logit + ";\n  };\n";
+  s += "  float fz_o[" + str(D / 8) + "][4];\n";
+  s += "  #pragma unroll\n  for (int d = 0; d < " + str(D / 8) +
+       "; ++d) fz_o[d][0] = fz_o[d][1] = fz_o[d][2] = fz_o[d][3] = 0.f;\n";
+  s += "  float fz_m[2] = {fz_ninf, fz_ninf}, fz_l[2] = {0.f, 0.f};\n";
+  s += "  unsigned fz_qf[" + str(D / 16) + "][4];\n";
+  s += "  const int fz_tiles = " + str((S + kKeys - 1) / kKeys) + ";\n";
+  s += "  #pragma unroll 1\n  for (int fz_t = 0; fz_t < fz_tiles; ++fz_t) {\n";
+  s += "    if (fz_t + 1 < fz_tiles) {  // the next tile loads while this one is used\n";
+  s += "      " + T + " *const fz_nk = fz_sk + ((fz_t + 1) & 1) * " + str(kKeys * ld) + ";\n";
+  s += "      " + T + " *const fz_nv = fz_sv + ((fz_t + 1) & 1) * " + str(kKeys * ld) + ";\n";
+  s += "      const int fz_j0 = (fz_t + 1) * " + str(kKeys) + ";\n";
+  s += tile("fz_nk", "fz_gk", "fz_j0", S, k->ld);
+  s += tile("fz_nv", "fz_gv", "fz_j0", S, v->ld);
+  s += "    }\n    fz_cp_commit();\n    fz_cp_wait<1>();\n    __syncthreads();\n";
+  s += "    if (fz_t == 0) {\n      #pragma unroll\n      for (int kk = 0; kk < " + str(D / 16) +
+       "; ++kk)\n        fz_ldsm4(fz_qf[kk], fz_sq + (warp * 16 + lane % 16) * " + str(ld) +
+       " + kk * 16 + (lane / 16) * 8);\n    }\n";
+  s += "    const " + T + " *const fz_kt = fz_sk + (fz_t & 1) * " + str(kKeys * ld) + ";\n";
+  s += "    const " + T + " *const fz_vt = fz_sv + (fz_t & 1) * " + str(kKeys * ld) + ";\n";
+  // S = Q K^T for this warp's 16 rows and the tile's 64 keys.
+  s += "    float fz_acc[8][4];\n";
+  s += "    #pragma unroll\n    for (int n = 0; n < 8; ++n) fz_acc[n][0] = fz_acc[n][1] = "
+       "fz_acc[n][2] = fz_acc[n][3] = 0.f;\n";
+  s += "    #pragma unroll\n    for (int kk = 0; kk < " + str(D / 16) + "; ++kk) {\n";
+  s += "      #pragma unroll\n      for (int j = 0; j < 4; ++j) {\n        unsigned r[4];\n";
+  s += "        fz_ldsm4(r, fz_kt + (j * 16 + (lane / 16) * 8 + lane % 8) * " + str(ld) +
+       " + kk * 16 + ((lane / 8) % 2) * 8);\n";
+  s += "        " + mma + "(fz_acc[2 * j], fz_qf[kk], r[0], r[1]);\n";
+  s += "        " + mma + "(fz_acc[2 * j + 1], fz_qf[kk], r[2], r[3]);\n      }\n    }\n";
+  // f, and the online softmax of the two rows this thread holds.
+  s += "    #pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
+  s += "      const int fz_i = min(fz_q0 + warp * 16 + lane / 4 + 8 * h, " + str(L - 1) + ");\n";
+  s += "      float fz_mx = fz_ninf;\n";
+  s += "      #pragma unroll\n      for (int n = 0; n < 8; ++n)\n        #pragma unroll\n"
+       "        for (int c = 0; c < 2; ++c) {\n";
+  s += "          const int fz_j = fz_t * " + str(kKeys) + " + n * 8 + 2 * (lane % 4) + c;\n";
+  s += "          const float x = fz_j < " + str(S) +
+       " ? fz_logit(fz_acc[n][2 * h + c], fz_i, fz_j) : fz_ninf;\n";
+  s += "          fz_acc[n][2 * h + c] = x;\n          fz_mx = fmaxf(fz_mx, x);\n        }\n";
+  s += "      fz_mx = fmaxf(fz_mx, __shfl_xor_sync(0xffffffffu, fz_mx, 1));\n";
+  s += "      fz_mx = fmaxf(fz_mx, __shfl_xor_sync(0xffffffffu, fz_mx, 2));\n";
+  s += "      const float fz_new = fmaxf(fz_m[h], fz_mx);\n";
+  s += "      // all -inf so far: nothing to rescale, exponentials of -inf are 0\n";
+  s += "      const float fz_base = fz_new == fz_ninf ? 0.f : fz_new;\n";
+  s += "      const float fz_scale = __expf(fz_m[h] - fz_base);\n";
+  s += "      fz_m[h] = fz_new;\n      fz_l[h] *= fz_scale;\n";
+  s += "      #pragma unroll\n      for (int d = 0; d < " + str(D / 8) +
+       "; ++d) { fz_o[d][2 * h] *= fz_scale; fz_o[d][2 * h + 1] *= fz_scale; }\n";
+  s += "      #pragma unroll\n      for (int n = 0; n < 8; ++n)\n        #pragma unroll\n"
+       "        for (int c = 0; c < 2; ++c) {\n";
+  s += "          const float p = __expf(fz_acc[n][2 * h + c] - fz_base);\n";
+  s += "          fz_acc[n][2 * h + c] = p;\n          fz_l[h] += p;\n        }\n    }\n";
+  // O += P V: the accumulators of two key blocks of 8 are one A fragment.
+  s += "    #pragma unroll\n    for (int kk = 0; kk < 4; ++kk) {\n";
+  s += "      unsigned fz_pa[4];\n";
+  s += "      fz_pa[0] = fz_pack2(fz_acc[2 * kk][0], fz_acc[2 * kk][1]);\n";
+  s += "      fz_pa[1] = fz_pack2(fz_acc[2 * kk][2], fz_acc[2 * kk][3]);\n";
+  s += "      fz_pa[2] = fz_pack2(fz_acc[2 * kk + 1][0], fz_acc[2 * kk + 1][1]);\n";
+  s += "      fz_pa[3] = fz_pack2(fz_acc[2 * kk + 1][2], fz_acc[2 * kk + 1][3]);\n";
+  s += "      #pragma unroll\n      for (int dj = 0; dj < " + str(D / 16) +
+       "; ++dj) {\n        unsigned r[4];\n";
+  s += "        fz_ldsm4t(r, fz_vt + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * " + str(ld) +
+       " + dj * 16 + (lane / 16) * 8);\n";
+  s += "        " + mma + "(fz_o[2 * dj], fz_pa, r[0], r[1]);\n";
+  s += "        " + mma + "(fz_o[2 * dj + 1], fz_pa, r[2], r[3]);\n      }\n    }\n";
+  s += "    __syncthreads();  // this tile's buffers are the next-but-one's\n  }\n";
+  s += "  fz_cp_wait<0>();\n";
+  // O / l, each row's sum gathered from the four threads that hold it.
+  s += "  #pragma unroll\n  for (int h = 0; h < 2; ++h) {\n";
+  s += "    float l = fz_l[h];\n";
+  s += "    l += __shfl_xor_sync(0xffffffffu, l, 1);\n";
+  s += "    l += __shfl_xor_sync(0xffffffffu, l, 2);\n";
+  s += "    const int fz_i = fz_q0 + warp * 16 + lane / 4 + 8 * h;\n";
+  s += "    if (fz_i < " + str(L) + ") {\n";
+  s += "      " + To + " *const fz_row = out0 + (fz_b * " + str(L) + " + fz_i) * " + str(D) +
+       "LL;\n";
+  s += "      #pragma unroll\n      for (int d = 0; d < " + str(D / 8) + "; ++d) {\n";
+  s += "        fz_row[d * 8 + 2 * (lane % 4)] = fz_out<" + To + ">::of(fz_o[d][2 * h] / l);\n";
+  s += "        fz_row[d * 8 + 2 * (lane % 4) + 1] = fz_out<" + To +
+       ">::of(fz_o[d][2 * h + 1] / l);\n      }\n    }\n  }\n";
+  t.body = s;
+  t.helpers = "// Two floats as the 16-bit pair of an mma fragment, the first in the low half.\n"
+              "__device__ __forceinline__ unsigned fz_pack2(float lo, float hi) {\n"
+              "  return (unsigned)fz_out<" + T + ">::of(lo).bits | ((unsigned)fz_out<" + T +
+              ">::of(hi).bits << 16);\n}\n";
+  spec.grid = static_cast<unsigned>((L + kRows - 1) / kRows);
+  spec.gridY = static_cast<unsigned>(B);
+  spec.block = kThreads;
+  spec.sharedBytes = static_cast<unsigned>((kRows + 4 * kKeys) * ld * 2);
+  if (spec.sharedBytes > profile.smemPerBlock)
+    return fail("the attention kernel's tiles of head dim " + str(D) + " need " +
+                str(spec.sharedBytes) + " bytes of shared memory, more than a block has");
+  spec.schedule = "attention " + str(B) + " x " + str(L) + " queries x " + str(S) +
+                  " keys, head dim " + str(D) + ": blocks of " + str(kRows) +
+                  " queries (4 warps, mma.sync), keys and values streamed in tiles of " +
+                  str(kKeys) + " through 2 buffers, online softmax in fp32; the scores never "
+                  "leave the SM";
+  return spec;
+}
+
+} // namespace fusec::codegen::detail

@@ -1,0 +1,187 @@
+//===- AttentionForm.cpp - a softmax that rescales a contraction ----------===//
+#include "compiler/schedule/AttentionForm.h"
+
+#include "compiler/cost/CostModel.h"
+#include "compiler/schedule/StridedView.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace fusec {
+namespace {
+
+/// Whether `op` reduces the last axis of its input, keeping it as 1.
+bool reducesLastAxis(Operation *op) {
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  auto keep = op->getAttrOfType<BoolAttr>("keepdims");
+  int64_t rank = static_cast<int64_t>(shapeOf(op->getOperand(0)).size());
+  return axes && keep && keep.getValue() && axes.asArrayRef().size() == 1 &&
+         axes.asArrayRef()[0] == rank - 1;
+}
+
+/// The compute op behind `v`, null for block arguments, views and generators.
+Operation *computeDef(Value v) {
+  Operation *d = v.getDefiningOp();
+  return d && !isView(d) && !isGenerator(d) ? d : nullptr;
+}
+
+bool isHalf(DType t) { return t == DType::BF16 || t == DType::F16; }
+
+} // namespace
+
+std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
+  why.clear();
+  auto output = dyn_cast<MatmulOp>(op);
+  if (!output)
+    return std::nullopt;
+  // P = e / sum(e), e = exp(x - max(x)), over the last axis.
+  auto div = output.getLhs().getDefiningOp<DivOp>();
+  if (!div)
+    return std::nullopt;
+  auto sum = div.getRhs().getDefiningOp<SumOp>();
+  auto exp = div.getLhs().getDefiningOp<ExpOp>();
+  if (!sum || !exp || sum.getInput() != exp.getResult() || !reducesLastAxis(sum))
+    return std::nullopt;
+  auto sub = exp.getInput().getDefiningOp<SubOp>();
+  if (!sub)
+    return std::nullopt;
+  auto max = sub.getRhs().getDefiningOp<MaxOp>();
+  Value logits = sub.getLhs();
+  if (!max || max.getInput() != logits || !reducesLastAxis(max))
+    return std::nullopt;
+  // The logits come from one product through elementwise ops of its shape.
+  ArrayRef<int64_t> sShape = shapeOf(logits);
+  if (sShape.size() < 2 || shapeOf(div.getResult()) != sShape)
+    return std::nullopt;
+  AttentionMatch m;
+  std::vector<Operation *> chain;  // from the scores to the logits
+  llvm::SmallPtrSet<Operation *, 16> inChain;
+  std::vector<Value> work{logits};
+  while (!work.empty()) {
+    Value v = work.back();
+    work.pop_back();
+    Operation *d = v.getDefiningOp();
+    if (!d || isView(d) || isGenerator(d))
+      continue;
+    if (auto mm = dyn_cast<MatmulOp>(d)) {
+      if (m.scores && m.scores != mm)
+        return std::nullopt;
+      m.scores = mm;
+      continue;
+    }
+    // Other ops are what the chain reads (a mask, index math): side inputs.
+    if (!isElementwise(d) || d->getNumResults() != 1 || shapeOf(d->getResult(0)) != sShape)
+      continue;
+    if (!inChain.insert(d).second)
+      continue;
+    chain.push_back(d);
+    for (Value o : d->getOperands())
+      work.push_back(o);
+  }
+  if (!m.scores || shapeOf(m.scores.getResult()) != sShape)
+    return std::nullopt;
+  // Ops of the chain that do not depend on the scores are index math (a
+  // causal mask from iotas) or read inputs: they stay in the group only
+  // where the group alone reads them; otherwise their result is an input.
+  Value scores = m.scores.getResult();
+  std::vector<Operation *> group{m.scores, max, sub, exp, sum, div, output};
+  std::sort(chain.begin(), chain.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::SmallPtrSet<Operation *, 16> onScores;
+  for (Operation *c : chain)
+    if (llvm::any_of(c->getOperands(), [&](Value o) {
+          return o == scores || (o.getDefiningOp() && onScores.count(o.getDefiningOp()));
+        })) {
+      onScores.insert(c);
+      group.push_back(c);
+    }
+  // Side ops: elementwise ops on iotas and inputs that the chain reads and
+  // the group alone reads (a causal mask's comparison), and theirs in turn.
+  std::vector<Operation *> readers(onScores.begin(), onScores.end());
+  for (size_t i = 0; i < readers.size(); ++i)
+    for (Value o : readers[i]->getOperands()) {
+      Operation *d = computeDef(o);
+      if (!d || llvm::is_contained(group, d) || isa<MatmulOp>(d) || !isElementwise(d) ||
+          d->getNumResults() != 1)
+        continue;
+      if (llvm::all_of(d->getUsers(), [&](Operation *u) { return llvm::is_contained(group, u); })) {
+        group.push_back(d);
+        readers.push_back(d);
+      }
+    }
+  // Every value computed inside stays inside: S and P never reach memory.
+  for (Operation *g : group)
+    if (g != output.getOperation())
+      for (Operation *u : g->getUsers())
+        if (!llvm::is_contained(group, u))
+          return std::nullopt;
+  std::sort(group.begin(), group.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  m.output = output;
+  m.logits = logits;
+  m.ops = std::move(group);
+
+  // What the kernel takes: 16-bit Q, K and V of one dtype, read in place or
+  // from the copies outlining makes (Q and V row-major, K with its head dim
+  // contiguous), head dims that are a multiple of 16 up to 128, the same
+  // batch dims for both products.
+  auto decline = [&](std::string reason) -> std::optional<AttentionMatch> {
+    why = "the attention kernel " + reason;
+    return std::nullopt;
+  };
+  Value q = m.scores.getLhs(), kt = m.scores.getRhs(), v = output.getRhs();
+  DType dt = dtypeOf(q);
+  if (!isHalf(dt) || dtypeOf(kt) != dt || dtypeOf(v) != dt)
+    return decline("takes bf16 or f16 queries, keys and values of one dtype");
+  ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(kt), vs = shapeOf(v), os = shapeOf(output);
+  if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2 || os.size() != sShape.size())
+    return decline("takes matrices of queries, keys and values");
+  std::vector<int64_t> batch = matmulBatchShape(m.scores);
+  if (batch != matmulBatchShape(output))
+    return decline("takes products over the same batch dims");
+  m.queries = sShape.end()[-2];
+  m.keys = sShape.back();
+  m.headDim = qs.back();
+  for (int64_t b : batch)
+    m.batch *= b;
+  if (vs.back() != m.headDim)
+    return decline("takes values of the queries' head dim (" + std::to_string(m.headDim) + ")");
+  if (m.headDim % 16 != 0 || m.headDim > 128)
+    return decline("takes head dims that are a multiple of 16 up to 128 (this one is " +
+                   std::to_string(m.headDim) + ")");
+  if (m.batch > 65535)
+    return decline("takes at most 65535 heads and batches");
+  // Few query rows against many keys (decode) would leave most SMs idle with
+  // a block per 64 queries: the keys must be split over blocks first.
+  if (m.queries < 64)
+    return decline("takes 64 query rows or more (these are " + std::to_string(m.queries) +
+                   "): fewer, against many keys, need the keys split over blocks, which it "
+                   "does not do yet");
+  MatrixLayoutView lq = matmulOperandLayoutAsRead(q, batch, 'r');
+  MatrixLayoutView lk = matmulOperandLayoutAsRead(kt, batch, 'c');
+  MatrixLayoutView lv = matmulOperandLayoutAsRead(v, batch, 'c');
+  if (!lq.rowMajor || lk.rowMajor || !lv.rowMajor)
+    return decline("reads queries and values row-major and keys with the head dim contiguous");
+  if (!alignedFor16ByteCopies(lq) || !alignedFor16ByteCopies(lk) || !alignedFor16ByteCopies(lv))
+    return decline("reads rows in 16-byte copies (rows, strides and offsets of 8 elements)");
+  return m;
+}
+
+bool isAttentionGroup(ArrayRef<Operation *> ops) {
+  std::vector<Operation *> mms;
+  for (Operation *op : ops)
+    if (isa<MatmulOp>(op))
+      mms.push_back(op);
+  if (mms.size() != 2)
+    return false;
+  std::string why;
+  std::optional<AttentionMatch> m = matchAttention(mms.back(), why);
+  if (!m || m->ops.size() != ops.size())
+    return false;
+  return llvm::all_of(ops, [&](Operation *op) { return llvm::is_contained(m->ops, op); });
+}
+
+} // namespace fusec

@@ -1,0 +1,53 @@
+//===- AttentionForm.h - a softmax that rescales a contraction: streamed ---===//
+//
+// The streaming-reduction rule: a row softmax over the last axis of a
+// product's scores S = A B (after elementwise ops: a scale, a mask added or
+// chosen with `where`), whose probabilities P feed a second product P V that
+// contracts that same axis, never needs S or P in memory. Its row max and sum
+// are kept per row while tiles of B and V stream past once: each tile's
+// exponentials are taken against the running max, and the partial output
+// and sum are rescaled when the max grows (the online softmax). The rule is
+// what the ops compute, not a composite's name: attention written from
+// matmul, softmax's primitives and matmul, and the decomposed
+// scaled_dot_product_attention, match alike.
+//
+// matchAttention finds the group and whether the attention family's kernel
+// (families/Attention.cpp, codegen/AttentionKernel.cpp) takes it; the
+// planner (transforms/FormAttention.cpp) forms it, classifyGroup names it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/dialect/FusecDialect.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct AttentionMatch {
+  MatmulOp scores;  ///< S = Q K^T: [batch..., L, S]
+  MatmulOp output;  ///< O = P V: [batch..., L, D]
+  /// The softmax's input: S after the elementwise ops between them.
+  mlir::Value logits;
+  /// Every compute op of the group, in program order: the two products, the
+  /// ops from S to the logits and what they read that is index math (a
+  /// causal mask from iotas), and max, sub, exp, sum, div.
+  std::vector<mlir::Operation *> ops;
+  int64_t queries = 0, keys = 0, headDim = 0, batch = 1;
+};
+
+/// The streamed softmax whose output product is `op`, where the attention
+/// kernel takes it; otherwise nullopt, with the reason in `why` when `op` is
+/// such a product the kernel declines (empty when it is no such product).
+std::optional<AttentionMatch> matchAttention(mlir::Operation *op, std::string &why);
+
+/// Whether `ops` (program order) are exactly one streamed softmax's group.
+bool isAttentionGroup(llvm::ArrayRef<mlir::Operation *> ops);
+
+} // namespace fusec

@@ -1,0 +1,139 @@
+//===- AttentionTest.cpp - the streamed softmax between two products ------===//
+//
+// Attention from primitives and from the composite becomes one attention
+// kernel, keeps its values in the interpreter (fused against unfused), and
+// every generated attention kernel compiles with NVRTC for sm_90a and sm_80.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/plan/PlanDesc.h"
+#include "runtime/Nvrtc.h"
+#include "test/unit/PlanTestUtil.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace fusec {
+namespace {
+
+using testing::expectKernelsCompile;
+using testing::expectSameResults;
+using testing::planFor;
+
+/// scaled_dot_product_attention over [B, H, L, D] x [B, H, S, D].
+std::string sdpaGraph(int L, int S, int D, const char *dtype, bool causal) {
+  auto shape = [](int rows, int d) {
+    return "[2, 3, " + std::to_string(rows) + ", " + std::to_string(d) + "]";
+  };
+  std::string t = std::string("\"") + dtype + "\"";
+  return "{\"fusec\": 1, \"name\": \"sdpa\", \"inputs\": ["
+         "{\"name\": \"q\", \"dtype\": " + t + ", \"shape\": " + shape(L, D) + "},"
+         "{\"name\": \"k\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "},"
+         "{\"name\": \"v\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "}],"
+         "\"nodes\": [{\"name\": \"o\", \"op\": \"scaled_dot_product_attention\", "
+         "\"inputs\": [\"q\", \"k\", \"v\"], \"attrs\": {\"causal\": " +
+         (causal ? "true" : "false") + "}}], \"outputs\": [\"o\"]}";
+}
+
+/// The same from primitives, with a scale, an additive mask over keys and
+/// softmax written out: what the composite decomposes into, so that the
+/// interpreter computes the two modules op for op.
+std::string primitivesGraph(int L, int S, int D, const char *dtype) {
+  auto shape = [](int rows, int d) {
+    return "[2, 3, " + std::to_string(rows) + ", " + std::to_string(d) + "]";
+  };
+  std::string t = std::string("\"") + dtype + "\"";
+  return "{\"fusec\": 1, \"name\": \"prims\", \"inputs\": ["
+         "{\"name\": \"q\", \"dtype\": " + t + ", \"shape\": " + shape(L, D) + "},"
+         "{\"name\": \"k\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "},"
+         "{\"name\": \"v\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "},"
+         "{\"name\": \"mask\", \"dtype\": " + t + ", \"shape\": [2, 1, 1, " + std::to_string(S) +
+         "]}], \"nodes\": ["
+         "{\"name\": \"kt\", \"op\": \"transpose\", \"inputs\": [\"k\"], \"attrs\": {\"perm\": [0, 1, 3, 2]}},"
+         "{\"name\": \"s\", \"op\": \"matmul\", \"inputs\": [\"q\", \"kt\"]},"
+         "{\"name\": \"c\", \"op\": \"constant\", \"attrs\": {\"value\": 0.25, \"dtype\": " + t + "}},"
+         "{\"name\": \"sc\", \"op\": \"mul\", \"inputs\": [\"s\", \"c\"]},"
+         "{\"name\": \"x\", \"op\": \"add\", \"inputs\": [\"sc\", \"mask\"]},"
+         "{\"name\": \"m\", \"op\": \"max\", \"inputs\": [\"x\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
+         "{\"name\": \"d\", \"op\": \"sub\", \"inputs\": [\"x\", \"m\"]},"
+         "{\"name\": \"e\", \"op\": \"exp\", \"inputs\": [\"d\"]},"
+         "{\"name\": \"l\", \"op\": \"sum\", \"inputs\": [\"e\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
+         "{\"name\": \"p\", \"op\": \"div\", \"inputs\": [\"e\", \"l\"]},"
+         "{\"name\": \"o\", \"op\": \"matmul\", \"inputs\": [\"p\", \"v\"]}],"
+         "\"outputs\": [\"o\"]}";
+}
+
+/// The plan's one attention kernel, or a failure.
+const PlanKernel *attentionKernel(const PlanDesc &plan) {
+  const PlanKernel *found = nullptr;
+  for (const PlanStep &st : plan.steps)
+    if (st.kind == PlanStep::Kind::Kernel && st.kernel.family == "attention")
+      found = &st.kernel;
+  return found;
+}
+
+TEST(Attention, CompositeAndPrimitivesBecomeOneKernel) {
+  {
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, primitivesGraph(77, 100, 64, "bf16"), "prims.json", true, "sm_90a");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u);
+    ASSERT_NE(attentionKernel(*plan), nullptr);
+  }
+  for (bool causal : {false, true}) {
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, sdpaGraph(77, 100, 64, "bf16", causal), "sdpa.json", true, "sm_90a");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u) << "causal " << causal;
+    const PlanKernel *k = attentionKernel(*plan);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->grid, 2u);   // 77 queries: two tiles of 64
+    EXPECT_EQ(k->gridY, 6u);  // 2 x 3 heads
+    EXPECT_NE(k->schedule.find("the scores never leave the SM"), std::string::npos);
+  }
+}
+
+// The fused module's attention group holds the primitives of the unfused
+// one, which the interpreter evaluates op for op.
+TEST(Attention, KeepsItsValuesInTheInterpreter) {
+  for (const char *dtype : {"bf16", "f16"}) {
+    mlir::MLIRContext ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> fused;
+    expectSameResults(primitivesGraph(70, 65, 32, dtype), 11, true, &fused, &ctx);
+    ASSERT_TRUE(fused);
+    int attention = 0;
+    fused->walk([&](FusionOp f) { attention += f.getKind() == "attention"; });
+    EXPECT_EQ(attention, 1) << dtype;
+  }
+}
+
+TEST(Attention, DecodeSizedQueriesAreNotStreamed) {
+  mlir::MLIRContext ctx;
+  auto plan = planFor(ctx, sdpaGraph(4, 512, 64, "bf16", false), "sdpa.json", true, "sm_90a");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(attentionKernel(*plan), nullptr);
+  EXPECT_GT(plan->steps.size(), 1u);
+}
+
+TEST(Attention, KernelsCompileWithNvrtc) {
+  if (llvm::Error err = loadNvrtc())
+    GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
+  for (const char *arch : {"sm_90a", "sm_80"})
+    for (int d : {64, 80, 96, 128})
+      for (bool causal : {false, true}) {
+        mlir::MLIRContext ctx;
+        std::string label = std::string(arch) + " head dim " + std::to_string(d) +
+                            (causal ? " causal" : "");
+        auto plan = planFor(ctx, sdpaGraph(130, 77, d, d == 96 ? "f16" : "bf16", causal),
+                            "sdpa.json", true, arch);
+        ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
+        ASSERT_NE(attentionKernel(*plan), nullptr) << label;
+        expectKernelsCompile(label, *plan);
+      }
+}
+
+} // namespace
+} // namespace fusec
