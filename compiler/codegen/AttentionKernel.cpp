@@ -2,7 +2,7 @@
 //
 // The attention family's kernel (families/Attention.cpp): O = softmax(f(Q
 // K^T)) V with f the group's elementwise ops on the scores (scale, masks),
-// without S or P in memory. A block of 4 warps owns 64 query rows of one
+// without S or P in memory. A block of 8 warps owns 128 query rows of one
 // batch entry (16 rows a warp, its Q fragments in registers) and streams
 // the keys and values in tiles of 64 rows through two shared-memory buffers
 // (cp.async, the next tile loading while this one is used). Per tile: S = Q
@@ -28,15 +28,17 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-constexpr int kRows = 64;     ///< query rows a block
-constexpr int kKeys = 64;     ///< keys a tile
-constexpr int kThreads = 128; ///< 4 warps, 16 query rows each
+constexpr int kRows = kAttentionRows;  ///< query rows a block, 16 a warp
+constexpr int kKeys = kAttentionKeys;  ///< keys a tile
+constexpr int kThreads = kRows * 2;    ///< a warp per 16 query rows
 
 /// One operand as the kernel reads it: a block argument's rows, the head
-/// dim contiguous.
+/// dim contiguous (or for K, with `keysContiguous`, rows of keys per head
+/// dim element).
 struct Rows {
   std::string ptr;
   int64_t offset = 0, ld = 0, batchStride = 0;
+  bool keysContiguous = false;
 };
 
 } // namespace
@@ -60,7 +62,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     if (!arg || !l)
       return std::nullopt;
     return Rows{ElementEmitter::argName(arg.getArgNumber()), l->offset, l->ld,
-                l->batch > 1 ? l->batchStride : 0};
+                l->batch > 1 ? l->batchStride : 0, as == 'c' && l->rowMajor};
   };
   std::optional<Rows> q = rows(m->scores.getLhs(), 'r'), k = rows(m->scores.getRhs(), 'c'),
                       v = rows(m->output.getRhs(), 'c');
@@ -68,6 +70,9 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     return fail("the attention kernel reads queries, keys and values from the group's inputs");
   const int64_t L = m->queries, S = m->keys, D = m->headDim, B = m->batch;
   const int64_t ld = D + 8;  // shared-memory rows padded by 16 bytes: ldmatrix without conflicts
+  // A tile of keys: 64 rows of D, or with the keys contiguous D rows of 64.
+  const int64_t kld = kKeys + 8;
+  const int64_t kTile = k->keysContiguous ? D * kld : kKeys * ld;
   DType dt = dtypeOf(m->scores.getLhs());
   const std::string T = storageType(dt);
   const std::string mma = dt == DType::BF16 ? "fz_mma_bf16" : "fz_mma_f16";
@@ -95,16 +100,22 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "attention";
   KernelText &t = spec.text;
-  t.qualifiers = "__launch_bounds__(" + str(kThreads) + ")";
+  // Two blocks an SM (16 warps) hide the loads and the softmax behind each
+  // other's products; the Q fragments are read from shared memory at each
+  // tile instead of held, which keeps a thread within the 128 registers
+  // that allows.
+  t.qualifiers = "__launch_bounds__(" + str(kThreads) + ", 2)";
   t.params = parameters(fusion);
   std::string s;
   s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   s += "  " + T + " *const fz_sq = reinterpret_cast<" + T + " *>(fz_dyn);\n";
   s += "  " + T + " *const fz_sk = fz_sq + " + str(kRows * ld) + ";  // two tiles of keys\n";
-  s += "  " + T + " *const fz_sv = fz_sk + " + str(2 * kKeys * ld) + ";  // two of values\n";
+  s += "  " + T + " *const fz_sv = fz_sk + " + str(2 * kTile) + ";  // two of values\n";
   s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
   s += "  const float fz_ninf = __int_as_float(0xff800000);\n";
-  s += "  const int fz_q0 = blockIdx.x * " + str(kRows) + ";\n";
+  // The last query tiles first: under a causal mask they stream the most
+  // keys, and the short ones fill in behind them.
+  s += "  const int fz_q0 = (gridDim.x - 1 - blockIdx.x) * " + str(kRows) + ";\n";
   s += "  const long long fz_b = blockIdx.y;\n";
   if (!batch.empty()) {
     s += "  long long fz_rest = fz_b;\n";
@@ -120,18 +131,29 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   s += "  const " + T + " *const fz_gk = " + base(*k) + ";\n";
   s += "  const " + T + " *const fz_gv = " + base(*v) + ";\n";
   // Tiles of 64 rows x D, 16 bytes a copy; rows past the end are zeros.
-  auto tile = [&](const std::string &dst, const std::string &src, const std::string &row0,
-                  int64_t rowsTotal, int64_t srcLd) {
-    return "    for (int c = threadIdx.x; c < " + str(kRows * D / 8) + "; c += " + str(kThreads) +
+  auto tile = [&](int tileRows, const std::string &dst, const std::string &src,
+                  const std::string &row0, int64_t rowsTotal, int64_t srcLd) {
+    return "    for (int c = threadIdx.x; c < " + str(tileRows * D / 8) + "; c += " + str(kThreads) +
            ") {\n      const int r = c / " + str(D / 8) + ", k8 = (c % " + str(D / 8) +
            ") * 8;\n      const int g = " + row0 + " + r;\n      fz_cp16z(" + dst + " + r * " +
            str(ld) + " + k8, " + src + " + (long long)min(g, " + str(rowsTotal - 1) + ") * " +
            str(srcLd) + " + k8, g < " + str(rowsTotal) + ");\n    }\n";
   };
+  // Keys stored along rows (K^T contiguous over keys): D rows of 64 keys,
+  // S a multiple of 8 (16-byte copies).
+  auto keyTile = [&](const std::string &dst, const std::string &j0) {
+    if (!k->keysContiguous)
+      return tile(kKeys, dst, "fz_gk", j0, S, k->ld);
+    return "    for (int c = threadIdx.x; c < " + str(D * kKeys / 8) + "; c += " + str(kThreads) +
+           ") {\n      const int d = c / " + str(kKeys / 8) + ", c8 = (c % " + str(kKeys / 8) +
+           ") * 8;\n      const int g = " + j0 + " + c8;\n      fz_cp16z(" + dst + " + d * " +
+           str(kld) + " + c8, fz_gk + (long long)d * " + str(k->ld) + " + min(g, " + str(S - 8) +
+           "), g < " + str(S) + ");\n    }\n";
+  };
   s += "  {  // the queries, and the first tile of keys and values\n";
-  s += tile("fz_sq", "fz_gq", "fz_q0", L, q->ld);
-  s += tile("fz_sk", "fz_gk", "0", S, k->ld);
-  s += tile("fz_sv", "fz_gv", "0", S, v->ld);
+  s += tile(kRows, "fz_sq", "fz_gq", "fz_q0", L, q->ld);
+  s += keyTile("fz_sk", "0");
+  s += tile(kKeys, "fz_sv", "fz_gv", "0", S, v->ld);
   s += "  }\n  fz_cp_commit();\n";
   s += "  // f at score fz_s of query row fz_i and key fz_j\n";
   s += "  auto fz_logit = [&](float fz_s, int fz_i, int fz_j) -> float {\n" + logitCode +
@@ -140,31 +162,40 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   s += "  #pragma unroll\n  for (int d = 0; d < " + str(D / 8) +
        "; ++d) fz_o[d][0] = fz_o[d][1] = fz_o[d][2] = fz_o[d][3] = 0.f;\n";
   s += "  float fz_m[2] = {fz_ninf, fz_ninf}, fz_l[2] = {0.f, 0.f};\n";
-  s += "  unsigned fz_qf[" + str(D / 16) + "][4];\n";
-  s += "  const int fz_tiles = " + str((S + kKeys - 1) / kKeys) + ";\n";
+  if (m->causal)
+    // Keys past a block's last query are masked for all its rows: their
+    // tiles are skipped, not computed.
+    s += "  const int fz_tiles = min(" + str((S + kKeys - 1) / kKeys) + ", (fz_q0 + " +
+         str(kRows - 1) + ") / " + str(kKeys) + " + 1);\n";
+  else
+    s += "  const int fz_tiles = " + str((S + kKeys - 1) / kKeys) + ";\n";
   s += "  #pragma unroll 1\n  for (int fz_t = 0; fz_t < fz_tiles; ++fz_t) {\n";
   s += "    if (fz_t + 1 < fz_tiles) {  // the next tile loads while this one is used\n";
-  s += "      " + T + " *const fz_nk = fz_sk + ((fz_t + 1) & 1) * " + str(kKeys * ld) + ";\n";
+  s += "      " + T + " *const fz_nk = fz_sk + ((fz_t + 1) & 1) * " + str(kTile) + ";\n";
   s += "      " + T + " *const fz_nv = fz_sv + ((fz_t + 1) & 1) * " + str(kKeys * ld) + ";\n";
   s += "      const int fz_j0 = (fz_t + 1) * " + str(kKeys) + ";\n";
-  s += tile("fz_nk", "fz_gk", "fz_j0", S, k->ld);
-  s += tile("fz_nv", "fz_gv", "fz_j0", S, v->ld);
+  s += keyTile("fz_nk", "fz_j0");
+  s += tile(kKeys, "fz_nv", "fz_gv", "fz_j0", S, v->ld);
   s += "    }\n    fz_cp_commit();\n    fz_cp_wait<1>();\n    __syncthreads();\n";
-  s += "    if (fz_t == 0) {\n      #pragma unroll\n      for (int kk = 0; kk < " + str(D / 16) +
-       "; ++kk)\n        fz_ldsm4(fz_qf[kk], fz_sq + (warp * 16 + lane % 16) * " + str(ld) +
-       " + kk * 16 + (lane / 16) * 8);\n    }\n";
-  s += "    const " + T + " *const fz_kt = fz_sk + (fz_t & 1) * " + str(kKeys * ld) + ";\n";
+  s += "    const " + T + " *const fz_kt = fz_sk + (fz_t & 1) * " + str(kTile) + ";\n";
   s += "    const " + T + " *const fz_vt = fz_sv + (fz_t & 1) * " + str(kKeys * ld) + ";\n";
   // S = Q K^T for this warp's 16 rows and the tile's 64 keys.
   s += "    float fz_acc[8][4];\n";
   s += "    #pragma unroll\n    for (int n = 0; n < 8; ++n) fz_acc[n][0] = fz_acc[n][1] = "
        "fz_acc[n][2] = fz_acc[n][3] = 0.f;\n";
   s += "    #pragma unroll\n    for (int kk = 0; kk < " + str(D / 16) + "; ++kk) {\n";
+  s += "      unsigned fz_qf[4];\n";
+  s += "      fz_ldsm4(fz_qf, fz_sq + (warp * 16 + lane % 16) * " + str(ld) +
+       " + kk * 16 + (lane / 16) * 8);\n";
   s += "      #pragma unroll\n      for (int j = 0; j < 4; ++j) {\n        unsigned r[4];\n";
-  s += "        fz_ldsm4(r, fz_kt + (j * 16 + (lane / 16) * 8 + lane % 8) * " + str(ld) +
-       " + kk * 16 + ((lane / 8) % 2) * 8);\n";
-  s += "        " + mma + "(fz_acc[2 * j], fz_qf[kk], r[0], r[1]);\n";
-  s += "        " + mma + "(fz_acc[2 * j + 1], fz_qf[kk], r[2], r[3]);\n      }\n    }\n";
+  if (k->keysContiguous)
+    s += "        fz_ldsm4t(r, fz_kt + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * " + str(kld) +
+         " + j * 16 + (lane / 16) * 8);\n";
+  else
+    s += "        fz_ldsm4(r, fz_kt + (j * 16 + (lane / 16) * 8 + lane % 8) * " + str(ld) +
+         " + kk * 16 + ((lane / 8) % 2) * 8);\n";
+  s += "        " + mma + "(fz_acc[2 * j], fz_qf, r[0], r[1]);\n";
+  s += "        " + mma + "(fz_acc[2 * j + 1], fz_qf, r[2], r[3]);\n      }\n    }\n";
   // f, and the online softmax of the two rows this thread holds.
   s += "    #pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
   s += "      const int fz_i = min(fz_q0 + warp * 16 + lane / 4 + 8 * h, " + str(L - 1) + ");\n";
@@ -224,15 +255,15 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   spec.grid = static_cast<unsigned>((L + kRows - 1) / kRows);
   spec.gridY = static_cast<unsigned>(B);
   spec.block = kThreads;
-  spec.sharedBytes = static_cast<unsigned>((kRows + 4 * kKeys) * ld * 2);
+  spec.sharedBytes = static_cast<unsigned>((kRows * ld + 2 * kTile + 2 * kKeys * ld) * 2);
   if (spec.sharedBytes > profile.smemPerBlock)
     return fail("the attention kernel's tiles of head dim " + str(D) + " need " +
                 str(spec.sharedBytes) + " bytes of shared memory, more than a block has");
   spec.schedule = "attention " + str(B) + " x " + str(L) + " queries x " + str(S) +
                   " keys, head dim " + str(D) + ": blocks of " + str(kRows) +
-                  " queries (4 warps, mma.sync), keys and values streamed in tiles of " +
+                  " queries (8 warps, mma.sync), keys and values streamed in tiles of " +
                   str(kKeys) + " through 2 buffers, online softmax in fp32; the scores never "
-                  "leave the SM";
+                  "leave the SM" + std::string(m->causal ? "; key tiles past a block's queries skipped (causal)" : "");
   return spec;
 }
 

@@ -30,6 +30,36 @@ Operation *computeDef(Value v) {
 
 bool isHalf(DType t) { return t == DType::BF16 || t == DType::F16; }
 
+/// The axis of a rank-`rank` tensor along which `v`, broadcast to it, is
+/// its own index (an iota), or -1.
+int64_t iotaAxis(Value v, ArrayRef<int64_t> shape) {
+  auto iota = v.getDefiningOp<IotaOp>();
+  if (!iota)
+    return -1;
+  ArrayRef<int64_t> s = shapeOf(v);
+  int64_t axis = static_cast<int64_t>(shape.size() - s.size()) + iota.getDim();
+  return s[iota.getDim()] == shape[axis] ? axis : -1;
+}
+
+/// Whether `logits` of shape [..., L, S] is where(i >= j, y, -inf).
+bool isCausal(Value logits) {
+  auto w = logits.getDefiningOp<WhereOp>();
+  if (!w)
+    return false;
+  auto c = w.getRhs().getDefiningOp<ConstantOp>();
+  auto value = c ? c->getAttrOfType<FloatAttr>("value") : FloatAttr();
+  if (!value || !value.getValue().isInfinity() || !value.getValue().isNegative())
+    return false;
+  ArrayRef<int64_t> s = shapeOf(logits);
+  int64_t rows = static_cast<int64_t>(s.size()) - 2, cols = rows + 1;
+  Operation *cond = w.getCondition().getDefiningOp();
+  if (auto ge = dyn_cast_or_null<GeOp>(cond))
+    return iotaAxis(ge.getLhs(), s) == rows && iotaAxis(ge.getRhs(), s) == cols;
+  if (auto le = dyn_cast_or_null<LeOp>(cond))
+    return iotaAxis(le.getLhs(), s) == cols && iotaAxis(le.getRhs(), s) == rows;
+  return false;
+}
+
 } // namespace
 
 std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
@@ -122,12 +152,13 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   m.output = output;
   m.logits = logits;
+  m.causal = isCausal(logits);
   m.ops = std::move(group);
 
   // What the kernel takes: 16-bit Q, K and V of one dtype, read in place or
-  // from the copies outlining makes (Q and V row-major, K with its head dim
-  // contiguous), head dims that are a multiple of 16 up to 128, the same
-  // batch dims for both products.
+  // from the copies outlining makes (Q and V with the head dim contiguous,
+  // K with the head dim or the keys contiguous), head dims that are a
+  // multiple of 16 up to 128, the same batch dims for both products.
   auto decline = [&](std::string reason) -> std::optional<AttentionMatch> {
     why = "the attention kernel " + reason;
     return std::nullopt;
@@ -163,11 +194,22 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
   MatrixLayoutView lq = matmulOperandLayoutAsRead(q, batch, 'r');
   MatrixLayoutView lk = matmulOperandLayoutAsRead(kt, batch, 'c');
   MatrixLayoutView lv = matmulOperandLayoutAsRead(v, batch, 'c');
-  if (!lq.rowMajor || lk.rowMajor || !lv.rowMajor)
-    return decline("reads queries and values row-major and keys with the head dim contiguous");
+  if (!lq.rowMajor || !lv.rowMajor)
+    return decline("reads queries and values with the head dim contiguous");
   if (!alignedFor16ByteCopies(lq) || !alignedFor16ByteCopies(lk) || !alignedFor16ByteCopies(lv))
     return decline("reads rows in 16-byte copies (rows, strides and offsets of 8 elements)");
   return m;
+}
+
+double AttentionMatch::computedShare() const {
+  int64_t keyTiles = (keys + kAttentionKeys - 1) / kAttentionKeys;
+  int64_t queryTiles = (queries + kAttentionRows - 1) / kAttentionRows;
+  if (!causal || keyTiles == 0 || queryTiles == 0)
+    return 1.0;
+  int64_t computed = 0;
+  for (int64_t t = 0; t < queryTiles; ++t)
+    computed += std::min(keyTiles, (t * kAttentionRows + kAttentionRows - 1) / kAttentionKeys + 1);
+  return static_cast<double>(computed) / static_cast<double>(keyTiles * queryTiles);
 }
 
 bool isAttentionGroup(ArrayRef<Operation *> ops) {

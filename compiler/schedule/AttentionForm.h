@@ -30,6 +30,9 @@
 
 namespace fusec {
 
+/// The attention kernel's tiles: query rows a block, keys a step.
+constexpr int64_t kAttentionRows = 128, kAttentionKeys = 64;
+
 struct AttentionMatch {
   MatmulOp scores;  ///< S = Q K^T: [batch..., L, S]
   MatmulOp output;  ///< O = P V: [batch..., L, D]
@@ -40,6 +43,12 @@ struct AttentionMatch {
   /// causal mask from iotas), and max, sub, exp, sum, div.
   std::vector<mlir::Operation *> ops;
   int64_t queries = 0, keys = 0, headDim = 0, batch = 1;
+  /// The logits are where(i >= j, y, -inf) over (query i, key j): keys past
+  /// a query's own position never count, and their tiles can be skipped.
+  bool causal = false;
+  /// The share of the products the kernel computes: 1, or under a causal
+  /// mask the key tiles up to each block's last query.
+  double computedShare() const;
 };
 
 /// The streamed softmax whose output product is `op`, where the attention

@@ -14,10 +14,12 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/dialect/TypedBuilders.h"
+#include "compiler/schedule/AttentionForm.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #define DEBUG_TYPE "fusec-fold-repeated-heads"
 
@@ -102,7 +104,18 @@ struct FoldRepeatedHeadsPass : impl::FusecFoldRepeatedHeadsBase<FoldRepeatedHead
   void runOnOperation() override {
     SmallVector<MatmulOp> matmuls;
     getOperation().walk([&](MatmulOp mm) { matmuls.push_back(mm); });
+    // The products of a softmax the attention kernel streams stay as they
+    // are: that kernel reads K and V once per query block either way, and
+    // folded heads would put a reshape between its products.
+    llvm::SmallPtrSet<Operation *, 16> streamed;
     for (MatmulOp mm : matmuls) {
+      std::string why;
+      if (std::optional<AttentionMatch> m = matchAttention(mm, why))
+        streamed.insert(m->ops.begin(), m->ops.end());
+    }
+    for (MatmulOp mm : matmuls) {
+      if (streamed.count(mm))
+        continue;
       std::optional<Repeat> rep = matchRepeat(mm.getRhs());
       ArrayRef<int64_t> a = shapeOf(mm.getLhs()), result = shapeOf(mm.getResult());
       size_t n = a.size();

@@ -4,6 +4,8 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/families/KernelFamily.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/StridedView.h"
 
@@ -116,8 +118,16 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // streams its softmax.
   if (s.kind == GroupKind::Attention) {
     fusion.setFamily(KernelFamily::Attention);
+    // Under a causal mask the kernel skips the key tiles past its queries.
+    Cost computed = fused;
+    std::string why;
+    if (std::optional<AttentionMatch> m = matchAttention(matmulsOf(group).back(), why)) {
+      double share = m->computedShare();
+      computed.flops = static_cast<int64_t>(static_cast<double>(computed.flops) * share);
+      computed.tensorFlops = static_cast<int64_t>(static_cast<double>(computed.tensorFlops) * share);
+    }
     fusion->setAttr("predicted_us",
-                    b.getF64FloatAttr(predictSeconds(fused, p, KernelFamily::Attention) * 1e6));
+                    b.getF64FloatAttr(predictSeconds(computed, p, KernelFamily::Attention) * 1e6));
     return;
   }
   // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt

@@ -11,6 +11,7 @@
 #include "test/unit/PlanTestUtil.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -85,14 +86,16 @@ TEST(Attention, CompositeAndPrimitivesBecomeOneKernel) {
   }
   for (bool causal : {false, true}) {
     mlir::MLIRContext ctx;
-    auto plan = planFor(ctx, sdpaGraph(77, 100, 64, "bf16", causal), "sdpa.json", true, "sm_90a");
+    auto plan = planFor(ctx, sdpaGraph(200, 100, 64, "bf16", causal), "sdpa.json", true, "sm_90a");
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
     ASSERT_EQ(plan->steps.size(), 1u) << "causal " << causal;
     const PlanKernel *k = attentionKernel(*plan);
     ASSERT_NE(k, nullptr);
-    EXPECT_EQ(k->grid, 2u);   // 77 queries: two tiles of 64
+    EXPECT_EQ(k->grid, 2u);   // 200 queries: two tiles of 128
     EXPECT_EQ(k->gridY, 6u);  // 2 x 3 heads
     EXPECT_NE(k->schedule.find("the scores never leave the SM"), std::string::npos);
+    // A causal mask is recognized from its iotas: its tiles are skipped.
+    EXPECT_EQ(k->schedule.find("skipped (causal)") != std::string::npos, causal);
   }
 }
 
@@ -116,6 +119,24 @@ TEST(Attention, DecodeSizedQueriesAreNotStreamed) {
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(attentionKernel(*plan), nullptr);
   EXPECT_GT(plan->steps.size(), 1u);
+}
+
+// Repeated K/V heads (grouped-query attention) are copied by outlining, K's
+// copy with the keys contiguous: the kernel reads that layout too.
+TEST(Attention, RepeatedHeadsReadKeysAlongRows) {
+  mlir::MLIRContext ctx;
+  auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/attention_gqa.json");
+  ASSERT_TRUE(bool(buffer));
+  auto plan = planFor(ctx, (*buffer)->getBuffer(), "attention_gqa.json", true, "sm_90a");
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  const PlanKernel *k = attentionKernel(*plan);
+  ASSERT_NE(k, nullptr);
+  EXPECT_NE(k->source.find("fz_ldsm4t(r, fz_kt"), std::string::npos);
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    return;
+  }
+  expectKernelsCompile("attention_gqa", *plan);
 }
 
 TEST(Attention, KernelsCompileWithNvrtc) {
