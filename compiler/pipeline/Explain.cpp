@@ -1,4 +1,5 @@
 //===- Explain.cpp - what fusion decided, and what it predicts ------------===//
+#include "compiler/schedule/AttentionForm.h"
 #include "compiler/pipeline/Explain.h"
 #include "compiler/pipeline/InPlaceOutputs.h"
 
@@ -106,6 +107,19 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
                  : *family == KernelFamily::LibraryEpilogue ? "cublaslt-epilogue"
                                                             : "cublaslt";
       }
+      if (k.kind == "attention") {
+        MatmulOp output;
+        for (Operation &op : f.getBodyBlock())
+          if (auto mm = dyn_cast<MatmulOp>(op))
+            output = mm;
+        std::string why;
+        if (std::optional<AttentionMatch> m = output ? matchAttention(output, why) : std::nullopt) {
+          ArrayRef<int64_t> s = shapeOf(m->scores.getResult());
+          k.streamedShape.assign(s.begin(), s.end());
+          k.streamedBytes = tensorBytes(m->scores.getResult());
+          k.computedShare = m->computedShare();
+        }
+      }
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
       for (Value v : f.getResults())
@@ -196,6 +210,20 @@ std::string explainText(const Explanation &e) {
                        : k.gemm == "cublaslt-epilogue" ? "cuBLASLt with its epilogue"
                                                        : "cuBLASLt") +
            " (" + k.gemmAlternatives + ")\n";
+    if (k.streamedBytes > 0) {
+      std::string shape;
+      for (int64_t d : k.streamedShape)
+        shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      s += "  streamed: the scores [" + shape + "] (" + mb(k.streamedBytes) +
+           ") and the probabilities stay on chip, never written or read back";
+      if (k.computedShare < 1) {
+        char share[64];
+        std::snprintf(share, sizeof share, "; %.0f%% of the key tiles computed (causal)",
+                      k.computedShare * 100);
+        s += share;
+      }
+      s += "\n";
+    }
     if (!k.schedule.empty())
       s += "  schedule: " + k.schedule + "\n";
   }
@@ -271,6 +299,11 @@ std::string explainJson(const Explanation &e) {
       j["kernels"][i]["gemm"] = e.kernels[i].gemm;
       j["kernels"][i]["gemm_alternatives"] = e.kernels[i].gemmAlternatives;
     }
+    if (e.kernels[i].streamedBytes > 0)
+      j["kernels"][i]["streamed"] = {{"tensor", "scores"},
+                                     {"shape", e.kernels[i].streamedShape},
+                                     {"bytes", e.kernels[i].streamedBytes},
+                                     {"computed_share", e.kernels[i].computedShare}};
     if (!e.kernels[i].schedule.empty())
       j["kernels"][i]["schedule"] = e.kernels[i].schedule;
   }

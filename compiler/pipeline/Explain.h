@@ -30,6 +30,12 @@ struct ExplainedKernel {
   std::vector<std::pair<std::string, std::string>> familyRejections;
   /// Matmul groups: "fusec" or "cublaslt", and the predictions behind it.
   std::string gemm, gemmAlternatives;
+  /// Attention groups: the score tensor the kernel streams instead of
+  /// writing (its shape and bytes), and the share of its tiles computed
+  /// (below 1 where a causal mask skips tiles).
+  std::vector<int64_t> streamedShape;
+  int64_t streamedBytes = 0;
+  double computedShare = 1;
   /// How the kernel runs (KernelLaunch::schedule: threads, blocks, tiles,
   /// splits), filled by the caller from the plan; empty for library calls.
   std::string schedule;
