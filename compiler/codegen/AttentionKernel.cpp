@@ -197,11 +197,12 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   s += "        " + mma + "(fz_acc[2 * j], fz_qf, r[0], r[1]);\n";
   s += "        " + mma + "(fz_acc[2 * j + 1], fz_qf, r[2], r[3]);\n      }\n    }\n";
   // f, and the online softmax of the two rows this thread holds.
+  const std::string eachScore = "      #pragma unroll\n      for (int n = 0; n < 8; ++n)\n"
+                                "        #pragma unroll\n        for (int c = 0; c < 2; ++c) {\n";
   s += "    #pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
   s += "      const int fz_i = min(fz_q0 + warp * 16 + lane / 4 + 8 * h, " + str(L - 1) + ");\n";
   s += "      float fz_mx = fz_ninf;\n";
-  s += "      #pragma unroll\n      for (int n = 0; n < 8; ++n)\n        #pragma unroll\n"
-       "        for (int c = 0; c < 2; ++c) {\n";
+  s += eachScore;
   s += "          const int fz_j = fz_t * " + str(kKeys) + " + n * 8 + 2 * (lane % 4) + c;\n";
   s += "          const float x = fz_j < " + str(S) +
        " ? fz_logit(fz_acc[n][2 * h + c], fz_i, fz_j) : fz_ninf;\n";
@@ -215,8 +216,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   s += "      fz_m[h] = fz_new;\n      fz_l[h] *= fz_scale;\n";
   s += "      #pragma unroll\n      for (int d = 0; d < " + str(D / 8) +
        "; ++d) { fz_o[d][2 * h] *= fz_scale; fz_o[d][2 * h + 1] *= fz_scale; }\n";
-  s += "      #pragma unroll\n      for (int n = 0; n < 8; ++n)\n        #pragma unroll\n"
-       "        for (int c = 0; c < 2; ++c) {\n";
+  s += eachScore;
   s += "          const float p = __expf(fz_acc[n][2 * h + c] - fz_base);\n";
   s += "          fz_acc[n][2 * h + c] = p;\n          fz_l[h] += p;\n        }\n    }\n";
   // O += P V: the accumulators of two key blocks of 8 are one A fragment.

@@ -24,17 +24,19 @@ using testing::expectKernelsCompile;
 using testing::expectSameResults;
 using testing::planFor;
 
+/// Inputs q [2, 3, L, D], k and v [2, 3, S, D] of `dtype`, as JSON.
+std::string qkvInputs(int L, int S, int D, const char *dtype) {
+  auto input = [&](const char *name, int rows) {
+    return std::string("{\"name\": \"") + name + "\", \"dtype\": \"" + dtype +
+           "\", \"shape\": [2, 3, " + std::to_string(rows) + ", " + std::to_string(D) + "]}";
+  };
+  return input("q", L) + "," + input("k", S) + "," + input("v", S);
+}
+
 /// scaled_dot_product_attention over [B, H, L, D] x [B, H, S, D].
 std::string sdpaGraph(int L, int S, int D, const char *dtype, bool causal) {
-  auto shape = [](int rows, int d) {
-    return "[2, 3, " + std::to_string(rows) + ", " + std::to_string(d) + "]";
-  };
-  std::string t = std::string("\"") + dtype + "\"";
-  return "{\"fusec\": 1, \"name\": \"sdpa\", \"inputs\": ["
-         "{\"name\": \"q\", \"dtype\": " + t + ", \"shape\": " + shape(L, D) + "},"
-         "{\"name\": \"k\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "},"
-         "{\"name\": \"v\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "}],"
-         "\"nodes\": [{\"name\": \"o\", \"op\": \"scaled_dot_product_attention\", "
+  return "{\"fusec\": 1, \"name\": \"sdpa\", \"inputs\": [" + qkvInputs(L, S, D, dtype) +
+         "], \"nodes\": [{\"name\": \"o\", \"op\": \"scaled_dot_product_attention\", "
          "\"inputs\": [\"q\", \"k\", \"v\"], \"attrs\": {\"causal\": " +
          (causal ? "true" : "false") + "}}], \"outputs\": [\"o\"]}";
 }
@@ -43,15 +45,9 @@ std::string sdpaGraph(int L, int S, int D, const char *dtype, bool causal) {
 /// softmax written out: what the composite decomposes into, so that the
 /// interpreter computes the two modules op for op.
 std::string primitivesGraph(int L, int S, int D, const char *dtype) {
-  auto shape = [](int rows, int d) {
-    return "[2, 3, " + std::to_string(rows) + ", " + std::to_string(d) + "]";
-  };
   std::string t = std::string("\"") + dtype + "\"";
-  return "{\"fusec\": 1, \"name\": \"prims\", \"inputs\": ["
-         "{\"name\": \"q\", \"dtype\": " + t + ", \"shape\": " + shape(L, D) + "},"
-         "{\"name\": \"k\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "},"
-         "{\"name\": \"v\", \"dtype\": " + t + ", \"shape\": " + shape(S, D) + "},"
-         "{\"name\": \"mask\", \"dtype\": " + t + ", \"shape\": [2, 1, 1, " + std::to_string(S) +
+  return "{\"fusec\": 1, \"name\": \"prims\", \"inputs\": [" + qkvInputs(L, S, D, dtype) +
+         ", {\"name\": \"mask\", \"dtype\": " + t + ", \"shape\": [2, 1, 1, " + std::to_string(S) +
          "]}], \"nodes\": ["
          "{\"name\": \"kt\", \"op\": \"transpose\", \"inputs\": [\"k\"], \"attrs\": {\"perm\": [0, 1, 3, 2]}},"
          "{\"name\": \"s\", \"op\": \"matmul\", \"inputs\": [\"q\", \"kt\"]},"
