@@ -3,8 +3,8 @@
 // The attention family's kernel (families/Attention.cpp): O = softmax(f(Q
 // K^T)) V with f the group's elementwise ops on the scores (scale, masks),
 // without S or P in memory. A block of 8 warps owns 128 query rows of one
-// batch entry (16 rows a warp, its Q fragments in registers) and streams
-// the keys and values in tiles of 64 rows through two shared-memory buffers
+// batch entry (16 rows a warp, its Q tile in shared memory) and streams the
+// keys and values in tiles of 64 rows through two shared-memory buffers
 // (cp.async, the next tile loading while this one is used). Per tile: S = Q
 // K^T on tensor cores (mma.sync m16n8k16, fp32 accumulators); f at each
 // element; the online softmax keeps each row's running max m and sum l in

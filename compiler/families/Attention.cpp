@@ -6,7 +6,8 @@
 // (codegen/AttentionKernel.cpp), S and P never in memory. Its time: both
 // products at fusec's mma.sync rate, less what the softmax between them
 // costs (an exponential per score, the rows' max and sum, the rescaling),
-// or its bytes at the copy rate, whichever is longer.
+// or its bytes at the copy rate, whichever is longer. Under a causal mask
+// outlining prices only the tiles the kernel computes.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/families/Families.h"
@@ -33,8 +34,9 @@ public:
     return codegen::detail::generateAttention(fusion, t.profile);
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
-    // The softmax between the products holds the tensor cores a quarter of
-    // the time (an estimate until measured: bench/NOTES.md).
+    // The softmax between the products holds the tensor cores about a
+    // quarter of the time: 0.65-0.88 of the GEMM's rate measured on long
+    // sequences (bench/NOTES.md, "the first streamed-softmax kernel").
     constexpr double kSoftmaxShare = 0.75;
     return rooflineSeconds(c, p, {p.gemmBandwidthFraction, p.gemmFlopsPerSec * kSoftmaxShare});
   }

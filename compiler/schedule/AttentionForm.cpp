@@ -185,8 +185,9 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
                    std::to_string(m.headDim) + ")");
   if (m.batch > 65535)
     return decline("takes at most 65535 heads and batches");
-  // Few query rows against many keys (decode) would leave most SMs idle with
-  // a block per 64 queries: the keys must be split over blocks first.
+  // Few query rows against many keys (decode) would leave most SMs idle
+  // with a block per tile of queries: the keys must be split over blocks
+  // first.
   if (m.queries < 64)
     return decline("takes 64 query rows or more (these are " + std::to_string(m.queries) +
                    "): fewer, against many keys, need the keys split over blocks, which it "
