@@ -22,6 +22,13 @@ namespace fusec::test {
 /// the largest tensor (the CPU interpreter checks every graph).
 std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
 
+/// scaled_dot_product_attention over random shapes and semantics: bf16 or
+/// f16; 1-2 batches of 1, 3 or 4 heads; 64-257 queries against 1-333 keys
+/// (partial tiles, L != S); head dims 16-128; causal or not; no mask, an
+/// additive mask over keys, or a boolean mask over queries x keys (rows
+/// masked whole among them). Deterministic in `seed`.
+std::string randomAttentionGraph(uint64_t seed);
+
 /// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand
 /// transposed; a weight shared by the batch) followed by a random elementwise
 /// epilogue (bias, residual, per-row scale, gelu, silu, relu, tanh, sigmoid,

@@ -409,6 +409,10 @@ int main(int argc, char **argv) {
   for (uint64_t seed = 0; seed < 240; ++seed)
     check("random graph seed " + std::to_string(seed), test::randomGraph(seed), "random.json",
           true, seed, random);
+  // Attention over random shapes and masks, outputs poisoned first (runHost).
+  for (uint64_t seed = 0; seed < 60; ++seed)
+    check("random attention seed " + std::to_string(seed), test::randomAttentionGraph(seed),
+          "random_attention.json", true, seed, random);
   std::printf("examples: %d passed, %d failed; random graphs: %d passed, %d failed; "
               "random matmul graphs (fusec GEMM): %d passed, %d failed\n",
               examples.passed, examples.failed, random.passed, random.failed, gemms.passed,

@@ -8,6 +8,7 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/PlanDesc.h"
 #include "runtime/Nvrtc.h"
+#include "test/common/RandomGraph.h"
 #include "test/unit/PlanTestUtil.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -133,6 +134,30 @@ TEST(Attention, RepeatedHeadsReadKeysAlongRows) {
     return;
   }
   expectKernelsCompile("attention_gqa", *plan);
+}
+
+// Random shapes and masks (the GPU test's): every one with 64 query rows or
+// more and a head dim the kernel takes becomes one attention kernel, the
+// others are declined with a reason, and every attention kernel compiles.
+TEST(Attention, RandomShapesAndMasks) {
+  bool nvrtc = true;
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    nvrtc = false;
+  }
+  int streamed = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    mlir::MLIRContext ctx;
+    std::string graph = fusec::test::randomAttentionGraph(seed);
+    auto plan = planFor(ctx, graph, "random_attention.json", true, seed % 2 ? "sm_80" : "sm_90a");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << graph;
+    if (const PlanKernel *k = attentionKernel(*plan)) {
+      ++streamed;
+      if (nvrtc && seed % 6 == 0)  // NVRTC takes a second a kernel: a sample
+        expectKernelsCompile("random attention " + std::to_string(seed), *plan);
+    }
+  }
+  EXPECT_GT(streamed, 20);  // most shapes are the kernel's
 }
 
 TEST(Attention, KernelsCompileWithNvrtc) {
