@@ -13,7 +13,26 @@
 #include "compiler/families/Families.h"
 #include "compiler/schedule/AttentionForm.h"
 
-namespace fusec::families {
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+namespace fusec {
+namespace {
+
+// Fitted to the H200 measurements in bench/NOTES.md ("the first
+// streamed-softmax kernel"): the kernel's products run at 1.16 times the
+// portable GEMM's rate; a score takes about 30 fp32 operations (the group's
+// ops, max, exponential, sum, rescaling, the 16-bit packing); a causal tile
+// costs 1.29 times an unmasked one (the mask at every score, the diagonal
+// tiles' idle lanes).
+constexpr double kMmaShare = 1.16;
+constexpr double kOpsPerScore = 30;
+constexpr double kCausalCost = 1.29;
+
+} // namespace
+
+namespace families {
 namespace {
 
 class Attention final : public KernelFamilyDef {
@@ -34,19 +53,51 @@ public:
     return codegen::detail::generateAttention(fusion, t.profile);
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
-    // The softmax between the products holds the tensor cores about a
-    // quarter of the time: 0.65-0.88 of the GEMM's rate measured on long
-    // sequences (bench/NOTES.md, "the first streamed-softmax kernel").
-    constexpr double kSoftmaxShare = 0.75;
-    return rooflineSeconds(c, p, {p.gemmBandwidthFraction, p.gemmFlopsPerSec * kSoftmaxShare});
+    // Without the group's shapes (attentionSeconds has them): the products
+    // at the rate measured on long sequences.
+    return rooflineSeconds(c, p, {p.gemmBandwidthFraction, p.gemmFlopsPerSec * kMmaShare});
   }
 };
 
 } // namespace
+
+double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
+  // Blocks of kAttentionRows queries run two to an SM; each streams its key
+  // tiles (under a causal mask, up to its last query), the longest blocks
+  // first. A tile costs both products on tensor cores and, per score, the
+  // elementwise ops, the max, the exponential, the sum and the rescaling on
+  // the CUDA cores. The time is the most tiles any SM slot runs.
+  int64_t queryTiles = (m.queries + kAttentionRows - 1) / kAttentionRows;
+  int64_t keyTiles = (m.keys + kAttentionKeys - 1) / kAttentionKeys;
+  std::vector<int64_t> work;  // tiles of each block of one batch entry
+  for (int64_t t = 0; t < queryTiles; ++t)
+    work.push_back(m.causal ? std::min(keyTiles, (t * kAttentionRows + kAttentionRows - 1) /
+                                                     kAttentionKeys + 1)
+                            : keyTiles);
+  // Longest first onto the least loaded of the slots.
+  int64_t slots = std::max<int64_t>(1, 2 * int64_t(p.smCount));
+  std::vector<int64_t> load(static_cast<size_t>(slots), 0);
+  std::sort(work.begin(), work.end(), std::greater<>());
+  for (int64_t tiles : work)
+    for (int64_t b = 0; b < m.batch; ++b) {
+      // Blocks of equal length land in turn, so the slots stay ordered.
+      auto least = std::min_element(load.begin(), load.end());
+      *least += tiles;
+    }
+  int64_t rounds = *std::max_element(load.begin(), load.end());
+  double slot = 1.0 / static_cast<double>(slots);
+  double tensor = 4.0 * kAttentionRows * kAttentionKeys * m.headDim /
+                  (p.gemmFlopsPerSec * kMmaShare * slot);
+  double scores = static_cast<double>(kAttentionRows * kAttentionKeys) * kOpsPerScore /
+                  (p.fp32FlopsPerSec * slot);
+  return static_cast<double>(rounds) * (tensor + scores) * (m.causal ? kCausalCost : 1.0) +
+         p.launchSeconds;
+}
 
 const KernelFamilyDef &attention() {
   static const Attention family;
   return family;
 }
 
-} // namespace fusec::families
+} // namespace families
+} // namespace fusec

@@ -63,6 +63,13 @@ public:
   }
 };
 
+struct AttentionMatch;
+namespace families {
+/// The attention family's time for a group it runs: its blocks' key tiles
+/// spread over the SMs (Attention.cpp).
+double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p);
+} // namespace families
+
 /// Predicted seconds of a group of cost `c` run by `family`.
 double predictSeconds(const Cost &c, const DeviceProfile &p, KernelFamily family);
 

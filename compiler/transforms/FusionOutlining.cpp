@@ -118,16 +118,11 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // streams its softmax.
   if (s.kind == GroupKind::Attention) {
     fusion.setFamily(KernelFamily::Attention);
-    // Under a causal mask the kernel skips the key tiles past its queries.
-    Cost computed = fused;
     std::string why;
-    if (std::optional<AttentionMatch> m = matchAttention(matmulsOf(group).back(), why)) {
-      double share = m->computedShare();
-      computed.flops = static_cast<int64_t>(static_cast<double>(computed.flops) * share);
-      computed.tensorFlops = static_cast<int64_t>(static_cast<double>(computed.tensorFlops) * share);
-    }
-    fusion->setAttr("predicted_us",
-                    b.getF64FloatAttr(predictSeconds(computed, p, KernelFamily::Attention) * 1e6));
+    std::optional<AttentionMatch> m = matchAttention(matmulsOf(group).back(), why);
+    double seconds = m ? families::attentionSeconds(*m, p)
+                       : predictSeconds(fused, p, KernelFamily::Attention);
+    fusion->setAttr("predicted_us", b.getF64FloatAttr(seconds * 1e6));
     return;
   }
   // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt

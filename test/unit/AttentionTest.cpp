@@ -5,7 +5,10 @@
 // every generated attention kernel compiles with NVRTC for sm_90a and sm_80.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/cost/DeviceProfile.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/families/KernelFamily.h"
+#include "compiler/schedule/AttentionForm.h"
 #include "compiler/plan/PlanDesc.h"
 #include "runtime/Nvrtc.h"
 #include "test/common/RandomGraph.h"
@@ -158,6 +161,28 @@ TEST(Attention, RandomShapesAndMasks) {
     }
   }
   EXPECT_GT(streamed, 20);  // most shapes are the kernel's
+}
+
+// The price counts waves of blocks: one block more than the SM slots (two
+// an SM) takes a second round of key tiles; a causal mask prices only the
+// tiles the kernel computes.
+TEST(Attention, PriceCountsWavesAndSkippedTiles) {
+  DeviceProfile p = *measuredProfile("h200", {});
+  AttentionMatch m;
+  m.queries = kAttentionRows;
+  m.keys = 8 * kAttentionKeys;
+  m.headDim = 64;
+  m.batch = 2 * p.smCount;
+  double one = families::attentionSeconds(m, p) - p.launchSeconds;
+  m.batch += 1;
+  double two = families::attentionSeconds(m, p) - p.launchSeconds;
+  EXPECT_NEAR(two / one, 2.0, 1e-9);
+  m.batch = 64;  // enough blocks that the work, not the longest block, sets the time
+  m.queries = 8 * kAttentionRows;
+  m.keys = 8 * kAttentionRows;
+  double full = families::attentionSeconds(m, p);
+  m.causal = true;
+  EXPECT_LT(families::attentionSeconds(m, p), full);
 }
 
 TEST(Attention, KernelsCompileWithNvrtc) {
