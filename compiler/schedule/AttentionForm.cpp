@@ -67,8 +67,13 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
   auto output = dyn_cast<MatmulOp>(op);
   if (!output)
     return std::nullopt;
-  // P = e / sum(e), e = exp(x - max(x)), over the last axis.
-  auto div = output.getLhs().getDefiningOp<DivOp>();
+  // P = e / sum(e), e = exp(x - max(x)), over the last axis; computed in
+  // f32 and cast to the product's dtype where the model upcasts its softmax.
+  Value probs = output.getLhs();
+  auto probsCast = probs.getDefiningOp<CastOp>();
+  if (probsCast)
+    probs = probsCast.getInput();
+  auto div = probs.getDefiningOp<DivOp>();
   if (!div)
     return std::nullopt;
   auto sum = div.getRhs().getDefiningOp<SumOp>();
@@ -118,6 +123,8 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
   // where the group alone reads them; otherwise their result is an input.
   Value scores = m.scores.getResult();
   std::vector<Operation *> group{m.scores, max, sub, exp, sum, div, output};
+  if (probsCast)
+    group.push_back(probsCast);
   std::sort(chain.begin(), chain.end(),
             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   llvm::SmallPtrSet<Operation *, 16> onScores;

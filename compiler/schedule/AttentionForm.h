@@ -40,7 +40,8 @@ struct AttentionMatch {
   mlir::Value logits;
   /// Every compute op of the group, in program order: the two products, the
   /// ops from S to the logits and what they read that is index math (a
-  /// causal mask from iotas), and max, sub, exp, sum, div.
+  /// causal mask from iotas), and max, sub, exp, sum, div (and the cast of
+  /// the probabilities where the softmax is computed in f32).
   std::vector<mlir::Operation *> ops;
   int64_t queries = 0, keys = 0, headDim = 0, batch = 1;
   /// The logits are where(i >= j, y, -inf) over (query i, key j): keys past

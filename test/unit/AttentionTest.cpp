@@ -48,21 +48,28 @@ std::string sdpaGraph(int L, int S, int D, const char *dtype, bool causal) {
 /// The same from primitives, with a scale, an additive mask over keys and
 /// softmax written out: what the composite decomposes into, so that the
 /// interpreter computes the two modules op for op.
-std::string primitivesGraph(int L, int S, int D, const char *dtype) {
+std::string primitivesGraph(int L, int S, int D, const char *dtype, bool upcast = false) {
   std::string t = std::string("\"") + dtype + "\"";
+  // With `upcast`, the scores are cast to f32 for the softmax and the
+  // probabilities back to `dtype` for the product (as models that upcast
+  // their softmax are exported).
+  std::string st = upcast ? "\"f32\"" : t;
   return "{\"fusec\": 1, \"name\": \"prims\", \"inputs\": [" + qkvInputs(L, S, D, dtype) +
          ", {\"name\": \"mask\", \"dtype\": " + t + ", \"shape\": [2, 1, 1, " + std::to_string(S) +
          "]}], \"nodes\": ["
          "{\"name\": \"kt\", \"op\": \"transpose\", \"inputs\": [\"k\"], \"attrs\": {\"perm\": [0, 1, 3, 2]}},"
-         "{\"name\": \"s\", \"op\": \"matmul\", \"inputs\": [\"q\", \"kt\"]},"
-         "{\"name\": \"c\", \"op\": \"constant\", \"attrs\": {\"value\": 0.25, \"dtype\": " + t + "}},"
+         "{\"name\": \"s16\", \"op\": \"matmul\", \"inputs\": [\"q\", \"kt\"]},"
+         "{\"name\": \"s\", \"op\": \"cast\", \"inputs\": [\"s16\"], \"attrs\": {\"dtype\": " + st + "}},"
+         "{\"name\": \"c\", \"op\": \"constant\", \"attrs\": {\"value\": 0.25, \"dtype\": " + st + "}},"
+         "{\"name\": \"mc\", \"op\": \"cast\", \"inputs\": [\"mask\"], \"attrs\": {\"dtype\": " + st + "}},"
          "{\"name\": \"sc\", \"op\": \"mul\", \"inputs\": [\"s\", \"c\"]},"
-         "{\"name\": \"x\", \"op\": \"add\", \"inputs\": [\"sc\", \"mask\"]},"
+         "{\"name\": \"x\", \"op\": \"add\", \"inputs\": [\"sc\", \"mc\"]},"
          "{\"name\": \"m\", \"op\": \"max\", \"inputs\": [\"x\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
          "{\"name\": \"d\", \"op\": \"sub\", \"inputs\": [\"x\", \"m\"]},"
          "{\"name\": \"e\", \"op\": \"exp\", \"inputs\": [\"d\"]},"
          "{\"name\": \"l\", \"op\": \"sum\", \"inputs\": [\"e\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
-         "{\"name\": \"p\", \"op\": \"div\", \"inputs\": [\"e\", \"l\"]},"
+         "{\"name\": \"p32\", \"op\": \"div\", \"inputs\": [\"e\", \"l\"]},"
+         "{\"name\": \"p\", \"op\": \"cast\", \"inputs\": [\"p32\"], \"attrs\": {\"dtype\": " + t + "}},"
          "{\"name\": \"o\", \"op\": \"matmul\", \"inputs\": [\"p\", \"v\"]}],"
          "\"outputs\": [\"o\"]}";
 }
@@ -77,12 +84,17 @@ const PlanKernel *attentionKernel(const PlanDesc &plan) {
 }
 
 TEST(Attention, CompositeAndPrimitivesBecomeOneKernel) {
-  {
+  for (bool upcast : {false, true}) {
     mlir::MLIRContext ctx;
-    auto plan = planFor(ctx, primitivesGraph(77, 100, 64, "bf16"), "prims.json", true, "sm_90a");
+    auto plan =
+        planFor(ctx, primitivesGraph(77, 100, 64, "bf16", upcast), "prims.json", true, "sm_90a");
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-    ASSERT_EQ(plan->steps.size(), 1u);
+    ASSERT_EQ(plan->steps.size(), 1u) << "upcast " << upcast;
     ASSERT_NE(attentionKernel(*plan), nullptr);
+    if (llvm::Error err = loadNvrtc())
+      llvm::consumeError(std::move(err));
+    else
+      expectKernelsCompile(upcast ? "upcast softmax" : "primitives", *plan);
   }
   for (bool causal : {false, true}) {
     mlir::MLIRContext ctx;
@@ -102,10 +114,12 @@ TEST(Attention, CompositeAndPrimitivesBecomeOneKernel) {
 // The fused module's attention group holds the primitives of the unfused
 // one, which the interpreter evaluates op for op.
 TEST(Attention, KeepsItsValuesInTheInterpreter) {
-  for (const char *dtype : {"bf16", "f16"}) {
+  for (const char *dtype : {"bf16", "f16", "upcast"}) {
     mlir::MLIRContext ctx;
     mlir::OwningOpRef<mlir::ModuleOp> fused;
-    expectSameResults(primitivesGraph(70, 65, 32, dtype), 11, true, &fused, &ctx);
+    bool upcast = std::string(dtype) == "upcast";
+    expectSameResults(primitivesGraph(70, 65, 32, upcast ? "bf16" : dtype, upcast), 11, true,
+                      &fused, &ctx);
     ASSERT_TRUE(fused);
     int attention = 0;
     fused->walk([&](FusionOp f) { attention += f.getKind() == "attention"; });
