@@ -255,7 +255,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   spec.grid = static_cast<unsigned>((L + kRows - 1) / kRows);
   spec.gridY = static_cast<unsigned>(B);
   spec.block = kThreads;
-  spec.sharedBytes = static_cast<unsigned>((kRows * ld + 2 * kTile + 2 * kKeys * ld) * 2);
+  spec.sharedBytes = static_cast<unsigned>(attentionSharedBytes(D, k->keysContiguous));
   if (spec.sharedBytes > profile.smemPerBlock)
     return fail("the attention kernel's tiles of head dim " + str(D) + " need " +
                 str(spec.sharedBytes) + " bytes of shared memory, more than a block has");

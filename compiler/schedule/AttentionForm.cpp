@@ -206,7 +206,14 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
     return decline("reads queries and values with the head dim contiguous");
   if (!alignedFor16ByteCopies(lq) || !alignedFor16ByteCopies(lk) || !alignedFor16ByteCopies(lv))
     return decline("reads rows in 16-byte copies (rows, strides and offsets of 8 elements)");
+  m.keysContiguous = lk.rowMajor;
   return m;
+}
+
+int64_t attentionSharedBytes(int64_t headDim, bool keysContiguous) {
+  const int64_t ld = headDim + 8, keyTile = keysContiguous ? headDim * (kAttentionKeys + 8)
+                                                           : kAttentionKeys * ld;
+  return (kAttentionRows * ld + 2 * keyTile + 2 * kAttentionKeys * ld) * 2;
 }
 
 double AttentionMatch::computedShare() const {

@@ -47,6 +47,9 @@ struct AttentionMatch {
   /// The logits are where(i >= j, y, -inf) over (query i, key j): keys past
   /// a query's own position never count, and their tiles can be skipped.
   bool causal = false;
+  /// K is read with the keys contiguous (K^T row-major: a copy outlining
+  /// makes, or a transposed input), else with the head dim contiguous.
+  bool keysContiguous = false;
   /// The share of the products the kernel computes: 1, or under a causal
   /// mask the key tiles up to each block's last query.
   double computedShare() const;
@@ -56,6 +59,10 @@ struct AttentionMatch {
 /// kernel takes it; otherwise nullopt, with the reason in `why` when `op` is
 /// such a product the kernel declines (empty when it is no such product).
 std::optional<AttentionMatch> matchAttention(mlir::Operation *op, std::string &why);
+
+/// The attention kernel's shared memory: a tile of queries, two of keys and
+/// two of values, rows padded by 16 bytes.
+int64_t attentionSharedBytes(int64_t headDim, bool keysContiguous);
 
 /// Whether `ops` (program order) are exactly one streamed softmax's group.
 bool isAttentionGroup(llvm::ArrayRef<mlir::Operation *> ops);

@@ -409,13 +409,15 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
   for (Operation *op : ops)
     if (isa<MatmulOp>(op))
       matmuls.push_back(op);
-  // A streamed softmax between two products is a group of its own.
+  // A streamed softmax between two products is a group of its own: with
+  // all its ops, it takes no other. (A group with only some of them, where
+  // the planner did not stream it, is classified as any other.)
   for (Operation *mm : matmuls) {
     std::string declined;
     std::optional<AttentionMatch> m = matchAttention(mm, declined);
-    if (!m)
+    if (!m || !llvm::all_of(m->ops, [&](Operation *op) { return llvm::is_contained(ops, op); }))
       continue;
-    if (matmuls.size() != 2 || !isAttentionGroup(ops)) {
+    if (!isAttentionGroup(ops)) {
       why = opLabel(mm) + " streams a softmax of " + opLabel(m->scores) +
             ": an attention kernel of its own, which takes no other ops";
       return false;

@@ -11,6 +11,7 @@
 #include "compiler/schedule/AttentionForm.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/transforms/FusionOutlining.h"
+#include "compiler/transforms/PassProfile.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -30,6 +31,9 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    std::optional<DeviceProfile> profile = passProfile(func, device, copyBytesPerSec, smCount);
+    if (!profile)
+      return signalPassFailure();
     std::vector<Operation *> ops = computeOps(func);
     llvm::DenseMap<Operation *, int64_t> position, group;
     for (size_t i = 0; i < ops.size(); ++i)
@@ -39,6 +43,13 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
     for (Operation *op : ops) {
       std::string why;
       std::optional<AttentionMatch> m = matchAttention(op, why);
+      if (m && attentionSharedBytes(m->headDim, m->keysContiguous) > profile->smemPerBlock) {
+        why = "the attention kernel's tiles of head dim " + std::to_string(m->headDim) +
+              " need " + std::to_string(attentionSharedBytes(m->headDim, m->keysContiguous)) +
+              " bytes of shared memory; a block of the " + profile->name + " has " +
+              std::to_string(profile->smemPerBlock);
+        m.reset();
+      }
       if (!m) {
         if (!why.empty()) {
           auto mm = cast<MatmulOp>(op);

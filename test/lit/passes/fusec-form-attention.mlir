@@ -4,6 +4,7 @@
 // kernel declines is recorded with its reason; other functions are left as
 // they are.
 // RUN: fusec-opt %s -split-input-file -fusec-form-attention | FileCheck %s
+// RUN: fusec-opt %s -split-input-file -fusec-form-attention=device=l40s | FileCheck %s --check-prefix=L40S
 
 // CHECK-LABEL: func.func @scaled_masked(
 // CHECK:         fusec.gelu {{.*}}{fusec.group = 0 : i64}
@@ -64,4 +65,25 @@ func.func @probs_kept(%q: tensor<128x64xbf16>, %kt: tensor<64x128xbf16>, %v: ten
   %p = fusec.div %e, %l : (tensor<128x128xbf16>, tensor<128x1xbf16>) -> tensor<128x128xbf16>
   %o = fusec.matmul %p, %v : (tensor<128x128xbf16>, tensor<128x64xbf16>) -> tensor<128x64xbf16>
   return %o, %p : tensor<128x64xbf16>, tensor<128x128xbf16>
+}
+
+// -----
+
+// Head dim 128 takes 104 KB of shared memory: on an L40S (99 KB a block)
+// the kernel declines and the products run as before.
+// L40S-LABEL: func.func @head_dim_128(
+// L40S-SAME:    reason = "the attention kernel's tiles of head dim 128 need 104448 bytes of shared memory; a block of the l40s has 101376"
+// L40S-NOT:     fusec.group
+// CHECK-LABEL: func.func @head_dim_128(
+// CHECK:         fusec.matmul {{.*}}{fusec.group = 0 : i64}
+func.func @head_dim_128(%q: tensor<128x128xbf16>, %k: tensor<128x128xbf16>, %v: tensor<128x128xbf16>) -> tensor<128x128xbf16> {
+  %kt = fusec.transpose %k {perm = array<i64: 1, 0>} : (tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  %s = fusec.matmul %q, %kt : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  %m = fusec.max %s {axes = array<i64: 1>, keepdims = true} : (tensor<128x128xbf16>) -> tensor<128x1xbf16>
+  %d = fusec.sub %s, %m : (tensor<128x128xbf16>, tensor<128x1xbf16>) -> tensor<128x128xbf16>
+  %e = fusec.exp %d : (tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  %l = fusec.sum %e {axes = array<i64: 1>, keepdims = true} : (tensor<128x128xbf16>) -> tensor<128x1xbf16>
+  %p = fusec.div %e, %l : (tensor<128x128xbf16>, tensor<128x1xbf16>) -> tensor<128x128xbf16>
+  %o = fusec.matmul %p, %v : (tensor<128x128xbf16>, tensor<128x128xbf16>) -> tensor<128x128xbf16>
+  return %o : tensor<128x128xbf16>
 }
