@@ -3,6 +3,7 @@
 
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/interp/Interpreter.h"
+#include "frontends/onnx/OnnxReader.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/DeviceMeasurements.h"
 #include "runtime/TuningCache.h"
@@ -70,7 +71,7 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
 Status Program::compileFile(const std::string &path, const Options &options,
                             std::unique_ptr<Program> &out) {
   auto ctx = std::make_unique<mlir::MLIRContext>();
-  auto module = importGraphFile(path, *ctx);
+  auto module = importModelFile(path, *ctx);
   return compileWith(std::move(module), std::move(ctx), options, out);
 }
 

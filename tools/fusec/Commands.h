@@ -10,6 +10,7 @@ void addCompileCommand(CLI::App &app, int &exitCode);
 void addEvalCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
 void addBenchCommand(CLI::App &app, int &exitCode);
+void addImportCommand(CLI::App &app, int &exitCode);
 void addExplainCommand(CLI::App &app, int &exitCode);
 
 } // namespace fusec::cli

@@ -3,6 +3,7 @@
 
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/support/AtomicFile.h"
+#include "frontends/onnx/OnnxReader.h"
 #include "frontends/json/GraphReader.h"
 #include "compiler/transforms/Passes.h"
 #include "runtime/CudaDriver.h"
@@ -33,7 +34,7 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
                                                             mlir::MLIRContext &ctx) {
-  return importGraphFile(path, ctx);
+  return importModelFile(path, ctx);
 }
 
 llvm::Error decompose(mlir::ModuleOp module) {

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
   fusec::cli::addRunCommand(app, exitCode);
   fusec::cli::addExplainCommand(app, exitCode);
   fusec::cli::addBenchCommand(app, exitCode);
+  fusec::cli::addImportCommand(app, exitCode);
   // A misspelt command would otherwise read as "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;

@@ -1,0 +1,31 @@
+//===- OnnxReader.h - ONNX models -> fusec's graph format -----------------===//
+//
+// An ONNX model (ModelProto, as torch.onnx.export writes it) becomes a graph
+// in fusec's JSON format (docs/graph-format.md), which the JSON reader then
+// checks and imports: one set of shape and dtype rules, one set of error
+// messages. Graph inputs keep their ONNX names. Initializers of one element
+// become constants; larger ones (weights) are graph inputs of their own name
+// until graphs have parameters. An operator, attribute or input form not
+// covered is an error naming the node, the op type and the opset.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace fusec {
+
+/// The model in `bytes` (the contents of `fileName`) as a graph in fusec's
+/// JSON format: what `fusec import` writes.
+llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName);
+
+/// Reads a graph file of either format: ONNX where the name ends in .onnx,
+/// else fusec's JSON.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,
+                                                                  mlir::MLIRContext &ctx);
+
+} // namespace fusec
