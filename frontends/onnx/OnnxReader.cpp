@@ -10,6 +10,7 @@
 #include <onnx.pb.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -37,10 +38,13 @@ std::optional<std::string> dtypeName(int onnxType) {
   }
 }
 
+/// The tensor's element count; -1 for negative or overflowing dims (a
+/// damaged or hostile file), which no conversion reads as a value.
 int64_t elementCount(const onnx::TensorProto &t) {
   int64_t n = 1;
   for (int64_t d : t.dims())
-    n *= d;
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return -1;
   return n;
 }
 
@@ -95,7 +99,7 @@ std::optional<std::vector<int64_t>> intsOf(const onnx::TensorProto &t) {
   if (t.data_type() != onnx::TensorProto::INT64 && t.data_type() != onnx::TensorProto::INT32)
     return std::nullopt;
   int64_t n = elementCount(t);
-  if (n > 64)
+  if (n < 0 || n > 64)
     return std::nullopt;
   std::vector<int64_t> out;
   for (int64_t i = 0; i < n; ++i) {
