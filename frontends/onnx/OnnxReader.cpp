@@ -291,8 +291,8 @@ private:
     std::vector<std::string> in(n.input().begin(), n.input().end());
     static const std::map<std::string, size_t> arity = {
         {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Reshape", 2}, {"Max", 2}, {"Min", 2}};
-    size_t needed = arity.count(op) ? arity.at(op) : 1;
-    if (in.size() < needed || in[0].empty())
+    size_t needed = op == "Constant" ? 0 : arity.count(op) ? arity.at(op) : 1;
+    if (in.size() < needed || (needed > 0 && in[0].empty()))
       failNode(n, "needs " + std::to_string(needed) + " input(s)");
     static const std::map<std::string, std::string> unary = {
         {"Neg", "neg"},   {"Abs", "abs"},   {"Relu", "relu"},         {"Exp", "exp"},
