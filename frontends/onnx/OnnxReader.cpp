@@ -290,7 +290,8 @@ private:
     const std::string out = n.output(0), &op = n.op_type();
     std::vector<std::string> in(n.input().begin(), n.input().end());
     static const std::map<std::string, size_t> arity = {
-        {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Reshape", 2}, {"Max", 2}, {"Min", 2}};
+        {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Reshape", 2}, {"Max", 2}, {"Min", 2},
+        {"Slice", 3}};
     size_t needed = op == "Constant" ? 0 : arity.count(op) ? arity.at(op) : 1;
     if (in.size() < needed || (needed > 0 && in[0].empty()))
       failNode(n, "needs " + std::to_string(needed) + " input(s)");
@@ -409,6 +410,23 @@ private:
                                       in.size() > 2 ? in[2] : ""};
       return emit(out, "layer_norm", ins,
                   {{"axis", intAttr(n, "axis", -1)}, {"eps", floatAttr(n, "epsilon", 1e-5)}});
+    }
+    if (op == "Gelu") {
+      allowAttrs(n, {"approximate"});
+      const onnx::AttributeProto *a = attr(n, "approximate");
+      std::string approximate = a ? a->s() : "none";
+      if (approximate != "none" && approximate != "tanh")
+        failNode(n, "approximate '" + approximate + "' is neither none nor tanh");
+      return emit(out, "gelu", {in[0]}, {{"approximate", approximate}});
+    }
+    if (op == "Slice") {
+      allowAttrs(n, {});
+      Json attrs = {{"starts", constInput(n, 1, "starts")}, {"ends", constInput(n, 2, "ends")}};
+      if (in.size() > 3 && !in[3].empty())
+        attrs["axes"] = constInput(n, 3, "axes");
+      if (in.size() > 4 && !in[4].empty())
+        attrs["steps"] = constInput(n, 4, "steps");
+      return emit(out, "slice", {in[0]}, attrs);
     }
     if (op == "Concat") {
       allowAttrs(n, {"axis"});
