@@ -200,6 +200,7 @@ private:
       shape.push_back(d.dim_value());
     }
     graph["inputs"].push_back({{"name", v.name()}, {"dtype", *dt}, {"shape", shape}});
+    shapes[v.name()] = shape.get<std::vector<int64_t>>();
   }
 
   void addInitializer(const onnx::TensorProto &t) {
@@ -215,6 +216,7 @@ private:
     Json shape = Json::array();
     for (int64_t d : t.dims())
       shape.push_back(d);
+    shapes[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
     if (elementCount(t) == 1) {
       std::optional<double> v = elementAt(t, 0);
       if (!v)
@@ -277,6 +279,173 @@ private:
     if (!attrs.empty())
       node["attrs"] = attrs;
     graph["nodes"].push_back(node);
+    if (std::optional<std::vector<int64_t>> s = inferShape(op, node["inputs"], attrs))
+      shapes[name] = *s;
+  }
+
+  /// The shape of a value the conversion produced or read, if it tracks it:
+  /// what Unsqueeze, Squeeze and Flatten need to become reshapes.
+  std::optional<std::vector<int64_t>> shapeOf(const std::string &name) const {
+    auto it = shapes.find(resolve(name));
+    if (it == shapes.end())
+      return std::nullopt;
+    return it->second;
+  }
+  std::vector<int64_t> knownShape(const onnx::NodeProto &n, const std::string &name) {
+    std::optional<std::vector<int64_t>> s = shapeOf(name);
+    if (!s)
+      failNode(n, "the shape of '" + name + "' is not known at import (an op whose shape the "
+                  "importer does not track computes it)");
+    return *s;
+  }
+
+  static std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t> &a,
+                                                       const std::vector<int64_t> &b) {
+    std::vector<int64_t> r(std::max(a.size(), b.size()), 1);
+    for (size_t i = 0; i < r.size(); ++i) {
+      int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
+      if (x != y && x != 1 && y != 1)
+        return std::nullopt;
+      r[r.size() - 1 - i] = x == 1 ? y : x;
+    }
+    return r;
+  }
+
+  /// The result shape of a fusec op the conversion emitted, by its rules
+  /// (docs/graph-format.md); nullopt where an operand's is not known or the
+  /// op is not one of these (the JSON reader checks every shape anyway).
+  std::optional<std::vector<int64_t>> inferShape(const std::string &op, const Json &inputs,
+                                                 const Json &attrs) const {
+    std::vector<std::vector<int64_t>> in;
+    for (const Json &i : inputs) {
+      if (i.get<std::string>().empty())
+        continue;  // an optional operand left out
+      std::optional<std::vector<int64_t>> s = shapeOf(i.get<std::string>());
+      if (!s)
+        return std::nullopt;
+      in.push_back(*s);
+    }
+    static const std::set<std::string> same = {
+        "neg", "abs", "relu", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "sin",
+        "cos", "erf", "cast", "gelu", "softmax", "log_softmax", "layer_norm"};
+    static const std::set<std::string> broadcasting = {
+        "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "lt", "le", "gt", "ge",
+        "where"};
+    if (op == "constant")
+      return attrs.contains("shape") ? std::optional(attrs["shape"].get<std::vector<int64_t>>())
+                                     : std::vector<int64_t>{};
+    if (in.empty())
+      return std::nullopt;
+    if (same.count(op))
+      return in[0];
+    if (broadcasting.count(op)) {
+      std::optional<std::vector<int64_t>> r = in[0];
+      for (size_t i = 1; r && i < in.size(); ++i)
+        r = broadcast(*r, in[i]);
+      return r;
+    }
+    if (op == "matmul") {
+      const auto &a = in[0], &b = in[1];
+      if (a.size() < 2 || b.size() < 2)
+        return std::nullopt;
+      std::optional<std::vector<int64_t>> r = broadcast(
+          std::vector<int64_t>(a.begin(), a.end() - 2), std::vector<int64_t>(b.begin(), b.end() - 2));
+      if (!r)
+        return std::nullopt;
+      r->push_back(a[a.size() - 2]);
+      r->push_back(b.back());
+      return r;
+    }
+    if (op == "transpose") {
+      std::vector<int64_t> r;
+      if (!attrs.contains("perm")) {
+        r.assign(in[0].rbegin(), in[0].rend());
+        return r;
+      }
+      for (int64_t p : attrs["perm"].get<std::vector<int64_t>>()) {
+        if (p < 0 || p >= static_cast<int64_t>(in[0].size()))
+          return std::nullopt;
+        r.push_back(in[0][p]);
+      }
+      return r;
+    }
+    if (op == "reshape") {
+      std::vector<int64_t> r = attrs["shape"].get<std::vector<int64_t>>();
+      int64_t total = 1, known = 1, unknown = -1;
+      for (int64_t d : in[0])
+        total *= d;
+      for (size_t i = 0; i < r.size(); ++i)
+        if (r[i] == -1)
+          unknown = static_cast<int64_t>(i);
+        else
+          known *= r[i];
+      if (unknown >= 0)
+        r[unknown] = known ? total / known : 0;
+      return r;
+    }
+    if (op == "mean" || op == "sum" || op == "max" || op == "min") {
+      int64_t rank = static_cast<int64_t>(in[0].size());
+      std::set<int64_t> axes;
+      if (attrs.contains("axes"))
+        for (int64_t a : attrs["axes"].get<std::vector<int64_t>>())
+          axes.insert(a < 0 ? a + rank : a);
+      else
+        for (int64_t a = 0; a < rank; ++a)
+          axes.insert(a);
+      bool keep = attrs.value("keepdims", false);
+      std::vector<int64_t> r;
+      for (int64_t a = 0; a < rank; ++a)
+        if (!axes.count(a))
+          r.push_back(in[0][a]);
+        else if (keep)
+          r.push_back(1);
+      return r;
+    }
+    if (op == "concat") {
+      std::vector<int64_t> r = in[0];
+      int64_t axis = attrs.value("axis", int64_t(0));
+      if (axis < 0)
+        axis += static_cast<int64_t>(r.size());
+      if (axis < 0 || axis >= static_cast<int64_t>(r.size()))
+        return std::nullopt;
+      for (size_t i = 1; i < in.size(); ++i) {
+        if (in[i].size() != r.size())
+          return std::nullopt;
+        r[axis] += in[i][axis];
+      }
+      return r;
+    }
+    if (op == "slice") {
+      std::vector<int64_t> r = in[0];
+      auto starts = attrs["starts"].get<std::vector<int64_t>>();
+      auto ends = attrs["ends"].get<std::vector<int64_t>>();
+      std::vector<int64_t> axes, steps(starts.size(), 1);
+      if (attrs.contains("axes"))
+        axes = attrs["axes"].get<std::vector<int64_t>>();
+      else
+        for (size_t i = 0; i < starts.size(); ++i)
+          axes.push_back(static_cast<int64_t>(i));
+      if (attrs.contains("steps"))
+        steps = attrs["steps"].get<std::vector<int64_t>>();
+      if (axes.size() != starts.size() || ends.size() != starts.size() ||
+          steps.size() != starts.size())
+        return std::nullopt;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(r.size()) : axes[i];
+        if (a < 0 || a >= static_cast<int64_t>(r.size()) || steps[i] <= 0)
+          return std::nullopt;
+        int64_t dim = r[a];
+        auto clampIndex = [&](int64_t v) {
+          if (v < 0)
+            v = v < -dim ? 0 : v + dim;
+          return std::min(v, dim);
+        };
+        int64_t s = clampIndex(starts[i]), e = clampIndex(ends[i]);
+        r[a] = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
+      }
+      return r;
+    }
+    return std::nullopt;
   }
   std::string fresh(const std::string &base, const char *suffix) {
     return base + "." + suffix;
@@ -428,6 +597,52 @@ private:
         attrs["steps"] = constInput(n, 4, "steps");
       return emit(out, "slice", {in[0]}, attrs);
     }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      allowAttrs(n, {"axes"});
+      std::vector<int64_t> shape = knownShape(n, in[0]);
+      std::optional<std::vector<int64_t>> axes = intsAttr(n, "axes");
+      if (!axes && in.size() > 1 && !in[1].empty())
+        axes = constInput(n, 1, "axes");
+      const bool unsqueeze = op == "Unsqueeze";
+      if (unsqueeze && !axes)
+        failNode(n, "needs its axes");
+      int64_t rank = static_cast<int64_t>(shape.size()) +
+                     (unsqueeze ? static_cast<int64_t>(axes->size()) : 0);
+      std::set<int64_t> at;
+      for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
+        int64_t norm = a < 0 ? a + rank : a;
+        if (norm < 0 || norm >= rank || !at.insert(norm).second)
+          failNode(n, "axis " + std::to_string(a) + " is out of range or repeated");
+      }
+      std::vector<int64_t> target;
+      if (unsqueeze) {
+        for (int64_t d = 0, src = 0; d < rank; ++d)
+          target.push_back(at.count(d) ? 1 : shape[src++]);
+      } else {
+        for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+          bool drop = axes ? at.count(d) > 0 : shape[d] == 1;
+          if (drop && shape[d] != 1)
+            failNode(n, "squeezes dim " + std::to_string(d) + " of size " +
+                            std::to_string(shape[d]));
+          if (!drop)
+            target.push_back(shape[d]);
+        }
+      }
+      return emit(out, "reshape", {in[0]}, {{"shape", target}});
+    }
+    if (op == "Flatten") {
+      allowAttrs(n, {"axis"});
+      std::vector<int64_t> shape = knownShape(n, in[0]);
+      int64_t rank = static_cast<int64_t>(shape.size()), axis = intAttr(n, "axis", 1);
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis > rank)
+        failNode(n, "axis " + std::to_string(intAttr(n, "axis", 1)) + " is out of range");
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < rank; ++d)
+        (d < axis ? outer : inner) *= shape[d];
+      return emit(out, "reshape", {in[0]}, {{"shape", {outer, inner}}});
+    }
     if (op == "Concat") {
       allowAttrs(n, {"axis"});
       if (!attr(n, "axis"))
@@ -463,6 +678,7 @@ private:
   std::map<std::string, std::string> alias;
   std::map<std::string, std::vector<int64_t>> constInts;
   std::set<std::string> weights, read;  ///< weight inputs; names an op reads
+  std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
 };
 
 } // namespace
