@@ -9,14 +9,8 @@ namespace fusec::test {
 
 std::string randomAttentionGraph(uint64_t seed) {
   using Json = nlohmann::json;
-  uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
-  auto next = [&] {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  auto pick = [&](int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); };
+  Rng rng{seed * 2862933555777941757ull + 3037000493ull};
+  auto pick = [&](int n) { return rng.pick(n); };
   const int64_t b = 1 + pick(2), h = std::vector<int64_t>{1, 3, 4}[pick(3)];
   const int64_t l = std::vector<int64_t>{64, 77, 130, 200, 257}[pick(5)];
   const int64_t keys = std::vector<int64_t>{1, 8, 77, 128, 200, 333}[pick(6)];

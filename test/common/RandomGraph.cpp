@@ -11,19 +11,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-/// splitmix64: the same graphs on every platform.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  int pick(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
-  template <typename T> const T &of(const std::vector<T> &v) { return v[pick(v.size())]; }
-};
-
 struct Value {
   std::string name;
   std::vector<int64_t> shape;

@@ -10,14 +10,8 @@ namespace fusec::test {
 
 std::string randomMatmulGraph(uint64_t seed, bool libraryEpilogue) {
   using Json = nlohmann::json;
-  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
-  auto next = [&] {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  auto pick = [&](int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); };
+  Rng rng{seed * 6364136223846793005ull + 1442695040888963407ull};
+  auto pick = [&](int n) { return rng.pick(n); };
   const std::vector<int64_t> sizes = {1, 3, 8, 16, 33, 64, 100, 128, 257, 520};
   int64_t m = sizes[pick(sizes.size())], n = sizes[pick(sizes.size())];
   int64_t k = std::vector<int64_t>{8, 16, 24, 64, 136, 512, 7, 33}[pick(8)];
