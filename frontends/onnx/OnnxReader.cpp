@@ -3,6 +3,7 @@
 
 #include "compiler/support/Float16.h"
 #include "frontends/json/GraphReader.h"
+#include "frontends/onnx/OpShape.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -80,10 +81,16 @@ std::optional<double> elementAt(const onnx::TensorProto &t, int64_t i) {
   }
   case onnx::TensorProto::INT32:
   case onnx::TensorProto::BOOL:
-    if (!raw.empty())
-      return t.data_type() == onnx::TensorProto::BOOL
-                 ? std::optional<double>(rawAt(uint8_t(0)).value_or(0))
-                 : (rawAt(int32_t(0)) ? std::optional<double>(*rawAt(int32_t(0))) : std::nullopt);
+    if (!raw.empty()) {
+      std::optional<double> v;
+      if (t.data_type() == onnx::TensorProto::BOOL) {
+        if (auto b = rawAt(uint8_t(0)))
+          v = *b;
+      } else if (auto x = rawAt(int32_t(0))) {
+        v = *x;
+      }
+      return v;
+    }
     return i < t.int32_data_size() ? std::optional<double>(t.int32_data(i)) : std::nullopt;
   case onnx::TensorProto::INT64:
     if (!raw.empty())
@@ -299,24 +306,11 @@ private:
     return *s;
   }
 
-  static std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t> &a,
-                                                       const std::vector<int64_t> &b) {
-    std::vector<int64_t> r(std::max(a.size(), b.size()), 1);
-    for (size_t i = 0; i < r.size(); ++i) {
-      int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
-      if (x != y && x != 1 && y != 1)
-        return std::nullopt;
-      r[r.size() - 1 - i] = x == 1 ? y : x;
-    }
-    return r;
-  }
-
-  /// The result shape of a fusec op the conversion emitted, by its rules
-  /// (docs/graph-format.md); nullopt where an operand's is not known or the
-  /// op is not one of these (the JSON reader checks every shape anyway).
+  /// The result shape of a fusec op the conversion emitted, where its
+  /// operands' shapes are known.
   std::optional<std::vector<int64_t>> inferShape(const std::string &op, const Json &inputs,
                                                  const Json &attrs) const {
-    std::vector<std::vector<int64_t>> in;
+    std::vector<shape::Shape> in;
     for (const Json &i : inputs) {
       if (i.get<std::string>().empty())
         continue;  // an optional operand left out
@@ -325,127 +319,7 @@ private:
         return std::nullopt;
       in.push_back(*s);
     }
-    static const std::set<std::string> same = {
-        "neg", "abs", "relu", "exp", "log", "sqrt", "reciprocal", "tanh", "sigmoid", "sin",
-        "cos", "erf", "cast", "gelu", "softmax", "log_softmax", "layer_norm"};
-    static const std::set<std::string> broadcasting = {
-        "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "lt", "le", "gt", "ge",
-        "where"};
-    if (op == "constant")
-      return attrs.contains("shape") ? std::optional(attrs["shape"].get<std::vector<int64_t>>())
-                                     : std::vector<int64_t>{};
-    if (in.empty())
-      return std::nullopt;
-    if (same.count(op))
-      return in[0];
-    if (broadcasting.count(op)) {
-      std::optional<std::vector<int64_t>> r = in[0];
-      for (size_t i = 1; r && i < in.size(); ++i)
-        r = broadcast(*r, in[i]);
-      return r;
-    }
-    if (op == "matmul") {
-      const auto &a = in[0], &b = in[1];
-      if (a.size() < 2 || b.size() < 2)
-        return std::nullopt;
-      std::optional<std::vector<int64_t>> r = broadcast(
-          std::vector<int64_t>(a.begin(), a.end() - 2), std::vector<int64_t>(b.begin(), b.end() - 2));
-      if (!r)
-        return std::nullopt;
-      r->push_back(a[a.size() - 2]);
-      r->push_back(b.back());
-      return r;
-    }
-    if (op == "transpose") {
-      std::vector<int64_t> r;
-      if (!attrs.contains("perm")) {
-        r.assign(in[0].rbegin(), in[0].rend());
-        return r;
-      }
-      for (int64_t p : attrs["perm"].get<std::vector<int64_t>>()) {
-        if (p < 0 || p >= static_cast<int64_t>(in[0].size()))
-          return std::nullopt;
-        r.push_back(in[0][p]);
-      }
-      return r;
-    }
-    if (op == "reshape") {
-      std::vector<int64_t> r = attrs["shape"].get<std::vector<int64_t>>();
-      int64_t total = 1, known = 1, unknown = -1;
-      for (int64_t d : in[0])
-        total *= d;
-      for (size_t i = 0; i < r.size(); ++i)
-        if (r[i] == -1)
-          unknown = static_cast<int64_t>(i);
-        else
-          known *= r[i];
-      if (unknown >= 0)
-        r[unknown] = known ? total / known : 0;
-      return r;
-    }
-    if (op == "mean" || op == "sum" || op == "max" || op == "min") {
-      int64_t rank = static_cast<int64_t>(in[0].size());
-      std::set<int64_t> axes;
-      if (attrs.contains("axes"))
-        for (int64_t a : attrs["axes"].get<std::vector<int64_t>>())
-          axes.insert(a < 0 ? a + rank : a);
-      else
-        for (int64_t a = 0; a < rank; ++a)
-          axes.insert(a);
-      bool keep = attrs.value("keepdims", false);
-      std::vector<int64_t> r;
-      for (int64_t a = 0; a < rank; ++a)
-        if (!axes.count(a))
-          r.push_back(in[0][a]);
-        else if (keep)
-          r.push_back(1);
-      return r;
-    }
-    if (op == "concat") {
-      std::vector<int64_t> r = in[0];
-      int64_t axis = attrs.value("axis", int64_t(0));
-      if (axis < 0)
-        axis += static_cast<int64_t>(r.size());
-      if (axis < 0 || axis >= static_cast<int64_t>(r.size()))
-        return std::nullopt;
-      for (size_t i = 1; i < in.size(); ++i) {
-        if (in[i].size() != r.size())
-          return std::nullopt;
-        r[axis] += in[i][axis];
-      }
-      return r;
-    }
-    if (op == "slice") {
-      std::vector<int64_t> r = in[0];
-      auto starts = attrs["starts"].get<std::vector<int64_t>>();
-      auto ends = attrs["ends"].get<std::vector<int64_t>>();
-      std::vector<int64_t> axes, steps(starts.size(), 1);
-      if (attrs.contains("axes"))
-        axes = attrs["axes"].get<std::vector<int64_t>>();
-      else
-        for (size_t i = 0; i < starts.size(); ++i)
-          axes.push_back(static_cast<int64_t>(i));
-      if (attrs.contains("steps"))
-        steps = attrs["steps"].get<std::vector<int64_t>>();
-      if (axes.size() != starts.size() || ends.size() != starts.size() ||
-          steps.size() != starts.size())
-        return std::nullopt;
-      for (size_t i = 0; i < axes.size(); ++i) {
-        int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(r.size()) : axes[i];
-        if (a < 0 || a >= static_cast<int64_t>(r.size()) || steps[i] <= 0)
-          return std::nullopt;
-        int64_t dim = r[a];
-        auto clampIndex = [&](int64_t v) {
-          if (v < 0)
-            v = v < -dim ? 0 : v + dim;
-          return std::min(v, dim);
-        };
-        int64_t s = clampIndex(starts[i]), e = clampIndex(ends[i]);
-        r[a] = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
-      }
-      return r;
-    }
-    return std::nullopt;
+    return opShape(op, in, attrs);
   }
   std::string fresh(const std::string &base, const char *suffix) {
     return base + "." + suffix;
@@ -701,15 +575,19 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
   }
 }
 
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,
-                                                                  mlir::MLIRContext &ctx) {
-  if (!path.ends_with(".onnx"))
-    return importGraphFile(path, ctx);
+llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
                                    path.str().c_str(), buffer.getError().message().c_str());
-  llvm::Expected<std::string> json = onnxToGraphJson((*buffer)->getBuffer(), path);
+  return onnxToGraphJson((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,
+                                                                  mlir::MLIRContext &ctx) {
+  if (!path.ends_with(".onnx"))
+    return importGraphFile(path, ctx);
+  llvm::Expected<std::string> json = onnxFileToGraphJson(path);
   if (!json)
     return json.takeError();
   return importGraphText(*json, path, ctx);

@@ -23,6 +23,9 @@ namespace fusec {
 /// JSON format: what `fusec import` writes.
 llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName);
 
+/// The same for the model file at `path`.
+llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path);
+
 /// Reads a graph file of either format: ONNX where the name ends in .onnx,
 /// else fusec's JSON.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,

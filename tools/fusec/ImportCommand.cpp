@@ -6,7 +6,6 @@
 #include "frontends/json/GraphReader.h"
 #include "frontends/onnx/OnnxReader.h"
 
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace fusec::cli {
@@ -17,12 +16,7 @@ struct ImportOptions {
 };
 
 int runImport(const ImportOptions &opts) {
-  auto buffer = llvm::MemoryBuffer::getFile(opts.model, /*IsText=*/false);
-  if (!buffer)
-    return reportError(llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
-                                               opts.model.c_str(),
-                                               buffer.getError().message().c_str()));
-  llvm::Expected<std::string> json = onnxToGraphJson((*buffer)->getBuffer(), opts.model);
+  llvm::Expected<std::string> json = onnxFileToGraphJson(opts.model);
   if (!json)
     return reportError(json.takeError());
   // The graph must import as it will be used: nothing is written otherwise.
