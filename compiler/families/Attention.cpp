@@ -67,13 +67,7 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
   // first. A tile costs both products on tensor cores and, per score, the
   // elementwise ops, the max, the exponential, the sum and the rescaling on
   // the CUDA cores. The time is the most tiles any SM slot runs.
-  int64_t queryTiles = (m.queries + kAttentionRows - 1) / kAttentionRows;
-  int64_t keyTiles = (m.keys + kAttentionKeys - 1) / kAttentionKeys;
-  std::vector<int64_t> work;  // tiles of each block of one batch entry
-  for (int64_t t = 0; t < queryTiles; ++t)
-    work.push_back(m.causal ? std::min(keyTiles, (t * kAttentionRows + kAttentionRows - 1) /
-                                                     kAttentionKeys + 1)
-                            : keyTiles);
+  std::vector<int64_t> work = m.keyTilesPerBlock();
   // Longest first onto the least loaded of the slots.
   int64_t slots = std::max<int64_t>(1, 2 * int64_t(p.smCount));
   std::vector<int64_t> load(static_cast<size_t>(slots), 0);

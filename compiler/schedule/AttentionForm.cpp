@@ -216,15 +216,26 @@ int64_t attentionSharedBytes(int64_t headDim, bool keysContiguous) {
   return (kAttentionRows * ld + 2 * keyTile + 2 * kAttentionKeys * ld) * 2;
 }
 
-double AttentionMatch::computedShare() const {
+std::vector<int64_t> AttentionMatch::keyTilesPerBlock() const {
   int64_t keyTiles = (keys + kAttentionKeys - 1) / kAttentionKeys;
   int64_t queryTiles = (queries + kAttentionRows - 1) / kAttentionRows;
-  if (!causal || keyTiles == 0 || queryTiles == 0)
+  std::vector<int64_t> tiles;
+  for (int64_t t = 0; t < queryTiles; ++t)
+    tiles.push_back(causal ? std::min(keyTiles, (t * kAttentionRows + kAttentionRows - 1) /
+                                                    kAttentionKeys + 1)
+                           : keyTiles);
+  return tiles;
+}
+
+double AttentionMatch::computedShare() const {
+  int64_t keyTiles = (keys + kAttentionKeys - 1) / kAttentionKeys;
+  std::vector<int64_t> tiles = keyTilesPerBlock();
+  if (keyTiles == 0 || tiles.empty())
     return 1.0;
   int64_t computed = 0;
-  for (int64_t t = 0; t < queryTiles; ++t)
-    computed += std::min(keyTiles, (t * kAttentionRows + kAttentionRows - 1) / kAttentionKeys + 1);
-  return static_cast<double>(computed) / static_cast<double>(keyTiles * queryTiles);
+  for (int64_t n : tiles)
+    computed += n;
+  return static_cast<double>(computed) / static_cast<double>(keyTiles * int64_t(tiles.size()));
 }
 
 bool isAttentionGroup(ArrayRef<Operation *> ops) {

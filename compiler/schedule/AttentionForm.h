@@ -50,6 +50,9 @@ struct AttentionMatch {
   /// K is read with the keys contiguous (K^T row-major: a copy outlining
   /// makes, or a transposed input), else with the head dim contiguous.
   bool keysContiguous = false;
+  /// The key tiles each block of one batch entry streams, by query tile:
+  /// all of them, or under a causal mask those up to its last query.
+  std::vector<int64_t> keyTilesPerBlock() const;
   /// The share of the products the kernel computes: 1, or under a causal
   /// mask the key tiles up to each block's last query.
   double computedShare() const;
