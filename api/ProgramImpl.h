@@ -31,7 +31,10 @@ struct Program::Impl {
   /// machine's measurements where `fusec bench` took them.
   DeviceProfile profile() const {
     std::optional<DeviceProfile> p = measuredProfile(plan.device, options.measured);
-    return p ? *p : withMeasurements(defaultDeviceProfile(), options.measured);
+    DeviceProfile r = p ? *p : withMeasurements(defaultDeviceProfile(), options.measured);
+    if (!plan.arch.empty())  // the target the kernels were built for
+      r.arch = plan.arch;
+    return r;
   }
 };
 

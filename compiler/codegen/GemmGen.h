@@ -52,6 +52,20 @@ inline std::string offsetExpr(const Operand &o, const std::string &b, const std:
 extern const char *kHopperHelpers;
 std::string wgmmaWrapper(int n, const std::string &elem);
 
+/// One wgmma m64nNk16 with fp32 accumulators as a device function
+/// `name(d, a, b, accumulate)`: d (64 x n) += A (64 x 16) B (16 x n), B a
+/// 128-byte swizzled shared-memory tile, K-major or (`transposeB`) N-major;
+/// A the same (a descriptor) or, `aInRegisters`, the thread's four 32-bit
+/// registers of the mma.sync A fragment layout. `blocked`: d is
+/// `float[n / 8][4]`, one row of four per 8 columns (the mma.sync
+/// accumulator layout), else `float[n / 2]`.
+struct WgmmaCall {
+  int n = 0;
+  std::string elem, name = "fz_wgmma";
+  bool aInRegisters = false, transposeB = false, blocked = false;
+};
+std::string wgmmaWrapper(const WgmmaCall &call);
+
 /// "; 128 blocks for 132 SMs (one wave)": the tensor-core GEMV's grid against
 /// the GPU's SMs, for the schedule line of 8-warp blocks (one per SM, as
 /// tensorCoreGemvTiles assumes; smaller blocks may share an SM).

@@ -155,12 +155,24 @@ template <int N> __device__ __forceinline__ void fz_wg_wait() {
 
 /// `fz_wgmma(acc, descA, descB)`: acc (64 x n, fp32) += A (64 x 16) B^T (16 x n).
 std::string wgmmaWrapper(int n, const std::string &elem) {
-  int regs = n / 2;
-  std::string type = elem == "fz_bf16" ? "bf16" : "f16";
-  std::string s = "__device__ __forceinline__ void fz_wgmma(float (&d)[" + str(regs) +
-                  "], unsigned long long a, unsigned long long b, int accumulate) {\n";
-  s += "  asm volatile(\"{\\n  .reg .pred p;\\n  setp.ne.b32 p, %" + str(regs + 2) +
-       ", 0;\\n  wgmma.mma_async.sync.aligned.m64n" + str(n) + "k16.f32." + type + "." + type +
+  WgmmaCall call;
+  call.n = n;
+  call.elem = elem;
+  return wgmmaWrapper(call);
+}
+
+std::string wgmmaWrapper(const WgmmaCall &c) {
+  const int regs = c.n / 2;
+  const std::string type = c.elem == "fz_bf16" ? "bf16" : "f16";
+  const int aRegs = c.aInRegisters ? 4 : 0;
+  // Operands: d[0 .. regs), then A (4 registers or a descriptor), B, the flag.
+  const int aAt = regs, bAt = regs + (c.aInRegisters ? 4 : 1), flagAt = bAt + 1;
+  std::string s = "__device__ __forceinline__ void " + c.name + "(float (&d)" +
+                  (c.blocked ? "[" + str(c.n / 8) + "][4]" : "[" + str(regs) + "]") + ", " +
+                  (c.aInRegisters ? "const unsigned (&a)[4]" : "unsigned long long a") +
+                  ", unsigned long long b, int accumulate) {\n";
+  s += "  asm volatile(\"{\\n  .reg .pred p;\\n  setp.ne.b32 p, %" + str(flagAt) +
+       ", 0;\\n  wgmma.mma_async.sync.aligned.m64n" + str(c.n) + "k16.f32." + type + "." + type +
        " {\"\n";
   for (int i = 0; i < regs; i += 8) {
     s += "      \"";
@@ -168,11 +180,21 @@ std::string wgmmaWrapper(int n, const std::string &elem) {
       s += "%" + str(j) + (j + 1 < regs ? ", " : "");
     s += "\"\n";
   }
-  s += "      \"}, %" + str(regs) + ", %" + str(regs + 1) + ", p, 1, 1, 0, 0;\\n}\"\n      : ";
+  std::string a = "%" + str(aAt);
+  if (c.aInRegisters)
+    a = "{%" + str(aAt) + ", %" + str(aAt + 1) + ", %" + str(aAt + 2) + ", %" + str(aAt + 3) + "}";
+  // Scale d by the flag, A and B by 1; A from registers takes no transpose.
+  s += "      \"}, " + a + ", %" + str(bAt) + ", p, 1, 1" + (c.aInRegisters ? "" : ", 0") + ", " +
+       (c.transposeB ? "1" : "0") + ";\\n}\"\n      : ";
   for (int j = 0; j < regs; ++j)
     s += std::string(j ? ", " : "") + ((j % 8 == 0 && j) ? "\n        " : "") + "\"+f\"(d[" +
-         str(j) + "])";
-  s += "\n      : \"l\"(a), \"l\"(b), \"r\"(accumulate));\n}\n";
+         (c.blocked ? str(j / 4) + "][" + str(j % 4) : str(j)) + "])";
+  s += "\n      : ";
+  for (int j = 0; j < aRegs; ++j)
+    s += "\"r\"(a[" + str(j) + "]), ";
+  if (!c.aInRegisters)
+    s += "\"l\"(a), ";
+  s += "\"l\"(b), \"r\"(accumulate));\n}\n";
   return s;
 }
 

@@ -27,6 +27,9 @@ namespace {
 // costs 1.29 times an unmasked one (the mask at every score, the diagonal
 // tiles' idle lanes).
 constexpr double kMmaShare = 1.16;
+// The Hopper form's products (wgmma, operands from shared memory) at this
+// share of fusec's wgmma GEMM rate: a first estimate, not yet fitted.
+constexpr double kWgmmaShare = 0.7;
 constexpr double kOpsPerScore = 30;
 constexpr double kCausalCost = 1.29;
 
@@ -50,7 +53,9 @@ public:
     return "";
   }
   llvm::Expected<KernelSpec> emit(FusionOp fusion, const FamilyTarget &t) const override {
-    return codegen::detail::generateAttention(fusion, t.profile);
+    DeviceProfile target = t.profile;
+    target.arch = t.arch;
+    return codegen::detail::generateAttention(fusion, target);
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
     // Without the group's shapes (attentionSeconds has them): the products
@@ -62,14 +67,15 @@ public:
 } // namespace
 
 double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
-  // Blocks of kAttentionRows queries run two to an SM; each streams its key
+  // Blocks of `rows` queries run `blocksPerSm` to an SM; each streams its key
   // tiles (under a causal mask, up to its last query), the longest blocks
   // first. A tile costs both products on tensor cores and, per score, the
   // elementwise ops, the max, the exponential, the sum and the rescaling on
   // the CUDA cores. The time is the most tiles any SM slot runs.
-  std::vector<int64_t> work = m.keyTilesPerBlock();
+  const AttentionTiles t = attentionTiles(m, p);
+  std::vector<int64_t> work = m.keyTilesPerBlock(t);
   // Longest first onto the least loaded of the slots.
-  int64_t slots = std::max<int64_t>(1, 2 * int64_t(p.smCount));
+  int64_t slots = std::max<int64_t>(1, t.blocksPerSm * int64_t(p.smCount));
   std::vector<int64_t> load(static_cast<size_t>(slots), 0);
   std::sort(work.begin(), work.end(), std::greater<>());
   for (int64_t tiles : work)
@@ -80,10 +86,9 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
     }
   int64_t rounds = *std::max_element(load.begin(), load.end());
   double slot = 1.0 / static_cast<double>(slots);
-  double tensor = 4.0 * kAttentionRows * kAttentionKeys * m.headDim /
-                  (p.gemmFlopsPerSec * kMmaShare * slot);
-  double scores = static_cast<double>(kAttentionRows * kAttentionKeys) * kOpsPerScore /
-                  (p.fp32FlopsPerSec * slot);
+  double rate = t.wgmma ? p.wgmmaFlopsPerSec * kWgmmaShare : p.gemmFlopsPerSec * kMmaShare;
+  double tensor = 4.0 * double(t.rows * t.keys * m.headDim) / (rate * slot);
+  double scores = static_cast<double>(t.rows * t.keys) * kOpsPerScore / (p.fp32FlopsPerSec * slot);
   return static_cast<double>(rounds) * (tensor + scores) * (m.causal ? kCausalCost : 1.0) +
          p.launchSeconds;
 }

@@ -117,7 +117,7 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
           ArrayRef<int64_t> s = shapeOf(m->scores.getResult());
           k.streamedShape.assign(s.begin(), s.end());
           k.streamedBytes = tensorBytes(m->scores.getResult());
-          k.computedShare = m->computedShare();
+          k.computedShare = m->computedShare(attentionTiles(*m, profile));
         }
       }
       for (Value v : f.getInputs())

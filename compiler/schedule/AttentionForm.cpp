@@ -2,6 +2,7 @@
 #include "compiler/schedule/AttentionForm.h"
 
 #include "compiler/cost/CostModel.h"
+#include "compiler/cost/DeviceProfile.h"
 #include "compiler/schedule/StridedView.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -210,26 +211,38 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
   return m;
 }
 
-int64_t attentionSharedBytes(int64_t headDim, bool keysContiguous) {
-  const int64_t ld = headDim + 8, keyTile = keysContiguous ? headDim * (kAttentionKeys + 8)
-                                                           : kAttentionKeys * ld;
-  return (kAttentionRows * ld + 2 * keyTile + 2 * kAttentionKeys * ld) * 2;
+AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &profile) {
+  AttentionTiles t;
+  const int64_t D = m.headDim;
+  if (profile.arch == "sm_90a" && profile.wgmmaFlopsPerSec > 0 &&
+      !m.keysContiguous && (D == 64 || D == 128)) {
+    // A warpgroup's S (64 x 128 fp32) and O (64 x D) stay in registers: one
+    // block of two warpgroups an SM.
+    t.wgmma = true;
+    t.keys = 2 * kAttentionKeys;
+    t.blocksPerSm = 1;
+    t.sharedBytes = (t.rows * D + 4 * t.keys * D) * 2 + 1024;
+    return t;
+  }
+  const int64_t ld = D + 8;
+  const int64_t keyTile = m.keysContiguous ? D * (t.keys + 8) : t.keys * ld;
+  t.sharedBytes = (t.rows * ld + 2 * keyTile + 2 * t.keys * ld) * 2;
+  return t;
 }
 
-std::vector<int64_t> AttentionMatch::keyTilesPerBlock() const {
-  int64_t keyTiles = (keys + kAttentionKeys - 1) / kAttentionKeys;
-  int64_t queryTiles = (queries + kAttentionRows - 1) / kAttentionRows;
+std::vector<int64_t> AttentionMatch::keyTilesPerBlock(const AttentionTiles &t) const {
+  int64_t keyTiles = (keys + t.keys - 1) / t.keys;
+  int64_t queryTiles = (queries + t.rows - 1) / t.rows;
   std::vector<int64_t> tiles;
-  for (int64_t t = 0; t < queryTiles; ++t)
-    tiles.push_back(causal ? std::min(keyTiles, (t * kAttentionRows + kAttentionRows - 1) /
-                                                    kAttentionKeys + 1)
+  for (int64_t q = 0; q < queryTiles; ++q)
+    tiles.push_back(causal ? std::min(keyTiles, (q * t.rows + t.rows - 1) / t.keys + 1)
                            : keyTiles);
   return tiles;
 }
 
-double AttentionMatch::computedShare() const {
-  int64_t keyTiles = (keys + kAttentionKeys - 1) / kAttentionKeys;
-  std::vector<int64_t> tiles = keyTilesPerBlock();
+double AttentionMatch::computedShare(const AttentionTiles &t) const {
+  int64_t keyTiles = (keys + t.keys - 1) / t.keys;
+  std::vector<int64_t> tiles = keyTilesPerBlock(t);
   if (keyTiles == 0 || tiles.empty())
     return 1.0;
   int64_t computed = 0;

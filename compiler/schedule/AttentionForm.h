@@ -30,8 +30,24 @@
 
 namespace fusec {
 
-/// The attention kernel's tiles: query rows a block, keys a step.
+struct DeviceProfile;
+
+/// The attention kernel's tiles: query rows a block, keys a step (the
+/// portable form's; the Hopper form streams twice the keys a step).
 constexpr int64_t kAttentionRows = 128, kAttentionKeys = 64;
+
+/// How the attention kernel runs a match on a target: its tiles, and whether
+/// both products are wgmma (Hopper: a warpgroup per 64 query rows, operands
+/// from 128-byte swizzled shared memory) or mma.sync (the portable form).
+struct AttentionTiles {
+  int64_t rows = kAttentionRows, keys = kAttentionKeys;
+  bool wgmma = false;
+  /// Blocks an SM holds (registers and shared memory).
+  int64_t blocksPerSm = 2;
+  /// Shared memory a block takes: a tile of queries, two of keys and two of
+  /// values (padded rows, or swizzled and 1024-byte aligned).
+  int64_t sharedBytes = 0;
+};
 
 struct AttentionMatch {
   MatmulOp scores;  ///< S = Q K^T: [batch..., L, S]
@@ -52,10 +68,10 @@ struct AttentionMatch {
   bool keysContiguous = false;
   /// The key tiles each block of one batch entry streams, by query tile:
   /// all of them, or under a causal mask those up to its last query.
-  std::vector<int64_t> keyTilesPerBlock() const;
+  std::vector<int64_t> keyTilesPerBlock(const AttentionTiles &tiles) const;
   /// The share of the products the kernel computes: 1, or under a causal
   /// mask the key tiles up to each block's last query.
-  double computedShare() const;
+  double computedShare(const AttentionTiles &tiles) const;
 };
 
 /// The streamed softmax whose output product is `op`, where the attention
@@ -63,9 +79,10 @@ struct AttentionMatch {
 /// such a product the kernel declines (empty when it is no such product).
 std::optional<AttentionMatch> matchAttention(mlir::Operation *op, std::string &why);
 
-/// The attention kernel's shared memory: a tile of queries, two of keys and
-/// two of values, rows padded by 16 bytes.
-int64_t attentionSharedBytes(int64_t headDim, bool keysContiguous);
+/// The kernel's form for `m` on the profile's device and target (its
+/// `arch`): the Hopper form on sm_90a for head dims 64 and 128 read head-dim
+/// contiguous, else the portable one.
+AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &profile);
 
 /// Whether `ops` (program order) are exactly one streamed softmax's group.
 bool isAttentionGroup(llvm::ArrayRef<mlir::Operation *> ops);

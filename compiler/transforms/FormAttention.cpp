@@ -31,7 +31,7 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    std::optional<DeviceProfile> profile = passProfile(func, device, copyBytesPerSec, smCount);
+    std::optional<DeviceProfile> profile = passProfile(func, device, copyBytesPerSec, smCount, arch);
     if (!profile)
       return signalPassFailure();
     std::vector<Operation *> ops = computeOps(func);
@@ -43,9 +43,9 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
     for (Operation *op : ops) {
       std::string why;
       std::optional<AttentionMatch> m = matchAttention(op, why);
-      if (m && attentionSharedBytes(m->headDim, m->keysContiguous) > profile->smemPerBlock) {
+      if (m && attentionTiles(*m, *profile).sharedBytes > profile->smemPerBlock) {
         why = "the attention kernel's tiles of head dim " + std::to_string(m->headDim) +
-              " need " + std::to_string(attentionSharedBytes(m->headDim, m->keysContiguous)) +
+              " need " + std::to_string(attentionTiles(*m, *profile).sharedBytes) +
               " bytes of shared memory; a block of the " + profile->name + " has " +
               std::to_string(profile->smemPerBlock);
         m.reset();

@@ -85,7 +85,7 @@ void Grouping::record(func::FuncOp func) const {
 
 LogicalResult runGroupingStage(func::FuncOp func, const PlannerSettings &o,
                                llvm::function_ref<void(Grouping &)> stage) {
-  std::optional<DeviceProfile> profile = passProfile(func, o.device, o.copyBytesPerSec, o.smCount);
+  std::optional<DeviceProfile> profile = passProfile(func, o.device, o.copyBytesPerSec, o.smCount, o.arch);
   if (!profile)
     return failure();
   auto [groups, visited] = readGroups(func);
@@ -94,7 +94,7 @@ LogicalResult runGroupingStage(func::FuncOp func, const PlannerSettings &o,
     return llvm::any_of(g, [](Operation *op) { return isa<MatmulOp>(op) && op->hasAttr("fusec.family"); });
   });
   Grouping grouping(std::move(visited), std::move(groups), *profile, o.gemm,
-                    o.arch.empty() ? profile->arch : o.arch, chosen);
+                    profile->arch, chosen);
   stage(grouping);
   grouping.record(func);
   return success();

@@ -24,7 +24,7 @@ struct OutlineGroupsPass : impl::FusecOutlineGroupsBase<OutlineGroupsPass> {
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    std::optional<DeviceProfile> profile = passProfile(func, device, copyBytesPerSec, smCount);
+    std::optional<DeviceProfile> profile = passProfile(func, device, copyBytesPerSec, smCount, arch);
     if (!profile || failed(outlineGroups(func, detail::recordedGroups(func), *profile)))
       return signalPassFailure();
     detail::dropGroupMarks(func);

@@ -11,13 +11,17 @@
 namespace fusec {
 
 /// The profile named `device`, with the values measured on this machine
-/// where given (0: the profile's own); a diagnostic on `func` and nullopt
-/// when no profile has that name.
+/// where given (0: the profile's own) and the kernels' target `arch` (empty:
+/// the profile's); a diagnostic on `func` and nullopt when no profile has
+/// that name.
 inline std::optional<DeviceProfile> passProfile(mlir::func::FuncOp func, const std::string &device,
-                                                double copyBytesPerSec, int smCount) {
+                                                double copyBytesPerSec, int smCount,
+                                                const std::string &arch = "") {
   std::optional<DeviceProfile> profile = measuredProfile(device, {copyBytesPerSec, smCount, {}, {}});
   if (!profile)
     func.emitError("unknown device profile '") << device << "'";
+  else if (!arch.empty())
+    profile->arch = arch;
   return profile;
 }
 

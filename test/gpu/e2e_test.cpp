@@ -52,10 +52,14 @@ Status expectSchedule(const Program &p, const char *text) {
 void check(const std::string &label, const std::string &json, const std::string &name,
            bool fuse, uint64_t seed, Tally &t, const std::string &gemm = "auto",
            int gemmCandidate = -1, int *libraryEpilogues = nullptr,
-           const char *schedule = nullptr) {
+           const char *schedule = nullptr, const std::string &portableFor = "") {
   if (!selected(label))
     return;
   Options o;
+  if (!portableFor.empty()) {  // the A100's kernels (no Hopper forms), built for this GPU
+    o.device = "a100";
+    o.arch = portableFor;
+  }
   o.fuse = fuse;
   o.gemm = gemm;
   o.gemmCandidate = gemmCandidate;
@@ -409,10 +413,30 @@ int main(int argc, char **argv) {
   for (uint64_t seed = 0; seed < 240; ++seed)
     check("random graph seed " + std::to_string(seed), test::randomGraph(seed), "random.json",
           true, seed, random);
-  // Attention over random shapes and masks, outputs poisoned first (runHost).
-  for (uint64_t seed = 0; seed < 60; ++seed)
-    check("random attention seed " + std::to_string(seed), test::randomAttentionGraph(seed),
-          "random_attention.json", true, seed, random);
+  // Attention over random shapes and masks, outputs poisoned first (runHost):
+  // the GPU's own form (on Hopper, wgmma for head dims 64 and 128) and the
+  // portable mma.sync form built for the same GPU.
+  std::string arch;
+  if (auto info = queryDevice(0))
+    arch = info->nvrtcArch();
+  else
+    llvm::consumeError(info.takeError());
+  int hopperForms = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const std::string json = test::randomAttentionGraph(seed);
+    check("random attention seed " + std::to_string(seed), json, "random_attention.json", true,
+          seed, random);
+    check("random attention seed " + std::to_string(seed) + " (portable)", json,
+          "random_attention.json", true, seed, random, "auto", -1, nullptr, nullptr, arch);
+    std::unique_ptr<Program> p;
+    if (Program::compileText(json, "random_attention.json", Options(), p))
+      hopperForms += expectSchedule(*p, "wgmma") ? 1 : 0;
+  }
+  std::printf("the Hopper attention form ran in %d of 60 random attention graphs\n", hopperForms);
+  if (major >= 9 && hopperForms < 15 && selected("random attention")) {
+    std::printf("FAIL the Hopper attention form was taken too rarely\n");
+    ++random.failed;
+  }
   std::printf("examples: %d passed, %d failed; random graphs: %d passed, %d failed; "
               "random matmul graphs (fusec GEMM): %d passed, %d failed\n",
               examples.passed, examples.failed, random.passed, random.failed, gemms.passed,

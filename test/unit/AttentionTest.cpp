@@ -177,16 +177,18 @@ TEST(Attention, RandomShapesAndMasks) {
   EXPECT_GT(streamed, 20);  // most shapes are the kernel's
 }
 
-// The price counts waves of blocks: one block more than the SM slots (two
-// an SM) takes a second round of key tiles; a causal mask prices only the
-// tiles the kernel computes.
+// The price counts waves of blocks: one block more than the SM slots (the
+// form's blocks an SM) takes a second round of key tiles; a causal mask
+// prices only the tiles the kernel computes. On both forms.
 TEST(Attention, PriceCountsWavesAndSkippedTiles) {
-  DeviceProfile p = *measuredProfile("h200", {});
+  for (const char *device : {"h200", "a100"}) {
+  SCOPED_TRACE(device);
+  DeviceProfile p = *measuredProfile(device, {});
   AttentionMatch m;
   m.queries = kAttentionRows;
   m.keys = 8 * kAttentionKeys;
   m.headDim = 64;
-  m.batch = 2 * p.smCount;
+  m.batch = attentionTiles(m, p).blocksPerSm * p.smCount;
   double one = families::attentionSeconds(m, p) - p.launchSeconds;
   m.batch += 1;
   double two = families::attentionSeconds(m, p) - p.launchSeconds;
@@ -197,6 +199,29 @@ TEST(Attention, PriceCountsWavesAndSkippedTiles) {
   double full = families::attentionSeconds(m, p);
   m.causal = true;
   EXPECT_LT(families::attentionSeconds(m, p), full);
+  }
+}
+
+// The Hopper form takes head dims 64 and 128 read head-dim contiguous on
+// sm_90a; other head dims, keys read along rows, other targets and devices
+// without the wgmma kernels take the portable form.
+TEST(Attention, HopperFormWhereItsTilesFit) {
+  DeviceProfile h200 = *measuredProfile("h200", {}), a100 = *measuredProfile("a100", {});
+  AttentionMatch m;
+  m.queries = m.keys = 1024;
+  for (int64_t d : {16, 64, 80, 96, 128}) {
+    m.headDim = d;
+    AttentionTiles t = attentionTiles(m, h200);
+    EXPECT_EQ(t.wgmma, d == 64 || d == 128) << d;
+    EXPECT_LE(t.sharedBytes, h200.smemPerBlock) << d;
+    EXPECT_FALSE(attentionTiles(m, a100).wgmma) << d;
+  }
+  m.headDim = 128;
+  DeviceProfile sm80 = h200;
+  sm80.arch = "sm_80";
+  EXPECT_FALSE(attentionTiles(m, sm80).wgmma);
+  m.keysContiguous = true;
+  EXPECT_FALSE(attentionTiles(m, h200).wgmma);
 }
 
 TEST(Attention, KernelsCompileWithNvrtc) {
@@ -211,7 +236,10 @@ TEST(Attention, KernelsCompileWithNvrtc) {
         auto plan = planFor(ctx, sdpaGraph(130, 77, d, d == 96 ? "f16" : "bf16", causal),
                             "sdpa.json", true, arch);
         ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
-        ASSERT_NE(attentionKernel(*plan), nullptr) << label;
+        const PlanKernel *k = attentionKernel(*plan);
+        ASSERT_NE(k, nullptr) << label;
+        const bool hopper = std::string(arch) == "sm_90a" && (d == 64 || d == 128);
+        EXPECT_EQ(k->schedule.find("wgmma") != std::string::npos, hopper) << label;
         expectKernelsCompile(label, *plan);
       }
 }
