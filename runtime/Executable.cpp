@@ -222,19 +222,21 @@ llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensor
   EncodedMap &e = kept.recent[kept.next];
   const TensorMapParam &p = desc.steps[i].kernel.tensorMaps[t];
   CudaDriver &drv = ctx.driver();
-  if (base % 16 != 0 || p.rowStrideBytes % 16 != 0)
+  const bool batched = p.batches > 1;
+  if (base % 16 != 0 || p.rowStrideBytes % 16 != 0 || (batched && p.batchStrideBytes % 16 != 0))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "%s: a TMA operand is not 16-byte aligned (address %llx, row "
-                                   "stride %llu bytes)",
+                                   "stride %llu bytes, batch stride %llu bytes)",
                                    desc.steps[i].name.c_str(), (unsigned long long)base,
-                                   (unsigned long long)p.rowStrideBytes);
-  cuuint64_t dims[2] = {p.cols, p.rows}, strides[1] = {p.rowStrideBytes};
-  cuuint32_t box[2] = {p.boxCols, p.boxRows}, unit[2] = {1, 1};
+                                   (unsigned long long)p.rowStrideBytes,
+                                   (unsigned long long)p.batchStrideBytes);
+  cuuint64_t dims[3] = {p.cols, p.rows, p.batches}, strides[2] = {p.rowStrideBytes, p.batchStrideBytes};
+  cuuint32_t box[3] = {p.boxCols, p.boxRows, 1}, unit[3] = {1, 1, 1};
   CUtensorMap fresh;  // the cached map stays whole if encoding fails
   if (llvm::Error err = drv.check(
           drv.cuTensorMapEncodeTiled(
               &fresh, p.bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-              2, reinterpret_cast<void *>(base), dims, strides, box, unit,
+              batched ? 3 : 2, reinterpret_cast<void *>(base), dims, strides, box, unit,
               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
           "cuTensorMapEncodeTiled"))

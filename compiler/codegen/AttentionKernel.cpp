@@ -54,6 +54,13 @@ template <int N> __device__ __forceinline__ void fz_keep(unsigned (&r)[N][4]) {
   for (int i = 0; i < N; ++i)
     asm volatile("" : "+r"(r[i][0]), "+r"(r[i][1]), "+r"(r[i][2]), "+r"(r[i][3]) :: "memory");
 }
+// A box of the 3-D tensor map at (c0 = column, c1 = row, c2 = matrix).
+__device__ __forceinline__ void fz_tma_3d(unsigned dst, const fz_tmap *map, unsigned bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];"
+               :: "r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+               : "memory");
+}
 __device__ __forceinline__ unsigned long long fz_wg_desc_mn(unsigned addr, unsigned slab) {
   return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((slab >> 4) & 0x3FFF) << 16) |
          (64ull << 32) | (1ull << 62);
@@ -67,6 +74,7 @@ struct Rows {
   std::string ptr;
   int64_t offset = 0, ld = 0, batchStride = 0;
   bool keysContiguous = false;
+  unsigned arg = 0;  ///< the kernel argument
 };
 
 } // namespace
@@ -90,7 +98,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     if (!arg || !l)
       return std::nullopt;
     return Rows{ElementEmitter::argName(arg.getArgNumber()), l->offset, l->ld,
-                l->batch > 1 ? l->batchStride : 0, as == 'c' && l->rowMajor};
+                l->batch > 1 ? l->batchStride : 0, as == 'c' && l->rowMajor, arg.getArgNumber()};
   };
   std::optional<Rows> q = rows(m->scores.getLhs(), 'r'), k = rows(m->scores.getRhs(), 'c'),
                       v = rows(m->output.getRhs(), 'c');
@@ -141,6 +149,10 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   // up to 64 registers a thread) leave room for one block.
   t.qualifiers = "__launch_bounds__(" + str(kThreads) + ", " + str(tiles.blocksPerSm) + ")";
   t.params = parameters(fusion);
+  if (wg) {  // the TMA's views of K and V (spec.tensorMaps below), the barriers
+    t.moreParams = ",\n    const __grid_constant__ fz_tmap fz_tmK, const __grid_constant__ fz_tmap fz_tmV";
+    t.staticShared = true;
+  }
   std::string s;
   if (wg) {
     // 128-byte swizzled tiles need 1024-byte aligned buffers.
@@ -324,7 +336,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     auto pv = [&](const std::string &t) {
       // V is [keys, D] with D contiguous: the N-major B, 16 keys (2048
       // bytes) a step, its 64-column slabs N x 128 bytes apart.
-      std::string x = "    {\n      const unsigned fz_va = fz_smem_u32(" + vBuf(t) + ");\n";
+      std::string x = "    {\n      const unsigned fz_va = fz_smem_u32(" + vBuf(t) + ");\n      fz_wg_fence();\n";
       x += "      #pragma unroll\n      for (int kk = 0; kk < " + str(N / 16) + "; ++kk)\n";
       x += "        fz_wgmma_o(fz_o, fz_pa[kk], fz_wg_desc_mn(fz_va + kk * 2048, " + str(N * 128) +
            "), 1);\n      fz_wg_commit();\n    }\n";
@@ -337,42 +349,67 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     auto rescale = "    #pragma unroll\n    for (int d = 0; d < " + str(D / 8) +
                    "; ++d) {\n      fz_o[d][0] *= fz_sc[0]; fz_o[d][1] *= fz_sc[0];\n"
                    "      fz_o[d][2] *= fz_sc[1]; fz_o[d][3] *= fz_sc[1];\n    }\n";
-    auto published = "    fz_cp_wait<0>();\n    fz_fence_async_smem();  // the copies, visible to wgmma (the async proxy)\n"
-                     "    __syncthreads();\n";
+    // Thread 0 loads tile `t` of K or V by the TMA: its 64-column boxes into
+    // the buffer's slabs, full barrier (0, 1: K's buffers; 2, 3: V's)
+    // counting the bytes (boxes past the keys are zeros, and count).
+    auto load = [&](const Rows &r, const std::string &map, int barBase, const std::string &buf,
+                    const std::string &t) {
+      std::string bar = "fz_smem_u32(&fz_full[" + str(barBase) + " + ((" + t + ") & 1)])";
+      std::string x = "      fz_mbar_expect_tx(" + bar + ", " + str(N * D * 2) + ");\n";
+      for (int64_t c = 0; c < D / 64; ++c) {
+        std::string dst = "fz_smem_u32(" + buf + ") + " + str(c * N * 128);
+        std::string row = "(" + t + ") * " + str(N);
+        x += r.batchStride > 0 ? "      fz_tma_3d(" + dst + ", &" + map + ", " + bar + ", " +
+                                     str(c * 64) + ", " + row + ", (int)fz_b);\n"
+                               : "      fz_tma_2d(" + dst + ", &" + map + ", " + bar + ", " +
+                                     str(c * 64) + ", " + row + ");\n";
+      }
+      return x;
+    };
+    auto loadK = [&](const std::string &t) { return load(*k, "fz_tmK", 0, kBuf(t), t); };
+    auto loadV = [&](const std::string &t) { return load(*v, "fz_tmV", 2, vBuf(t), t); };
+    auto waitFor = [&](int barBase, const std::string &t) {
+      return "    fz_mbar_wait(fz_smem_u32(&fz_full[" + str(barBase) + " + ((" + t + ") & 1)]), ((" +
+             t + ") >> 1) & 1);\n";
+    };
     s += declarations();
     s += "  unsigned fz_pa[" + str(N / 16) + "][4];  // P(t - 1), the A fragments of its product\n";
     s += "  float fz_sc[2];\n";
-    s += "  {  // the queries and K(0); then K(1) and V(0)\n";
+    s += "  __shared__ __align__(8) unsigned long long fz_full[4];  // K's buffers, V's\n";
+    s += "  if (threadIdx.x == 0) {  // K(0), K(1) and V(0)\n";
+    s += "    for (int b = 0; b < 4; ++b) fz_mbar_init(fz_smem_u32(&fz_full[b]), 1);\n";
+    s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n";
+    s += loadK("0") + "    if (1 < fz_tiles) {\n" + loadK("1") + "    }\n" + loadV("0");
+    s += "  }\n  {  // the queries\n";
     s += tile(R, "fz_sq", "fz_gq", "fz_q0", L, q->ld);
-    s += keyTile("fz_sk", "0");
-    s += "  }\n  fz_cp_commit();\n  {\n";
-    s += "    if (1 < fz_tiles) {\n" + keyTile(kBuf("1"), "(1 * " + str(N) + ")") + "    }\n";
-    s += tile(N, "fz_sv", "fz_gv", "0", S, v->ld);
-    s += "  }\n  fz_cp_commit();\n  fz_cp_wait<1>();\n  fz_fence_async_smem();\n  __syncthreads();\n";
+    s += "  }\n  fz_cp_commit();\n  fz_cp_wait<0>();\n";
+    s += "  fz_fence_async_smem();  // the copies, visible to wgmma (the async proxy)\n";
+    s += "  __syncthreads();\n";
     s += "  {\n  const int fz_t = 0;\n";
+    s += waitFor(0, "0");
     s += scores("fz_sk");
     s += "    fz_wg_wait<0>();\n    fz_keep(fz_acc);\n";
     s += softmax(true);
     s += packAll();
-    s += published;
+    s += "    __syncthreads();  // K(0) read: its buffer is K(2)'s\n";
     s += "  }\n";
     s += "  #pragma unroll 1\n  for (int fz_t = 1; fz_t < fz_tiles; ++fz_t) {\n";
-    s += "    {\n      const int fz_j0 = (fz_t + 1) * " + str(N) + ";\n";
-    s += "      if (fz_t + 1 < fz_tiles) {\n" + keyTile(kBuf("fz_t + 1"), "fz_j0") + "      }\n";
-    s += "    }\n    {\n      const int fz_j0 = fz_t * " + str(N) + ";\n";
-    s += tile(N, vBuf("fz_t"), "fz_gv", "fz_j0", S, v->ld);
-    s += "    }\n    fz_cp_commit();\n";
+    s += "    if (threadIdx.x == 0) {\n      if (fz_t + 1 < fz_tiles) {\n" + loadK("fz_t + 1") +
+         "      }\n" + loadV("fz_t") + "    }\n";
     s += "    fz_keep(fz_o);\n    fz_keep(fz_pa);\n";
+    s += waitFor(0, "fz_t");
     s += scores(kBuf("fz_t"));
+    s += waitFor(2, "fz_t - 1");
     s += pv("fz_t - 1");
     s += "    fz_wg_wait<1>();  // S(t); P(t - 1) V(t - 1) may still run\n    fz_keep(fz_acc);\n";
     s += softmax(true);
     s += "    fz_wg_wait<0>();\n    fz_keep(fz_o);\n    fz_keep(fz_pa);\n";
     s += rescale;
     s += packAll();
-    s += published;
+    s += "    __syncthreads();  // K(t) and V(t - 1) read: their buffers are the next loads'\n";
     s += "  }\n";
-    s += "  fz_keep(fz_o);\n  fz_keep(fz_pa);\n  fz_wg_fence();\n";
+    s += waitFor(2, "fz_tiles - 1");
+    s += "  fz_keep(fz_o);\n  fz_keep(fz_pa);\n";
     s += pv("fz_tiles - 1");
     s += "  fz_wg_wait<0>();\n  fz_keep(fz_o);\n  fz_keep(fz_pa);\n";
   }
@@ -401,6 +438,23 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     t.helpers = std::string(kHopperHelpers) + wgmmaWrapper(sc) + wgmmaWrapper(oc) + t.helpers +
                 kKeepHelpers;
   }
+  if (wg)
+    for (const Rows *r : {&*k, &*v}) {
+      TensorMapParam m;
+      m.arg = static_cast<int>(r->arg);
+      m.bf16 = dt == DType::BF16;
+      m.rows = static_cast<uint64_t>(S);
+      m.cols = static_cast<uint64_t>(D);
+      m.rowStrideBytes = static_cast<uint64_t>(r->ld) * 2;
+      m.offsetBytes = static_cast<uint64_t>(r->offset) * 2;
+      m.boxRows = static_cast<uint32_t>(N);
+      m.boxCols = 64;
+      if (r->batchStride > 0) {
+        m.batches = static_cast<uint64_t>(B);
+        m.batchStrideBytes = static_cast<uint64_t>(r->batchStride) * 2;
+      }
+      spec.tensorMaps.push_back(m);
+    }
   spec.grid = static_cast<unsigned>((L + R - 1) / R);
   spec.gridY = static_cast<unsigned>(B);
   spec.block = kThreads;

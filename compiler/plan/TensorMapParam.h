@@ -7,6 +7,8 @@
 // scratch): a 2-D row-major view of `rows` x `cols` elements, `rowStrideBytes`
 // apart, starting `offsetBytes` into kernel argument `arg`'s buffer, copied
 // in boxes of boxRows x boxCols with the 128-byte swizzle, zeros outside.
+// With `batches` > 1, a 3-D view: that many such matrices,
+// `batchStrideBytes` apart (boxes of one matrix's rows).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,6 +24,7 @@ struct TensorMapParam {
   uint64_t rows = 0, cols = 0;
   uint64_t rowStrideBytes = 0, offsetBytes = 0;
   uint32_t boxRows = 0, boxCols = 0;
+  uint64_t batches = 1, batchStrideBytes = 0;
 };
 
 } // namespace fusec

@@ -433,6 +433,17 @@ int main(int argc, char **argv) {
       hopperForms += expectSchedule(*p, "wgmma") ? 1 : 0;
   }
   std::printf("the Hopper attention form ran in %d of 60 random attention graphs\n", hopperForms);
+  // Its K and V tensor maps (3-D: a matrix per batch and head) kept for the
+  // right addresses over three input sets.
+  checkRotatedInputs(**drv, random, "attention on three rotated input sets",
+                     R"({"fusec": 1, "name": "rotated_attention", "inputs": [
+                       {"name": "q", "dtype": "bf16", "shape": [2, 3, 200, 128]},
+                       {"name": "k", "dtype": "bf16", "shape": [2, 3, 333, 128]},
+                       {"name": "v", "dtype": "bf16", "shape": [2, 3, 333, 128]}],
+                     "nodes": [{"name": "o", "op": "scaled_dot_product_attention",
+                                "inputs": ["q", "k", "v"]}],
+                     "outputs": ["o"]})",
+                     "auto", major >= 9 ? "wgmma" : nullptr);
   if (major >= 9 && hopperForms < 15 && selected("random attention")) {
     std::printf("FAIL the Hopper attention form was taken too rarely\n");
     ++random.failed;
