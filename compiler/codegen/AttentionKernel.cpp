@@ -54,6 +54,10 @@ template <int N> __device__ __forceinline__ void fz_keep(unsigned (&r)[N][4]) {
   for (int i = 0; i < N; ++i)
     asm volatile("" : "+r"(r[i][0]), "+r"(r[i][1]), "+r"(r[i][2]), "+r"(r[i][3]) :: "memory");
 }
+// Arrives at hardware barrier `id` of `n` threads without waiting.
+__device__ __forceinline__ void fz_bar_arrive(int id, int n) {
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(n) : "memory");
+}
 // A box of the 3-D tensor map at (c0 = column, c1 = row, c2 = matrix).
 __device__ __forceinline__ void fz_tma_3d(unsigned dst, const fz_tmap *map, unsigned bar, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -147,10 +151,12 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   // memory at each tile instead of held, which keeps a thread within the 128
   // registers that allows. Hopper: a warpgroup's S and O accumulators (64 +
   // up to 64 registers a thread) leave room for one block.
-  t.qualifiers = "__launch_bounds__(" + str(kThreads) + ", " + str(tiles.blocksPerSm) + ")";
+  t.qualifiers = "__launch_bounds__(" + str(wg ? kThreads + 128 : kThreads) + ", " +
+                 str(tiles.blocksPerSm) + ")";
   t.params = parameters(fusion);
   if (wg) {  // the TMA's views of K and V (spec.tensorMaps below), the barriers
-    t.moreParams = ",\n    const __grid_constant__ fz_tmap fz_tmK, const __grid_constant__ fz_tmap fz_tmV";
+    t.moreParams = ",\n    const __grid_constant__ fz_tmap fz_tmQ, const __grid_constant__ fz_tmap "
+                   "fz_tmK, const __grid_constant__ fz_tmap fz_tmV";
     t.staticShared = true;
   }
   std::string s;
@@ -164,7 +170,10 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   }
   s += "  " + T + " *const fz_sk = fz_sq + " + str(qTile) + ";  // two tiles of keys\n";
   s += "  " + T + " *const fz_sv = fz_sk + " + str(2 * kTile) + ";  // two of values\n";
-  s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+  if (wg)  // warpgroup 0 loads (warps -4 to -1), 1 and 2 compute (warps 0 to 7)
+    s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 - 4;\n";
+  else
+    s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
   s += "  const float fz_ninf = __int_as_float(0xff800000);\n";
   // The last query tiles first: under a causal mask they stream the most
   // keys, and the short ones fill in behind them.
@@ -258,7 +267,9 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     x += "      const float fz_new = fmaxf(fz_m[h], fz_mx);\n";
     x += "      // all -inf so far: nothing to rescale, exponentials of -inf are 0\n";
     x += "      const float fz_base = fz_new == fz_ninf ? 0.f : fz_new;\n";
-    x += "      const float fz_scale = __expf(fz_m[h] - fz_base);\n";
+    // exp(x - m) as 2^(x log2 e - m log2 e): one fma and the exponential.
+    x += "      const float fz_bl = fz_base * 1.44269504f;\n";
+    x += "      const float fz_scale = fz_ex2(fmaf(fz_m[h], 1.44269504f, -fz_bl));\n";
     x += "      fz_m[h] = fz_new;\n      fz_l[h] *= fz_scale;\n";
     if (later)
       x += "      fz_sc[h] = fz_scale;\n";
@@ -266,7 +277,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
       x += "      #pragma unroll\n      for (int d = 0; d < " + str(D / 8) +
            "; ++d) { fz_o[d][2 * h] *= fz_scale; fz_o[d][2 * h + 1] *= fz_scale; }\n";
     x += eachScore;
-    x += "          const float p = __expf(fz_acc[n][2 * h + c] - fz_base);\n";
+    x += "          const float p = fz_ex2(fmaf(fz_acc[n][2 * h + c], 1.44269504f, -fz_bl));\n";
     x += "          fz_acc[n][2 * h + c] = p;\n          fz_l[h] += p;\n        }\n    }\n";
     return x;
   };
@@ -327,12 +338,15 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     s += "        " + mma + "(fz_o[2 * dj + 1], fz_pa, r[2], r[3]);\n      }\n    }\n";
     s += "    __syncthreads();  // this tile's buffers are the next-but-one's\n  }\n";
   } else {
-    // Hopper: the softmax of tile t runs while the tensor cores multiply
-    // P(t - 1) V(t - 1). At the top of step t, K(t) and V(t - 1) are in
-    // shared memory and P(t - 1) in fz_pa; the step loads K(t + 1) over
-    // K(t - 1) and V(t) over V(t - 2), both read by products it has waited
-    // for, issues S(t) and then P(t - 1) V(t - 1), waits for S(t) only, and
-    // rescales the output once the second product is done with it.
+    // Hopper, warp-specialized: warpgroup 0's first thread loads Q and the
+    // K and V tiles by the TMA, each into a free buffer (an "empty" barrier
+    // per buffer, which the 8 computing warps arrive at once their products
+    // have read it), each filling a "full" barrier. The two computing
+    // warpgroups take turns on the tensor cores (named barriers 1 and 2), so
+    // one's softmax runs while the other's products do. In step t a
+    // warpgroup issues S(t) and P(t - 1) V(t - 1), waits for S(t) only, runs
+    // the softmax of tile t, and rescales the output once the second product
+    // is done with it.
     auto pv = [&](const std::string &t) {
       // V is [keys, D] with D contiguous: the N-major B, 16 keys (2048
       // bytes) a step, its 64-column slabs N x 128 bytes apart.
@@ -349,71 +363,94 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     auto rescale = "    #pragma unroll\n    for (int d = 0; d < " + str(D / 8) +
                    "; ++d) {\n      fz_o[d][0] *= fz_sc[0]; fz_o[d][1] *= fz_sc[0];\n"
                    "      fz_o[d][2] *= fz_sc[1]; fz_o[d][3] *= fz_sc[1];\n    }\n";
-    // Thread 0 loads tile `t` of K or V by the TMA: its 64-column boxes into
-    // the buffer's slabs, full barrier (0, 1: K's buffers; 2, 3: V's)
-    // counting the bytes (boxes past the keys are zeros, and count).
-    auto load = [&](const Rows &r, const std::string &map, int barBase, const std::string &buf,
-                    const std::string &t) {
-      std::string bar = "fz_smem_u32(&fz_full[" + str(barBase) + " + ((" + t + ") & 1)])";
-      std::string x = "      fz_mbar_expect_tx(" + bar + ", " + str(N * D * 2) + ");\n";
+    // Barriers: full 0, 1: K's buffers; 2, 3: V's; 4: Q. Empty 0-3 likewise.
+    auto bar = [&](const std::string &which, int base, const std::string &t) {
+      return "fz_smem_u32(&" + which + "[" + str(base) + " + ((" + t + ") & 1)])";
+    };
+    // Tile `t` of K or V by the TMA: its 64-column boxes into the buffer's
+    // slabs, the full barrier counting the bytes (boxes past the keys are
+    // zeros, and count).
+    auto load = [&](const Rows &r, const std::string &map, const std::string &full,
+                    const std::string &buf, const std::string &row, int64_t rows) {
+      std::string x = "      fz_mbar_expect_tx(" + full + ", " + str(rows * D * 2) + ");\n";
       for (int64_t c = 0; c < D / 64; ++c) {
-        std::string dst = "fz_smem_u32(" + buf + ") + " + str(c * N * 128);
-        std::string row = "(" + t + ") * " + str(N);
-        x += r.batchStride > 0 ? "      fz_tma_3d(" + dst + ", &" + map + ", " + bar + ", " +
+        std::string dst = "fz_smem_u32(" + buf + ") + " + str(c * rows * 128);
+        x += r.batchStride > 0 ? "      fz_tma_3d(" + dst + ", &" + map + ", " + full + ", " +
                                      str(c * 64) + ", " + row + ", (int)fz_b);\n"
-                               : "      fz_tma_2d(" + dst + ", &" + map + ", " + bar + ", " +
+                               : "      fz_tma_2d(" + dst + ", &" + map + ", " + full + ", " +
                                      str(c * 64) + ", " + row + ");\n";
       }
       return x;
     };
-    auto loadK = [&](const std::string &t) { return load(*k, "fz_tmK", 0, kBuf(t), t); };
-    auto loadV = [&](const std::string &t) { return load(*v, "fz_tmV", 2, vBuf(t), t); };
-    auto waitFor = [&](int barBase, const std::string &t) {
-      return "    fz_mbar_wait(fz_smem_u32(&fz_full[" + str(barBase) + " + ((" + t + ") & 1)]), ((" +
-             t + ") >> 1) & 1);\n";
+    auto parity = [](const std::string &t) { return "((" + t + ") >> 1) & 1"; };
+    auto waitFull = [&](int base, const std::string &t) {
+      return "    fz_mbar_wait(" + bar("fz_full", base, t) + ", " + parity(t) + ");\n";
     };
+    auto release = [&](int base, const std::string &t) {
+      return "    if (lane == 0) fz_mbar_arrive(" + bar("fz_empty", base, t) + ");\n";
+    };
+    // Turns on the tensor cores: a warpgroup waits for its turn (barrier 1 +
+    // its index), issues its products, and hands the turn to the other.
+    const std::string myTurn = "    fz_bar_sync(1 + warp / 4, 256);\n";
+    const std::string yourTurn = "    fz_bar_arrive(2 - warp / 4, 256);\n";
     s += declarations();
+    s += "  __shared__ __align__(8) unsigned long long fz_full[5], fz_empty[4];\n";
+    s += "  if (threadIdx.x == 0) {\n";
+    s += "    for (int b = 0; b < 5; ++b) fz_mbar_init(fz_smem_u32(&fz_full[b]), 1);\n";
+    s += "    for (int b = 0; b < 4; ++b) fz_mbar_init(fz_smem_u32(&fz_empty[b]), 8);\n";
+    s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
+    s += "  __syncthreads();\n";
+    s += "  if (warp < 0) {  // the loads\n";
+    s += "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 24;\");\n";
+    s += "    if (threadIdx.x == 0) {\n";
+    s += load(*q, "fz_tmQ", "fz_smem_u32(&fz_full[4])", "fz_sq", "fz_q0", R);
+    s += "      #pragma unroll 1\n      for (int t = 0; t < fz_tiles; ++t) {\n";
+    s += "        if (t >= 2) fz_mbar_wait(" + bar("fz_empty", 0, "t") + ", " + parity("t - 2") + ");\n";
+    s += load(*k, "fz_tmK", bar("fz_full", 0, "t"), kBuf("t"), "t * " + str(N), N);
+    s += "        if (t >= 2) fz_mbar_wait(" + bar("fz_empty", 2, "t") + ", " + parity("t - 2") + ");\n";
+    s += load(*v, "fz_tmV", bar("fz_full", 2, "t"), vBuf("t"), "t * " + str(N), N);
+    s += "      }\n    }\n    return;\n  }\n";
+    s += "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 240;\");\n";
     s += "  unsigned fz_pa[" + str(N / 16) + "][4];  // P(t - 1), the A fragments of its product\n";
     s += "  float fz_sc[2];\n";
-    s += "  __shared__ __align__(8) unsigned long long fz_full[4];  // K's buffers, V's\n";
-    s += "  if (threadIdx.x == 0) {  // K(0), K(1) and V(0)\n";
-    s += "    for (int b = 0; b < 4; ++b) fz_mbar_init(fz_smem_u32(&fz_full[b]), 1);\n";
-    s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n";
-    s += loadK("0") + "    if (1 < fz_tiles) {\n" + loadK("1") + "    }\n" + loadV("0");
-    s += "  }\n  {  // the queries\n";
-    s += tile(R, "fz_sq", "fz_gq", "fz_q0", L, q->ld);
-    s += "  }\n  fz_cp_commit();\n  fz_cp_wait<0>();\n";
-    s += "  fz_fence_async_smem();  // the copies, visible to wgmma (the async proxy)\n";
-    s += "  __syncthreads();\n";
+    s += "  if (warp >= 4) fz_bar_arrive(1, 256);  // the first warpgroup's turn first\n";
+    s += "  fz_mbar_wait(fz_smem_u32(&fz_full[4]), 0);\n";
     s += "  {\n  const int fz_t = 0;\n";
-    s += waitFor(0, "0");
+    s += waitFull(0, "0");
+    s += myTurn;
     s += scores("fz_sk");
+    s += yourTurn;
     s += "    fz_wg_wait<0>();\n    fz_keep(fz_acc);\n";
+    s += release(0, "0");
     s += softmax(true);
     s += packAll();
-    s += "    __syncthreads();  // K(0) read: its buffer is K(2)'s\n";
     s += "  }\n";
     s += "  #pragma unroll 1\n  for (int fz_t = 1; fz_t < fz_tiles; ++fz_t) {\n";
-    s += "    if (threadIdx.x == 0) {\n      if (fz_t + 1 < fz_tiles) {\n" + loadK("fz_t + 1") +
-         "      }\n" + loadV("fz_t") + "    }\n";
     s += "    fz_keep(fz_o);\n    fz_keep(fz_pa);\n";
-    s += waitFor(0, "fz_t");
+    s += waitFull(0, "fz_t");
+    s += waitFull(2, "fz_t - 1");
+    s += myTurn;
     s += scores(kBuf("fz_t"));
-    s += waitFor(2, "fz_t - 1");
     s += pv("fz_t - 1");
+    s += yourTurn;
     s += "    fz_wg_wait<1>();  // S(t); P(t - 1) V(t - 1) may still run\n    fz_keep(fz_acc);\n";
+    s += release(0, "fz_t");
     s += softmax(true);
     s += "    fz_wg_wait<0>();\n    fz_keep(fz_o);\n    fz_keep(fz_pa);\n";
+    s += release(2, "fz_t - 1");
     s += rescale;
     s += packAll();
-    s += "    __syncthreads();  // K(t) and V(t - 1) read: their buffers are the next loads'\n";
     s += "  }\n";
-    s += waitFor(2, "fz_tiles - 1");
     s += "  fz_keep(fz_o);\n  fz_keep(fz_pa);\n";
+    s += waitFull(2, "fz_tiles - 1");
+    s += myTurn;
     s += pv("fz_tiles - 1");
+    s += yourTurn;
     s += "  fz_wg_wait<0>();\n  fz_keep(fz_o);\n  fz_keep(fz_pa);\n";
+    s += "  if (warp < 4) fz_bar_sync(1, 256);  // the other's first hand-over, matched\n";
   }
-  s += "  fz_cp_wait<0>();\n";
+  if (!wg)
+    s += "  fz_cp_wait<0>();\n";
   // O / l, each row's sum gathered from the four threads that hold it.
   s += "  #pragma unroll\n  for (int h = 0; h < 2; ++h) {\n";
   s += "    float l = fz_l[h];\n";
@@ -428,7 +465,10 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   s += "        fz_row[d * 8 + 2 * (lane % 4) + 1] = fz_out<" + To +
        ">::of(fz_o[d][2 * h + 1] / l);\n      }\n    }\n  }\n";
   t.body = s;
-  t.helpers = "// Two floats as the 16-bit pair of an mma fragment, the first in the low half.\n"
+  t.helpers = "// 2^x (the exponential unit's approximation, as __expf uses it).\n"
+              "__device__ __forceinline__ float fz_ex2(float x) {\n"
+              "  float y;\n  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n  return y;\n}\n"
+              "// Two floats as the 16-bit pair of an mma fragment, the first in the low half.\n"
               "__device__ __forceinline__ unsigned fz_pack2(float lo, float hi) {\n"
               "  return (unsigned)fz_out<" + T + ">::of(lo).bits | ((unsigned)fz_out<" + T +
               ">::of(hi).bits << 16);\n}\n";
@@ -439,15 +479,15 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
                 kKeepHelpers;
   }
   if (wg)
-    for (const Rows *r : {&*k, &*v}) {
+    for (const Rows *r : {&*q, &*k, &*v}) {
       TensorMapParam m;
       m.arg = static_cast<int>(r->arg);
       m.bf16 = dt == DType::BF16;
-      m.rows = static_cast<uint64_t>(S);
+      m.rows = static_cast<uint64_t>(r == &*q ? L : S);
       m.cols = static_cast<uint64_t>(D);
       m.rowStrideBytes = static_cast<uint64_t>(r->ld) * 2;
       m.offsetBytes = static_cast<uint64_t>(r->offset) * 2;
-      m.boxRows = static_cast<uint32_t>(N);
+      m.boxRows = static_cast<uint32_t>(r == &*q ? R : N);
       m.boxCols = 64;
       if (r->batchStride > 0) {
         m.batches = static_cast<uint64_t>(B);
@@ -457,7 +497,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     }
   spec.grid = static_cast<unsigned>((L + R - 1) / R);
   spec.gridY = static_cast<unsigned>(B);
-  spec.block = kThreads;
+  spec.block = wg ? kThreads + 128 : kThreads;
   spec.sharedBytes = static_cast<unsigned>(tiles.sharedBytes);
   if (spec.sharedBytes > profile.smemPerBlock)
     return fail("the attention kernel's tiles of head dim " + str(D) + " need " +
