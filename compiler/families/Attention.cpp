@@ -27,11 +27,16 @@ namespace {
 // costs 1.29 times an unmasked one (the mask at every score, the diagonal
 // tiles' idle lanes).
 constexpr double kMmaShare = 1.16;
-// The Hopper form's products (wgmma, operands from shared memory) at this
-// share of fusec's wgmma GEMM rate: a first estimate, not yet fitted.
-constexpr double kWgmmaShare = 0.7;
 constexpr double kOpsPerScore = 30;
 constexpr double kCausalCost = 1.29;
+// The Hopper form (wgmma, two computing warpgroups taking turns): its
+// products at 0.84 of fusec's wgmma GEMM rate, the softmax of one
+// warpgroup under the other's products (a tile costs the longer of the
+// two), and about 6.4 us a block that nothing hides (barriers, the first
+// tiles' loads and softmax, the output's store). Fitted to the four H200
+// measurements of bench/NOTES.md ("the Hopper form").
+constexpr double kWgmmaShare = 0.84;
+constexpr double kHopperBlockSeconds = 6.4e-6;
 
 } // namespace
 
@@ -71,26 +76,27 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
   // tiles (under a causal mask, up to its last query), the longest blocks
   // first. A tile costs both products on tensor cores and, per score, the
   // elementwise ops, the max, the exponential, the sum and the rescaling on
-  // the CUDA cores. The time is the most tiles any SM slot runs.
+  // the CUDA cores: one after the other (portable), or the longer of the two
+  // (Hopper). The time is the most any SM slot runs.
   const AttentionTiles t = attentionTiles(m, p);
   std::vector<int64_t> work = m.keyTilesPerBlock(t);
-  // Longest first onto the least loaded of the slots.
   int64_t slots = std::max<int64_t>(1, t.blocksPerSm * int64_t(p.smCount));
-  std::vector<int64_t> load(static_cast<size_t>(slots), 0);
+  double slot = 1.0 / static_cast<double>(slots);
+  double rate = t.wgmma ? p.wgmmaFlopsPerSec * kWgmmaShare : p.gemmFlopsPerSec * kMmaShare;
+  double tensor = 4.0 * double(t.rows * t.keys * m.headDim) / (rate * slot);
+  double scores = static_cast<double>(t.rows * t.keys) * kOpsPerScore / (p.fp32FlopsPerSec * slot);
+  double tile = (t.wgmma ? std::max(tensor, scores) : tensor + scores) * (m.causal ? kCausalCost : 1.0);
+  double block = t.wgmma ? kHopperBlockSeconds : 0.0;
+  // Longest first onto the least loaded of the slots.
+  std::vector<double> load(static_cast<size_t>(slots), 0.0);
   std::sort(work.begin(), work.end(), std::greater<>());
   for (int64_t tiles : work)
     for (int64_t b = 0; b < m.batch; ++b) {
       // Blocks of equal length land in turn, so the slots stay ordered.
       auto least = std::min_element(load.begin(), load.end());
-      *least += tiles;
+      *least += static_cast<double>(tiles) * tile + block;
     }
-  int64_t rounds = *std::max_element(load.begin(), load.end());
-  double slot = 1.0 / static_cast<double>(slots);
-  double rate = t.wgmma ? p.wgmmaFlopsPerSec * kWgmmaShare : p.gemmFlopsPerSec * kMmaShare;
-  double tensor = 4.0 * double(t.rows * t.keys * m.headDim) / (rate * slot);
-  double scores = static_cast<double>(t.rows * t.keys) * kOpsPerScore / (p.fp32FlopsPerSec * slot);
-  return static_cast<double>(rounds) * (tensor + scores) * (m.causal ? kCausalCost : 1.0) +
-         p.launchSeconds;
+  return *std::max_element(load.begin(), load.end()) + p.launchSeconds;
 }
 
 const KernelFamilyDef &attention() {
