@@ -129,6 +129,20 @@ Value constant(NodeContext &c) {
   return c.tb.constant(value, toMlirType(dt, c.tb.builder().getContext()), s);
 }
 
+/// Element (i_0, ..., i_n) holds i_dim: position ids, index masks.
+Value iota(NodeContext &c) {
+  std::vector<int64_t> s = asShape(c.at, c.requireAttr("shape"), c.field("shape"));
+  int64_t dim = 0;
+  c.check(shape::normalizeAxis(c.intAttr("dim", 0), static_cast<int64_t>(s.size()), dim),
+          c.field("dim"));
+  DType dt = DType::I64;
+  if (const Json *d = c.attr("dtype"))
+    dt = asDType(c.at, *d, c.field("dtype"));
+  if (dt == DType::Bool)
+    c.at.fail(c.field("dtype"), "an index is a number; bool is not");
+  return c.tb.iota(dim, toMlirType(dt, c.tb.builder().getContext()), s);
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and layout
 //===----------------------------------------------------------------------===//
@@ -343,6 +357,7 @@ std::vector<OpSpec> buildTable() {
       {"ge", 2, 2, R::Any, {}, compare<GeOp>},
       {"where", 3, 3, R::Custom, {}, where},
       {"constant", 0, 0, R::Any, {"value", "dtype", "shape"}, constant},
+      {"iota", 0, 0, R::Any, {"shape", "dim", "dtype"}, iota},
       {"sum", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<SumOp>},
       {"mean", 1, 1, R::Float, {"axes", "keepdims"}, reduce<MeanOp>},
       {"max", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<MaxOp>},
