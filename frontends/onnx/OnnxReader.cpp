@@ -3,6 +3,7 @@
 
 #include "compiler/support/Float16.h"
 #include "frontends/json/GraphReader.h"
+#include "frontends/onnx/KnownValues.h"
 #include "frontends/onnx/OpShape.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -21,6 +23,7 @@ namespace fusec {
 namespace {
 
 using Json = nlohmann::json;
+using onnx_import::Known;
 
 /// The failure of one conversion: a message that names the node and op.
 struct Unsupported {
@@ -101,39 +104,26 @@ std::optional<double> elementAt(const onnx::TensorProto &t, int64_t i) {
   }
 }
 
-/// A small integer tensor's values (a shape, axes, starts), if it is one.
-std::optional<std::vector<int64_t>> intsOf(const onnx::TensorProto &t) {
-  if (t.data_type() != onnx::TensorProto::INT64 && t.data_type() != onnx::TensorProto::INT32)
+/// A tensor the importer computes with (KnownValues.h): an integer or bool
+/// tensor small enough to fold, or any one-element tensor. Float weights are
+/// not: the graph reads them.
+std::optional<Known> knownOf(const onnx::TensorProto &t, const std::string &dtype) {
+  const int64_t n = elementCount(t);
+  const bool integral = dtype == "i64" || dtype == "i32" || dtype == "bool";
+  if (n < 0 || (n != 1 && (!integral || n > onnx_import::kMaxFoldedElements)))
     return std::nullopt;
-  int64_t n = elementCount(t);
-  if (n < 0 || n > 64)
-    return std::nullopt;
-  std::vector<int64_t> out;
+  Known k;
+  k.shape.assign(t.dims().begin(), t.dims().end());
+  k.dtype = dtype;
   for (int64_t i = 0; i < n; ++i) {
-    const std::string &raw = t.raw_data();
-    if (!raw.empty()) {
-      if (t.data_type() == onnx::TensorProto::INT64) {
-        if (raw.size() < static_cast<size_t>(n) * 8)
-          return std::nullopt;
-        int64_t v;
-        std::memcpy(&v, raw.data() + i * 8, 8);
-        out.push_back(v);
-      } else {
-        if (raw.size() < static_cast<size_t>(n) * 4)
-          return std::nullopt;
-        int32_t v;
-        std::memcpy(&v, raw.data() + i * 4, 4);
-        out.push_back(v);
-      }
-    } else if (t.data_type() == onnx::TensorProto::INT64 && i < t.int64_data_size()) {
-      out.push_back(t.int64_data(i));
-    } else if (t.data_type() == onnx::TensorProto::INT32 && i < t.int32_data_size()) {
-      out.push_back(t.int32_data(i));
-    } else {
+    std::optional<double> v = elementAt(t, i);
+    if (!v)
       return std::nullopt;
-    }
+    k.values.push_back(*v);
   }
-  return out;
+  if (k.values.empty())
+    k.values = {0};  // no elements: any fill
+  return k;
 }
 
 class Converter {
@@ -164,15 +154,18 @@ public:
       addInitializer(t);
     for (const onnx::NodeProto &n : g.node())
       addNode(n);
+    current = nullptr;
+    graph["outputs"] = Json::array();
+    for (const onnx::ValueInfoProto &v : g.output()) {
+      materialize(v.name());
+      graph["outputs"].push_back(resolve(v.name()));
+    }
     Json inputs = Json::array();
     for (Json &in : graph["inputs"])
       if (!weights.count(in["name"].get<std::string>()) ||
           read.count(in["name"].get<std::string>()))
         inputs.push_back(in);
     graph["inputs"] = inputs;
-    graph["outputs"] = Json::array();
-    for (const onnx::ValueInfoProto &v : g.output())
-      graph["outputs"].push_back(resolve(v.name()));
     return graph;
   }
 
@@ -208,6 +201,7 @@ private:
     }
     graph["inputs"].push_back({{"name", v.name()}, {"dtype", *dt}, {"shape", shape}});
     shapes[v.name()] = shape.get<std::vector<int64_t>>();
+    produced.insert(v.name());
   }
 
   void addInitializer(const onnx::TensorProto &t) {
@@ -218,23 +212,22 @@ private:
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
       fail("initializer '" + t.name() + "' is stored in an external data file, which is not "
            "read yet");
-    if (std::optional<std::vector<int64_t>> ints = intsOf(t))
-      constInts[t.name()] = *ints;
+    if (std::optional<Known> k = knownOf(t, *dt))
+      known[t.name()] = *k;
     Json shape = Json::array();
     for (int64_t d : t.dims())
       shape.push_back(d);
     shapes[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
     if (elementCount(t) == 1) {
-      std::optional<double> v = elementAt(t, 0);
-      if (!v)
+      // A scalar: written as a `constant` where an op reads it (materialize).
+      if (!known.count(t.name()))
         fail("initializer '" + t.name() + "' holds no value");
-      graph["nodes"].push_back(
-          {{"name", t.name()}, {"op", "constant"}, {"attrs", {{"value", *v}, {"dtype", *dt}, {"shape", shape}}}});
       return;
     }
     // A weight: a graph input of its own name until graphs have parameters.
     graph["inputs"].push_back({{"name", t.name()}, {"dtype", *dt}, {"shape", shape}});
     weights.insert(t.name());
+    produced.insert(t.name());
   }
 
   const onnx::AttributeProto *attr(const onnx::NodeProto &n, const char *name) const {
@@ -261,12 +254,13 @@ private:
   std::vector<int64_t> constInput(const onnx::NodeProto &n, int i, const char *what) {
     if (n.input_size() <= i || n.input(i).empty())
       failNode(n, std::string("needs its ") + what + " input");
-    auto it = constInts.find(n.input(i));
-    if (it == constInts.end())
+    const Known *k = knownValue(n.input(i));
+    std::optional<std::vector<int64_t>> ints = k ? k->ints() : std::nullopt;
+    if (!ints)
       failNode(n, std::string("its ") + what + " '" + n.input(i) +
-                      "' is computed in the graph; only constant " + what +
-                      " are read (shape arithmetic is not folded yet)");
-    return it->second;
+                      "' depends on values known only when the model runs; fusec takes " +
+                      what + " values computed at import only");
+    return *ints;
   }
   /// The attributes a node may carry that the conversion reads; any other
   /// is an error, never silently dropped.
@@ -278,6 +272,9 @@ private:
 
   void emit(const std::string &name, const std::string &op, std::vector<std::string> inputs,
             Json attrs = Json::object()) {
+    for (const std::string &i : inputs)
+      if (!i.empty())
+        materialize(i);
     Json node = {{"name", name}, {"op", op}, {"inputs", Json::array()}};
     for (const std::string &i : inputs) {
       node["inputs"].push_back(i.empty() ? std::string() : resolve(i));
@@ -286,6 +283,7 @@ private:
     if (!attrs.empty())
       node["attrs"] = attrs;
     graph["nodes"].push_back(node);
+    produced.insert(name);
     if (std::optional<std::vector<int64_t>> s = inferShape(op, node["inputs"], attrs))
       shapes[name] = *s;
   }
@@ -325,16 +323,293 @@ private:
     return base + "." + suffix;
   }
 
+  /// The shape Unsqueeze, Squeeze and Flatten give their input (whose shape
+  /// the importer tracks): each is a reshape.
+  std::vector<int64_t> layoutTarget(const onnx::NodeProto &n) {
+    const std::string &op = n.op_type();
+    std::vector<std::string> in(n.input().begin(), n.input().end());
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      allowAttrs(n, {"axes"});
+      std::vector<int64_t> shape = knownShape(n, in[0]);
+      std::optional<std::vector<int64_t>> axes = intsAttr(n, "axes");
+      if (!axes && in.size() > 1 && !in[1].empty())
+        axes = constInput(n, 1, "axes");
+      const bool unsqueeze = op == "Unsqueeze";
+      if (unsqueeze && !axes)
+        failNode(n, "needs its axes");
+      int64_t rank = static_cast<int64_t>(shape.size()) +
+                     (unsqueeze ? static_cast<int64_t>(axes->size()) : 0);
+      std::set<int64_t> at;
+      for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
+        int64_t norm = a < 0 ? a + rank : a;
+        if (norm < 0 || norm >= rank || !at.insert(norm).second)
+          failNode(n, "axis " + std::to_string(a) + " is out of range or repeated");
+      }
+      std::vector<int64_t> target;
+      if (unsqueeze) {
+        for (int64_t d = 0, src = 0; d < rank; ++d)
+          target.push_back(at.count(d) ? 1 : shape[src++]);
+      } else {
+        for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+          bool drop = axes ? at.count(d) > 0 : shape[d] == 1;
+          if (drop && shape[d] != 1)
+            failNode(n, "squeezes dim " + std::to_string(d) + " of size " +
+                            std::to_string(shape[d]));
+          if (!drop)
+            target.push_back(shape[d]);
+        }
+      }
+      return target;
+    }
+    if (op == "Flatten") {
+      allowAttrs(n, {"axis"});
+      std::vector<int64_t> shape = knownShape(n, in[0]);
+      int64_t rank = static_cast<int64_t>(shape.size()), axis = intAttr(n, "axis", 1);
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis > rank)
+        failNode(n, "axis " + std::to_string(intAttr(n, "axis", 1)) + " is out of range");
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < rank; ++d)
+        (d < axis ? outer : inner) *= shape[d];
+      return {outer, inner};
+    }
+    failNode(n, "is not a reshape");
+  }
+
+  /// The dtype of a value in the graph being written: an input's, or what
+  /// its node's op gives (fusec's rules: casts, constants and iotas say it,
+  /// comparisons give bool, `where` its second operand's, the rest their
+  /// first operand's).
+  std::string dtypeOf(const std::string &name) const {
+    const std::string r = resolve(name);
+    for (const Json &i : graph["inputs"])
+      if (i["name"] == r)
+        return i["dtype"];
+    const Json &nodes = graph["nodes"];
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      const Json &node = *it;
+      if (node["name"] != r)
+        continue;
+      const std::string op = node["op"];
+      if (node.contains("attrs") && node["attrs"].contains("dtype"))
+        return node["attrs"]["dtype"];
+      if (op == "constant")
+        return "f32";
+      if (op == "iota")
+        return "i64";
+      if (op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge")
+        return "bool";
+      return dtypeOf(node["inputs"][op == "where" ? 1 : 0]);
+    }
+    return "f32";
+  }
+
+  const Known *knownValue(const std::string &name) const {
+    auto it = known.find(resolve(name));
+    return it == known.end() ? nullptr : &it->second;
+  }
+
+  /// Writes a value computed at import as nodes, once, where an op of the
+  /// graph reads it: a fill becomes a `constant`, an index progression an
+  /// `iota` (scaled and offset), anything else is an error.
+  void materialize(const std::string &name) {
+    const std::string r = resolve(name);
+    if (produced.count(r))
+      return;
+    auto it = known.find(r);
+    if (it == known.end())
+      return;  // the JSON reader names an unknown value
+    const Known k = it->second;
+    auto number = [](double v) -> Json {
+      if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+      if (std::isnan(v))
+        return "nan";
+      return v;
+    };
+    produced.insert(r);
+    if (k.fill() || k.numel() <= 1) {
+      graph["nodes"].push_back({{"name", r}, {"op", "constant"},
+                                {"attrs", {{"value", number(k.at(0))}, {"dtype", k.dtype}, {"shape", k.shape}}}});
+      return;
+    }
+    std::optional<onnx_import::Progression> p = onnx_import::progressionOf(k);
+    if (!p) {
+      std::string why = "'" + r + "' holds " + std::to_string(k.numel()) +
+                        " values computed at import; fusec's graph format holds fills and index "
+                        "progressions, not tables";
+      if (current)
+        failNode(*current, "its input " + why);
+      fail("output " + why);
+    }
+    std::string v = p->step == 1 && p->start == 0 ? r : r + ".iota";
+    graph["nodes"].push_back({{"name", v}, {"op", "iota"},
+                              {"attrs", {{"shape", k.shape}, {"dim", p->dim}, {"dtype", k.dtype}}}});
+    if (p->step != 1) {
+      std::string scaled = p->start == 0 ? r : r + ".scaled";
+      graph["nodes"].push_back({{"name", r + ".step"}, {"op", "constant"},
+                                {"attrs", {{"value", p->step}, {"dtype", k.dtype}}}});
+      graph["nodes"].push_back({{"name", scaled}, {"op", "mul"}, {"inputs", {v, r + ".step"}}});
+      v = scaled;
+    }
+    if (p->start != 0) {
+      graph["nodes"].push_back({{"name", r + ".start"}, {"op", "constant"},
+                                {"attrs", {{"value", p->start}, {"dtype", k.dtype}}}});
+      graph["nodes"].push_back({{"name", r}, {"op", "add"}, {"inputs", {v, r + ".start"}}});
+    }
+  }
+
+  void setKnown(const std::string &name, Known k) {
+    shapes[name] = k.shape;
+    known[name] = std::move(k);
+  }
+
+  /// Computes `n` at import where its result depends only on shapes and
+  /// values known here (shape arithmetic); false where the graph computes it.
+  bool fold(const onnx::NodeProto &n) {
+    const std::string &op = n.op_type(), out = n.output(0);
+    std::vector<std::string> in(n.input().begin(), n.input().end());
+    std::string error;
+    auto check = [&](std::optional<Known> k) {
+      if (!k && !error.empty())
+        failNode(n, error);
+      if (k)
+        setKnown(out, std::move(*k));
+      return k.has_value();
+    };
+    if (op == "Shape" || op == "Size") {
+      allowAttrs(n, op == "Shape" ? std::initializer_list<const char *>{"start", "end"}
+                                  : std::initializer_list<const char *>{});
+      if (in.empty() || in[0].empty())
+        failNode(n, "needs 1 input(s)");
+      std::vector<int64_t> s = knownShape(n, in[0]);
+      Known k;
+      if (op == "Size") {
+        int64_t count = 1;
+        for (int64_t d : s)
+          count *= d;
+        k.shape = {};
+        k.values = {double(count)};
+        return check(k);
+      }
+      const int64_t rank = static_cast<int64_t>(s.size());
+      auto clampDim = [&](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t(0), rank); };
+      int64_t b = clampDim(intAttr(n, "start", 0)), e = clampDim(intAttr(n, "end", rank));
+      for (int64_t d = b; d < e; ++d)
+        k.values.push_back(double(s[size_t(d)]));
+      k.shape = {std::max<int64_t>(0, e - b)};
+      if (k.values.empty())
+        k.values = {0};
+      return check(k);
+    }
+    if (op == "ConstantOfShape") {
+      allowAttrs(n, {"value"});
+      Known k;
+      k.shape = constInput(n, 0, "shape");
+      k.dtype = "f32";
+      k.values = {0};
+      if (const onnx::AttributeProto *v = attr(n, "value")) {
+        std::optional<std::string> dt = dtypeName(v->t().data_type());
+        std::optional<double> x = elementAt(v->t(), 0);
+        if (!dt || !x || elementCount(v->t()) != 1)
+          failNode(n, "its value is not one element of a dtype fusec has");
+        k.dtype = *dt;
+        k.values = {*x};
+      }
+      return check(k);
+    }
+    // The rest fold only when every operand is known.
+    std::vector<Known> args;
+    for (const std::string &i : in) {
+      if (i.empty())
+        continue;
+      const Known *k = knownValue(i);
+      if (!k)
+        return false;
+      args.push_back(*k);
+    }
+    if (args.empty() || op == "Constant")
+      return false;
+    if (op == "Identity")
+      return check(args[0]);
+    if (op == "Range") {
+      allowAttrs(n, {});
+      if (args.size() != 3)
+        failNode(n, "needs 3 input(s)");
+      return check(onnx_import::foldRange(args[0], args[1], args[2], error));
+    }
+    if (op == "Gather") {
+      allowAttrs(n, {"axis"});
+      if (args.size() != 2)
+        failNode(n, "needs 2 input(s)");
+      return check(onnx_import::foldGather(args[0], args[1], intAttr(n, "axis", 0), error));
+    }
+    if (op == "Unsqueeze" || op == "Squeeze" || op == "Flatten") {
+      Known k = args[0];
+      k.shape = layoutTarget(n);
+      return check(k);
+    }
+    if (op == "Reshape") {
+      allowAttrs(n, {"allowzero"});
+      std::optional<shape::Shape> s = onnx_import::reshapeTarget(
+          args[0].shape, constInput(n, 1, "shape"), intAttr(n, "allowzero", 0) != 0, error);
+      if (!s)
+        failNode(n, error);
+      Known k = args[0];
+      k.shape = *s;
+      return check(k);
+    }
+    if (op == "Concat") {
+      allowAttrs(n, {"axis"});
+      return check(onnx_import::foldConcat(args, intAttr(n, "axis", 0), error));
+    }
+    if (op == "Cast") {
+      allowAttrs(n, {"to", "saturate"});
+      std::optional<std::string> dt = dtypeName(static_cast<int>(intAttr(n, "to", 0)));
+      if (!dt)
+        failNode(n, "casts to an element type fusec does not have");
+      return check(onnx_import::castKnown(args[0], *dt));
+    }
+    if (op == "Slice") {
+      allowAttrs(n, {});
+      std::vector<int64_t> axes, steps;
+      if (in.size() > 3 && !in[3].empty())
+        axes = constInput(n, 3, "axes");
+      if (in.size() > 4 && !in[4].empty())
+        steps = constInput(n, 4, "steps");
+      return check(onnx_import::foldSlice(args[0], constInput(n, 1, "starts"),
+                                          constInput(n, 2, "ends"), axes, steps, error));
+    }
+    if (op == "Expand") {
+      allowAttrs(n, {});
+      return check(onnx_import::foldExpand(args[0], constInput(n, 1, "shape"), error));
+    }
+    static const std::set<std::string> elementwise = {
+        "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Neg", "Abs", "Equal", "Less", "Greater",
+        "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Where"};
+    if (!elementwise.count(op))
+      return false;  // e.g. Trilu of a fill: the graph computes it
+    allowAttrs(n, op == "Mod" ? std::initializer_list<const char *>{"fmod"}
+                              : std::initializer_list<const char *>{});
+    if (op == "Mod" && intAttr(n, "fmod", 0))
+      failNode(n, "fmod = 1 (the dividend's sign) is not supported");
+    return check(onnx_import::foldElementwise(op, args, error));
+  }
+
   void addNode(const onnx::NodeProto &n) {
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       failNode(n, "operators of domain '" + n.domain() + "' are not supported");
     if (n.output_size() != 1)
       failNode(n, "only single-output operators are supported");
     const std::string out = n.output(0), &op = n.op_type();
+    current = &n;
+    if (fold(n))
+      return;
     std::vector<std::string> in(n.input().begin(), n.input().end());
     static const std::map<std::string, size_t> arity = {
         {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Reshape", 2}, {"Max", 2}, {"Min", 2},
-        {"Slice", 3}};
+        {"Slice", 3}, {"Expand", 2}, {"Gather", 2}, {"Range", 3}};
     size_t needed = op == "Constant" ? 0 : arity.count(op) ? arity.at(op) : 1;
     if (in.size() < needed || (needed > 0 && in[0].empty()))
       failNode(n, "needs " + std::to_string(needed) + " input(s)");
@@ -427,8 +702,14 @@ private:
     if (op == "Reshape") {
       allowAttrs(n, {"allowzero"});
       std::vector<int64_t> shape = constInput(n, 1, "shape");
-      if (std::find(shape.begin(), shape.end(), 0) != shape.end())
-        failNode(n, "a 0 in the target shape (copy the input's dim) is not supported yet");
+      if (!intAttr(n, "allowzero", 0) && std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+        std::string error;
+        std::optional<shape::Shape> s =
+            onnx_import::reshapeTarget(knownShape(n, in[0]), shape, false, error);
+        if (!s)
+          failNode(n, error);
+        shape = *s;
+      }
       return emit(out, "reshape", {in.at(0)}, {{"shape", shape}});
     }
     if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
@@ -471,52 +752,8 @@ private:
         attrs["steps"] = constInput(n, 4, "steps");
       return emit(out, "slice", {in[0]}, attrs);
     }
-    if (op == "Unsqueeze" || op == "Squeeze") {
-      allowAttrs(n, {"axes"});
-      std::vector<int64_t> shape = knownShape(n, in[0]);
-      std::optional<std::vector<int64_t>> axes = intsAttr(n, "axes");
-      if (!axes && in.size() > 1 && !in[1].empty())
-        axes = constInput(n, 1, "axes");
-      const bool unsqueeze = op == "Unsqueeze";
-      if (unsqueeze && !axes)
-        failNode(n, "needs its axes");
-      int64_t rank = static_cast<int64_t>(shape.size()) +
-                     (unsqueeze ? static_cast<int64_t>(axes->size()) : 0);
-      std::set<int64_t> at;
-      for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
-        int64_t norm = a < 0 ? a + rank : a;
-        if (norm < 0 || norm >= rank || !at.insert(norm).second)
-          failNode(n, "axis " + std::to_string(a) + " is out of range or repeated");
-      }
-      std::vector<int64_t> target;
-      if (unsqueeze) {
-        for (int64_t d = 0, src = 0; d < rank; ++d)
-          target.push_back(at.count(d) ? 1 : shape[src++]);
-      } else {
-        for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-          bool drop = axes ? at.count(d) > 0 : shape[d] == 1;
-          if (drop && shape[d] != 1)
-            failNode(n, "squeezes dim " + std::to_string(d) + " of size " +
-                            std::to_string(shape[d]));
-          if (!drop)
-            target.push_back(shape[d]);
-        }
-      }
-      return emit(out, "reshape", {in[0]}, {{"shape", target}});
-    }
-    if (op == "Flatten") {
-      allowAttrs(n, {"axis"});
-      std::vector<int64_t> shape = knownShape(n, in[0]);
-      int64_t rank = static_cast<int64_t>(shape.size()), axis = intAttr(n, "axis", 1);
-      if (axis < 0)
-        axis += rank;
-      if (axis < 0 || axis > rank)
-        failNode(n, "axis " + std::to_string(intAttr(n, "axis", 1)) + " is out of range");
-      int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < rank; ++d)
-        (d < axis ? outer : inner) *= shape[d];
-      return emit(out, "reshape", {in[0]}, {{"shape", {outer, inner}}});
-    }
+    if (op == "Unsqueeze" || op == "Squeeze" || op == "Flatten")
+      return emit(out, "reshape", {in[0]}, {{"shape", layoutTarget(n)}});
     if (op == "Concat") {
       allowAttrs(n, {"axis"});
       if (!attr(n, "axis"))
@@ -530,18 +767,55 @@ private:
         failNode(n, "only the `value` tensor form is supported");
       onnx::TensorProto t = v->t();
       t.set_name(out);
-      if (std::optional<std::vector<int64_t>> ints = intsOf(t))
-        constInts[out] = *ints;
-      if (elementCount(t) != 1) {
-        // Integer lists feed shapes and axes (read above); any other use fails
-        // at the reader as an unknown name, so say why here instead.
-        if (!constInts.count(out))
-          failNode(n, "a constant tensor of more than one element is not supported yet");
+      if (elementCount(t) == 1) {
+        addInitializer(t);
         return;
       }
-      addInitializer(t);
+      std::optional<std::string> dt = dtypeName(t.data_type());
+      std::optional<Known> k = dt ? knownOf(t, *dt) : std::nullopt;
+      if (!k)
+        failNode(n, "a constant tensor of this element type or size is not supported");
+      known[out] = *k;
+      shapes[out] = k->shape;
       return;
     }
+    if (op == "Expand") {
+      allowAttrs(n, {});
+      shape::Shape target;
+      std::vector<int64_t> to = constInput(n, 1, "shape");
+      if (std::string e = shape::broadcast({knownShape(n, in[0]), to}, target); !e.empty())
+        failNode(n, e);
+      return emit(out, "broadcast_to", {in[0]}, {{"shape", target}});
+    }
+    if (op == "Trilu") {
+      // Keeps x where j - i >= k (upper) or j - i <= k (lower) over its last
+      // two dims (rows i, columns j), else 0: index masks, nothing stored.
+      allowAttrs(n, {"upper"});
+      std::vector<int64_t> s = knownShape(n, in[0]);
+      if (s.size() < 2)
+        failNode(n, "takes a matrix or a batch of them");
+      int64_t k = 0;
+      if (in.size() > 1 && !in[1].empty()) {
+        std::vector<int64_t> kv = constInput(n, 1, "k");
+        if (kv.size() != 1)
+          failNode(n, "takes one k");
+        k = kv[0];
+      }
+      std::vector<int64_t> mask(s.end() - 2, s.end());
+      emit(fresh(out, "rows"), "iota", {}, {{"shape", mask}, {"dim", 0}});
+      emit(fresh(out, "cols"), "iota", {}, {{"shape", mask}, {"dim", 1}});
+      emit(fresh(out, "diag"), "sub", {fresh(out, "cols"), fresh(out, "rows")});
+      emit(fresh(out, "k"), "constant", {}, {{"value", k}, {"dtype", "i64"}});
+      emit(fresh(out, "keep"), intAttr(n, "upper", 1) ? "ge" : "le", {fresh(out, "diag"), fresh(out, "k")});
+      materialize(in[0]);
+      emit(fresh(out, "zero"), "constant", {}, {{"value", 0}, {"dtype", dtypeOf(in[0])}});
+      return emit(out, "where", {fresh(out, "keep"), in[0], fresh(out, "zero")});
+    }
+    if (op == "Gather")
+      failNode(n, "gathers from a tensor known only when the model runs (an embedding lookup); "
+                  "fusec has no gather op yet");
+    if (op == "Range")
+      failNode(n, "takes start, limit and delta known at import only");
     failNode(n, "this operator is not supported");
   }
 
@@ -550,7 +824,12 @@ private:
   int64_t opset = 0;
   Json graph;
   std::map<std::string, std::string> alias;
-  std::map<std::string, std::vector<int64_t>> constInts;
+  /// Values computed at import (KnownValues.h), and the names the graph
+  /// being written holds (inputs, nodes): a known value an op reads is
+  /// written as a node first (materialize).
+  std::map<std::string, Known> known;
+  std::set<std::string> produced;
+  const onnx::NodeProto *current = nullptr;  ///< the node being converted
   std::set<std::string> weights, read;  ///< weight inputs; names an op reads
   std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
 };
