@@ -132,6 +132,8 @@ public:
 private:
   void readHeader(const Json &doc);
   void readInputs(const Json &doc);
+  /// `inputs` or `parameters`: graph arguments, parameters after inputs.
+  void readTensorList(const Json &doc, const char *key, bool parameters);
   std::vector<size_t> readNodesInOrder(const Json &nodes);
   void buildNode(const Json &node, size_t index, OpBuilder &b);
   std::vector<Value> readOutputs(const Json &doc);
@@ -142,7 +144,8 @@ private:
   std::map<std::string, LineCol> positions;
   MLIRContext &ctx;
   std::string graphName;
-  std::vector<std::pair<std::string, RankedTensorType>> inputs;
+  std::vector<std::pair<std::string, RankedTensorType>> inputs;  ///< then parameters
+  std::vector<bool> isParameter;  ///< per entry of `inputs`
   std::map<std::string, Value> values;  ///< defined names -> SSA values
 };
 
@@ -165,8 +168,8 @@ void GraphBuilder::readHeader(const Json &doc) {
   Place top;
   if (!doc.is_object())
     top.fail("a graph must be a JSON object, got " + jsonTypeName(doc));
-  rejectUnknownKeys(top, doc, {"fusec", "name", "description", "inputs", "nodes", "outputs"},
-                    "");
+  rejectUnknownKeys(top, doc,
+                    {"fusec", "name", "description", "inputs", "parameters", "nodes", "outputs"}, "");
   int64_t version = asInt(top, require(top, doc, "fusec", "fusec"), "fusec");
   if (version != 1)
     top.fail("fusec", "unsupported format version " + std::to_string(version) +
@@ -181,26 +184,35 @@ void GraphBuilder::readHeader(const Json &doc) {
 }
 
 void GraphBuilder::readInputs(const Json &doc) {
+  readTensorList(doc, "inputs", /*parameters=*/false);
+  if (find(doc, "parameters"))
+    readTensorList(doc, "parameters", /*parameters=*/true);
+}
+
+void GraphBuilder::readTensorList(const Json &doc, const char *key, bool parameters) {
   Place top;
-  const Json &list = require(top, doc, "inputs", "inputs");
+  const Json &list = require(top, doc, key, key);
   if (!list.is_array())
-    top.fail("inputs", "expected an array of {name, dtype, shape}, got " + jsonTypeName(list));
+    top.fail(key, "expected an array of {name, dtype, shape}, got " + jsonTypeName(list));
   for (size_t i = 0; i < list.size(); ++i) {
     const Json &spec = list[i];
-    Place at("inputs[" + std::to_string(i) + "]");
+    const std::string item = std::string(key) + "[" + std::to_string(i) + "]";
+    Place at(item);
     if (!spec.is_object())
       at.fail("expected an object {name, dtype, shape}, got " + jsonTypeName(spec));
     std::string name = asString(at, require(at, spec, "name", "name"), "name");
-    at = Place("inputs[" + std::to_string(i) + "] " + singleQuoted(name));
+    at = Place(item + " " + singleQuoted(name));
     rejectUnknownKeys(at, spec, {"name", "dtype", "shape"}, "");
     if (name.empty())
       at.fail("name", "must not be empty");
     DType dt = asDType(at, require(at, spec, "dtype", "dtype"), "dtype");
     std::vector<int64_t> shape = asShape(at, require(at, spec, "shape", "shape"), "shape");
-    for (const auto &[prev, type] : inputs)
-      if (prev == name)
-        at.fail("name", "duplicate input name " + singleQuoted(name));
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (inputs[j].first == name)
+        at.fail("name", std::string("duplicate name ") + singleQuoted(name) + " (already " +
+                            (isParameter[j] ? "a parameter" : "a graph input") + ")");
     inputs.emplace_back(name, RankedTensorType::get(shape, toMlirType(dt, &ctx)));
+    isParameter.push_back(parameters);
   }
 }
 
@@ -220,7 +232,7 @@ std::vector<size_t> GraphBuilder::readNodesInOrder(const Json &nodes) {
     if (!fresh)
       at.fail("name", "duplicate name " + singleQuoted(name) + " (already defined by " +
                           (it->second == std::string::npos
-                               ? std::string("a graph input")
+                               ? std::string("a graph input or parameter")
                                : "nodes[" + std::to_string(it->second) + "]") + ")");
   }
   std::vector<std::string> allNames;
@@ -449,6 +461,8 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     values[inputs[i].first] = entry->getArgument(i);
     func.setArgAttr(i, "fusec.name", b.getStringAttr(inputs[i].first));
+    if (isParameter[i])  // bound from weights files when a program is loaded
+      func.setArgAttr(i, "fusec.parameter", b.getUnitAttr());
   }
   b.setInsertionPointToEnd(entry);
   for (size_t i : order)

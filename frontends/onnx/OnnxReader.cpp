@@ -6,8 +6,11 @@
 #include "frontends/onnx/KnownValues.h"
 #include "frontends/onnx/OpShape.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <onnx.pb.h>
 #include <nlohmann/json.hpp>
@@ -160,12 +163,19 @@ public:
       materialize(v.name());
       graph["outputs"].push_back(resolve(v.name()));
     }
-    Json inputs = Json::array();
-    for (Json &in : graph["inputs"])
-      if (!weights.count(in["name"].get<std::string>()) ||
-          read.count(in["name"].get<std::string>()))
+    // Weights an op reads are parameters (bound from weights files); the
+    // others (integer lists read at import) are dropped.
+    Json inputs = Json::array(), parameters = Json::array();
+    for (Json &in : graph["inputs"]) {
+      const std::string name = in["name"];
+      if (!weights.count(name))
         inputs.push_back(in);
+      else if (read.count(name))
+        parameters.push_back(in);
+    }
     graph["inputs"] = inputs;
+    if (!parameters.empty())
+      graph["parameters"] = parameters;
     return graph;
   }
 
@@ -209,22 +219,22 @@ private:
     if (!dt)
       fail("initializer '" + t.name() + "' has element type " + std::to_string(t.data_type()) +
            ", which fusec does not have");
-    if (t.data_location() == onnx::TensorProto::EXTERNAL)
-      fail("initializer '" + t.name() + "' is stored in an external data file, which is not "
-           "read yet");
-    if (std::optional<Known> k = knownOf(t, *dt))
+    // Values in external data files are read when weights are bound
+    // (onnxWeights), not here: only integer lists are read at import.
+    const bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
+    if (std::optional<Known> k = external ? std::nullopt : knownOf(t, *dt))
       known[t.name()] = *k;
     Json shape = Json::array();
     for (int64_t d : t.dims())
       shape.push_back(d);
     shapes[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
-    if (elementCount(t) == 1) {
+    if (elementCount(t) == 1 && !external) {
       // A scalar: written as a `constant` where an op reads it (materialize).
       if (!known.count(t.name()))
         fail("initializer '" + t.name() + "' holds no value");
       return;
     }
-    // A weight: a graph input of its own name until graphs have parameters.
+    // A weight: a parameter of its own name, where an op reads it.
     graph["inputs"].push_back({{"name", t.name()}, {"dtype", *dt}, {"shape", shape}});
     weights.insert(t.name());
     produced.insert(t.name());
@@ -830,7 +840,15 @@ private:
   std::map<std::string, Known> known;
   std::set<std::string> produced;
   const onnx::NodeProto *current = nullptr;  ///< the node being converted
-  std::set<std::string> weights, read;  ///< weight inputs; names an op reads
+  std::set<std::string> weights, read;  ///< weights; names an op reads
+public:
+  /// The parameters of the converted graph (after convert).
+  std::vector<std::string> parameterNames() const {
+    std::vector<std::string> out;
+    for (const Json &p : graph.value("parameters", Json::array()))
+      out.push_back(p["name"]);
+    return out;
+  }
   std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
 };
 
@@ -852,6 +870,113 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
                                    fileName.str().c_str(), e.what());
   }
+}
+
+namespace {
+
+llvm::Error weightError(llvm::StringRef file, const std::string &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", file.str().c_str(),
+                                 what.c_str());
+}
+
+/// Initializer `t`'s values as a host tensor: from its raw bytes, its typed
+/// fields, or the external data file it names (a path relative to the
+/// model's folder, inside it).
+llvm::Expected<HostTensor> initializerValues(const onnx::TensorProto &t, llvm::StringRef modelPath) {
+  const std::string what = "initializer '" + t.name() + "'";
+  std::optional<std::string> name = dtypeName(t.data_type());
+  std::optional<DType> dt = name ? parseDType(*name) : std::nullopt;
+  const int64_t n = elementCount(t);
+  if (!dt || n < 0)
+    return weightError(modelPath, what + " has an element type or dims fusec cannot hold");
+  HostTensor out(*dt, std::vector<int64_t>(t.dims().begin(), t.dims().end()));
+  const uint64_t bytes = static_cast<uint64_t>(out.nbytes());
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0, length = bytes;
+    for (const auto &kv : t.external_data()) {
+      unsigned long long v = 0;
+      if (kv.key() == "location")
+        location = kv.value();
+      else if ((kv.key() == "offset" || kv.key() == "length") &&
+               llvm::getAsUnsignedInteger(kv.value(), 10, v))
+        return weightError(modelPath, what + ": external data " + kv.key() + " '" + kv.value() +
+                                          "' is not a number");
+      else if (kv.key() == "offset")
+        offset = v;
+      else if (kv.key() == "length")
+        length = v;
+    }
+    llvm::SmallString<256> file(llvm::sys::path::parent_path(modelPath));
+    if (location.empty() || llvm::sys::path::is_absolute(location) ||
+        llvm::any_of(llvm::make_range(llvm::sys::path::begin(location), llvm::sys::path::end(location)),
+                     [](llvm::StringRef c) { return c == ".."; }))
+      return weightError(modelPath, what + ": external data location '" + location +
+                                        "' is not a file inside the model's folder");
+    llvm::sys::path::append(file, location);
+    if (length != bytes)
+      return weightError(modelPath, what + ": external data holds " + std::to_string(length) +
+                                        " bytes, its dims and dtype " + std::to_string(bytes));
+    auto slice = llvm::MemoryBuffer::getFileSlice(file, length, offset, /*IsVolatile=*/false);
+    if (!slice)
+      return weightError(modelPath, what + ": cannot read " + std::to_string(length) +
+                                        " bytes at offset " + std::to_string(offset) + " of '" +
+                                        std::string(file) + "': " + slice.getError().message());
+    std::memcpy(out.data(), (*slice)->getBufferStart(), bytes);
+    return out;
+  }
+  if (!t.raw_data().empty()) {
+    if (t.raw_data().size() != bytes)
+      return weightError(modelPath, what + " holds " + std::to_string(t.raw_data().size()) +
+                                        " bytes, its dims and dtype " + std::to_string(bytes));
+    std::memcpy(out.data(), t.raw_data().data(), bytes);
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    std::optional<double> v = elementAt(t, i);
+    if (!v)
+      return weightError(modelPath, what + " holds fewer values than its dims");
+    if (*dt == DType::I64)  // exact beyond 2^53
+      out.setInt(i, t.int64_data(static_cast<int>(i)));
+    else
+      out.set(i, *v);
+  }
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
+                                   path.str().c_str(), buffer.getError().message().c_str());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return weightError(path, "not an ONNX model (the protobuf does not parse)");
+  std::vector<std::string> parameters;
+  try {
+    Converter c(model, path.str());
+    c.convert();
+    parameters = c.parameterNames();
+  } catch (const Unsupported &u) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", u.message.c_str());
+  } catch (const std::exception &e) {
+    return weightError(path, e.what());
+  }
+  std::set<std::string> wanted(parameters.begin(), parameters.end());
+  std::map<std::string, HostTensor> weights;
+  for (const onnx::TensorProto &t : model.graph().initializer()) {
+    if (!wanted.count(t.name()))
+      continue;
+    llvm::Expected<HostTensor> v = initializerValues(t, path);
+    if (!v)
+      return v.takeError();
+    weights.emplace(t.name(), std::move(*v));
+  }
+  return weights;
 }
 
 llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path) {

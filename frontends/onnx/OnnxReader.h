@@ -4,17 +4,21 @@
 // in fusec's JSON format (docs/graph-format.md), which the JSON reader then
 // checks and imports: one set of shape and dtype rules, one set of error
 // messages. Graph inputs keep their ONNX names. Initializers of one element
-// become constants; larger ones (weights) are graph inputs of their own name
-// until graphs have parameters. An operator, attribute or input form not
-// covered is an error naming the node, the op type and the opset.
+// become constants; larger ones (weights) are parameters of their own names,
+// whose values onnxFileWeights reads (also from external data files). An
+// operator, attribute or input form not covered is an error naming the
+// node, the op type and the opset.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "compiler/support/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 
 namespace fusec {
@@ -25,6 +29,11 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
 
 /// The same for the model file at `path`.
 llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path);
+
+/// The values of the converted graph's parameters (the model's weights), by
+/// name: from the model file, or the external data files it names (paths
+/// inside the model's folder).
+llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path);
 
 /// Reads a graph file of either format: ONNX where the name ends in .onnx,
 /// else fusec's JSON.

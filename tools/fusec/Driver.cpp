@@ -1,5 +1,6 @@
 //===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
 #include "tools/fusec/Driver.h"
+#include "tools/fusec/GraphIO.h"
 
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/support/AtomicFile.h"
@@ -124,6 +125,22 @@ llvm::Error writeOutput(const std::string &path, llvm::StringRef text) {
     return llvm::Error::success();
   }
   return writeFileAtomically(path, text);
+}
+
+void addTensorSources(CLI::App *cmd, TensorSources &sources) {
+  cmd->add_option("--inputs", sources.inputs,
+                  "safetensors file with one tensor per graph input (by name); random inputs "
+                  "when left out");
+  cmd->add_option("--weights", sources.weights,
+                  "safetensors file(s) with the graph's parameters (by name; repeat the option "
+                  "or separate with commas for shards). Default: an ONNX model's own weights, "
+                  "else random")
+      ->delimiter(',');
+}
+
+void noteModel(TensorSources &sources, const std::string &graph) {
+  if (llvm::StringRef(graph).ends_with(".onnx"))
+    sources.model = graph;
 }
 
 } // namespace fusec::cli

@@ -49,6 +49,13 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
 /// --no-overlap, for the commands that launch kernels (run, bench).
 void addLaunchFlags(CLI::App *cmd, PlanFlags &flags);
 
+struct TensorSources;
+/// --inputs and --weights, for the commands that evaluate a graph; `graph`
+/// (an .onnx model) also binds the model's own weights.
+void addTensorSources(CLI::App *cmd, TensorSources &sources);
+/// Sets `sources.model` where `graph` is an ONNX model.
+void noteModel(TensorSources &sources, const std::string &graph);
+
 /// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
 /// from the GPU at hand (when there is one).
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,

@@ -12,7 +12,8 @@ namespace fusec::cli {
 
 namespace {
 struct EvalOptions {
-  std::string graph, inputs, output;
+  std::string graph, output;
+  TensorSources sources;
   uint64_t seed = 0;
   bool fp64 = false, decomposed = false;
 };
@@ -26,7 +27,7 @@ int runEval(const EvalOptions &opts) {
     if (llvm::Error err = decompose(**module))
       return reportError(std::move(err));
   mlir::func::FuncOp func = graphFunction(**module);
-  auto inputs = prepareInputs(func, opts.inputs, opts.seed);
+  auto inputs = prepareInputs(func, opts.sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
   InterpOptions io;
@@ -53,15 +54,16 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
               "  fusec eval examples/softmax.json --seed 7 -o out.safetensors\n"
               "  fusec eval graph.json --inputs in.safetensors --fp64");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
-  cmd->add_option("--inputs", opts->inputs,
-                  "safetensors file with one tensor per graph input (by name); "
-                  "random inputs when left out");
+  addTensorSources(cmd, opts->sources);
   cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");
   cmd->add_flag("--decomposed", opts->decomposed,
                 "evaluate after decomposing composites (as the compiler sees the graph)");
-  cmd->callback([opts, &exitCode] { exitCode = runEval(*opts); });
+  cmd->callback([opts, &exitCode] {
+    noteModel(opts->sources, opts->graph);
+    exitCode = runEval(*opts);
+  });
 }
 
 } // namespace fusec::cli

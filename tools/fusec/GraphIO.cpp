@@ -1,12 +1,15 @@
 //===- GraphIO.cpp - graph inputs and outputs as host tensors -------------===//
 #include "tools/fusec/GraphIO.h"
 
+#include "frontends/onnx/OnnxReader.h"
+
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "compiler/pipeline/Compile.h"
 #include "compiler/shape/ShapeRules.h"
 #include "runtime/Safetensors.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace fusec::cli {
@@ -39,7 +42,7 @@ std::vector<std::string> outputNames(mlir::func::FuncOp func) {
 }
 
 llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
-                                                      const std::string &inputsPath,
+                                                      const TensorSources &sources,
                                                       uint64_t seed) {
   // The inputs live on the host first: ones that cannot be held are refused
   // before an allocation aborts the process (the reference interpreter's own
@@ -58,41 +61,78 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
   std::vector<std::string> names = inputNames(func);
   std::vector<double> scales = randomInputScales(func);
   std::vector<HostTensor> tensors;
-  std::map<std::string, HostTensor> file;
-  if (!inputsPath.empty()) {
-    auto read = readSafetensors(inputsPath);
+  // Each tensor with the file it came from, for messages.
+  std::map<std::string, std::pair<HostTensor, std::string>> inputs, weights;
+  if (!sources.inputs.empty()) {
+    auto read = readSafetensors(sources.inputs);
     if (!read)
       return read.takeError();
-    file = std::move(*read);
+    for (auto &[name, t] : *read)
+      inputs.emplace(name, std::make_pair(std::move(t), sources.inputs));
   }
+  for (const std::string &path : sources.weights) {
+    auto read = readSafetensors(path);
+    if (!read)
+      return read.takeError();
+    for (auto &[name, t] : *read)
+      if (!weights.emplace(name, std::make_pair(std::move(t), path)).second)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "%s: weight '%s' is also in %s", path.c_str(), name.c_str(),
+                                       weights.at(name).second.c_str());
+  }
+  const bool fromWeights = !sources.weights.empty();
+  if (!fromWeights && !sources.model.empty()) {
+    auto read = onnxFileWeights(sources.model);
+    if (!read)
+      return read.takeError();
+    for (auto &[name, t] : *read)
+      weights.emplace(name, std::make_pair(std::move(t), sources.model));
+  }
+  bool drawnParameters = false;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     mlir::Value arg = func.getArgument(i);
     DType dt = dtypeOf(arg);
     llvm::ArrayRef<int64_t> shape = shapeOf(arg);
-    if (inputsPath.empty()) {
+    const bool parameter = func.getArgAttr(i, "fusec.parameter") != nullptr;
+    const char *kind = parameter ? "parameter" : "graph input";
+    auto *pool = parameter && (fromWeights || weights.count(names[i])) ? &weights : &inputs;
+    auto it = pool->find(names[i]);
+    if (it == pool->end()) {
+      if (parameter && fromWeights)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "missing weight for parameter '%s' (%s) in %s",
+                                       names[i].c_str(), describe(dt, shape).c_str(),
+                                       llvm::join(sources.weights, ", ").c_str());
+      if (!sources.inputs.empty() && !parameter)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "%s: missing graph input '%s' (%s)", sources.inputs.c_str(),
+                                       names[i].c_str(), describe(dt, shape).c_str());
       // Each input gets its own stream, so adding an input leaves the others unchanged.
       uint64_t s = seed * 0x9E3779B97F4A7C15ull + i + 1;
       tensors.push_back(randomTensor(dt, std::vector<int64_t>(shape.begin(), shape.end()), s));
       scaleFloatValues(tensors.back(), scales[i]);
+      drawnParameters |= parameter;
       continue;
     }
-    auto it = file.find(names[i]);
-    if (it == file.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "%s: missing graph input '%s' (%s)", inputsPath.c_str(),
-                                     names[i].c_str(), describe(dt, shape).c_str());
-    const HostTensor &t = it->second;
+    const HostTensor &t = it->second.first;
     if (t.dtype() != dt || llvm::ArrayRef<int64_t>(t.shape()) != shape)
       return llvm::createStringError(
-          llvm::inconvertibleErrorCode(), "%s: tensor '%s' is %s but the graph input is %s",
-          inputsPath.c_str(), names[i].c_str(), describe(t.dtype(), t.shape()).c_str(),
-          describe(dt, shape).c_str());
+          llvm::inconvertibleErrorCode(), "%s: tensor '%s' is %s but the %s is %s",
+          it->second.second.c_str(), names[i].c_str(), describe(t.dtype(), t.shape()).c_str(),
+          kind, describe(dt, shape).c_str());
     tensors.push_back(t);
-    file.erase(it);
+    pool->erase(it);
   }
-  for (const auto &[name, t] : file)
-    llvm::errs() << "fusec: note: " << inputsPath << ": tensor '" << name
+  if (fromWeights && !weights.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s: weight '%s' is not a parameter of the graph",
+                                   weights.begin()->second.second.c_str(),
+                                   weights.begin()->first.c_str());
+  for (const auto &[name, t] : inputs)
+    llvm::errs() << "fusec: note: " << t.second << ": tensor '" << name
                  << "' is not a graph input; ignored\n";
+  if (drawnParameters)
+    llvm::errs() << "fusec: note: parameters drawn at random (pass --weights FILE)\n";
   return tensors;
 }
 

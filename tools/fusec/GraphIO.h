@@ -17,11 +17,20 @@ namespace fusec::cli {
 std::vector<std::string> inputNames(mlir::func::FuncOp func);
 std::vector<std::string> outputNames(mlir::func::FuncOp func);
 
-/// One tensor per argument: read from `inputsPath` (a safetensors file, matched
-/// by name, dtype and shape checked) or, if it is empty, drawn at random from
-/// `seed`. Tensors in the file that the graph does not use are reported as notes.
+/// Where the values of a graph's arguments come from.
+struct TensorSources {
+  std::string inputs;                ///< safetensors file of graph inputs ("": random)
+  std::vector<std::string> weights;  ///< safetensors files of its parameters (shards)
+  std::string model;                 ///< an ONNX model whose own weights bind the parameters
+};
+
+/// One tensor per argument, matched by name with dtype and shape checked.
+/// Graph inputs come from `inputs` (tensors there that the graph does not use
+/// are notes), or at random from `seed`. Parameters come from `weights`, where
+/// a missing, extra or mismatched tensor is an error; else from the ONNX
+/// model; else from `inputs`; else at random (with a note).
 llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
-                                                      const std::string &inputsPath,
+                                                      const TensorSources &sources,
                                                       uint64_t seed);
 
 /// Writes results by output name to a safetensors file.

@@ -6,13 +6,19 @@
 #include "frontends/json/GraphReader.h"
 #include "frontends/onnx/OnnxReader.h"
 
+#include "runtime/Safetensors.h"
+#include "tools/fusec/GraphIO.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace fusec::cli {
 
 namespace {
 struct ImportOptions {
-  std::string model, output;
+  std::string model, output, weights;
 };
 
 int runImport(const ImportOptions &opts) {
@@ -24,7 +30,38 @@ int runImport(const ImportOptions &opts) {
   auto module = importGraphText(*json, opts.model, *ctx);
   if (!module)
     return reportError(module.takeError());
-  if (opts.output.empty() || opts.output == "-") {
+  // The weights beside the graph: --weights, else the output's name with
+  // .safetensors; written first, so that a graph is never left without them.
+  const bool toStdout = opts.output.empty() || opts.output == "-";
+  std::string weightsPath = opts.weights;
+  if (weightsPath.empty() && !toStdout) {
+    llvm::SmallString<256> w(opts.output);
+    llvm::sys::path::replace_extension(w, ".safetensors");
+    weightsPath = std::string(w);
+  }
+  mlir::func::FuncOp func = graphFunction(**module);
+  bool hasParameters = false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    hasParameters |= func.getArgAttr(i, "fusec.parameter") != nullptr;
+  if (hasParameters && !weightsPath.empty()) {
+    if (weightsPath == opts.output)
+      return reportError("the weights file and the graph file are both '" + weightsPath + "'");
+    auto weights = onnxFileWeights(opts.model);
+    if (!weights)
+      return reportError(weights.takeError());
+    if (llvm::Error err = writeSafetensors(weightsPath, *weights))
+      return reportError(std::move(err));
+    int64_t bytes = 0;
+    for (const auto &[name, t] : *weights)
+      bytes += t.nbytes();
+    llvm::errs() << "fusec: wrote " << weightsPath << " (" << weights->size() << " weights, "
+                 << (bytes < (1 << 20) ? llvm::format("%.1f KiB", double(bytes) / (1 << 10))
+                                       : llvm::format("%.1f MiB", double(bytes) / (1 << 20)))
+                 << ")\n";
+  }
+  if (toStdout) {
+    if (hasParameters && weightsPath.empty())
+      llvm::errs() << "fusec: note: the model's weights are not written (give -o or --weights)\n";
     llvm::outs() << *json;
     return kOk;
   }
@@ -42,10 +79,14 @@ void addImportCommand(CLI::App &app, int &exitCode) {
   cmd->footer("Examples:\n"
               "  fusec import model.onnx -o model.json\n"
               "  fusec explain model.onnx          # every command also reads .onnx files\n"
-              "Weights (initializers of more than one element) become graph inputs of their\n"
-              "ONNX names; see docs/graph-format.md, \"ONNX models\".");
+              "Weights (initializers of more than one element) become the graph's parameters,\n"
+              "their values written to model.safetensors beside -o (run and eval take them\n"
+              "with --weights); see docs/graph-format.md, \"ONNX models\".");
   cmd->add_option("model", opts->model, "ONNX model file (.onnx)")->required();
   cmd->add_option("-o,--output", opts->output, "the graph file to write (default: stdout)");
+  cmd->add_option("--weights", opts->weights,
+                  "the safetensors file for the model's weights (default: the graph file's "
+                  "name with .safetensors)");
   cmd->callback([opts, &exitCode] { exitCode = runImport(*opts); });
 }
 

@@ -13,7 +13,8 @@ namespace fusec::cli {
 
 namespace {
 struct RunOptions {
-  std::string graph, inputs, output;
+  std::string graph, output;
+  TensorSources sources;
   uint64_t seed = 0;
   bool check = false;
   PlanFlags plan;
@@ -25,7 +26,7 @@ int runRun(const RunOptions &opts) {
     return reportError(program.takeError());
   Program &p = **program;
   mlir::func::FuncOp func = graphFunction(*p.impl().original);
-  auto inputs = prepareInputs(func, opts.inputs, opts.seed);
+  auto inputs = prepareInputs(func, opts.sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
   std::vector<HostTensor> outputs;
@@ -62,8 +63,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
               "  fusec run graph.json --inputs in.safetensors -o out.safetensors\n"
               "  fusec run examples/rms_norm.json --no-fuse --check");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
-  cmd->add_option("--inputs", opts->inputs,
-                  "safetensors file with one tensor per graph input; random inputs when left out");
+  addTensorSources(cmd, opts->sources);
   cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--check", opts->check,
@@ -71,7 +71,10 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                 "f16/bf16 1e-2 relative); exit 1 on a mismatch");
   addPlanFlags(cmd, opts->plan);
   addLaunchFlags(cmd, opts->plan);
-  cmd->callback([opts, &exitCode] { exitCode = runRun(*opts); });
+  cmd->callback([opts, &exitCode] {
+    noteModel(opts->sources, opts->graph);
+    exitCode = runRun(*opts);
+  });
 }
 
 } // namespace fusec::cli
