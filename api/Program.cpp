@@ -71,14 +71,14 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
 Status Program::compileFile(const std::string &path, const Options &options,
                             std::unique_ptr<Program> &out) {
   auto ctx = std::make_unique<mlir::MLIRContext>();
-  auto module = importModelFile(path, *ctx);
+  auto module = importModelFile(path, *ctx, options.sizes);
   return compileWith(std::move(module), std::move(ctx), options, out);
 }
 
 Status Program::compileText(const std::string &json, const std::string &name,
                             const Options &options, std::unique_ptr<Program> &out) {
   auto ctx = std::make_unique<mlir::MLIRContext>();
-  auto module = importGraphText(json, name, *ctx);
+  auto module = importGraphText(json, name, *ctx, options.sizes);
   return compileWith(std::move(module), std::move(ctx), options, out);
 }
 

@@ -479,12 +479,86 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
   return module;
 }
 
+/// Replaces the named dims of every shape the graph states (inputs,
+/// parameters, a node's stated shape, a `shape` attribute) by their bound
+/// sizes; an unbound name is an error at its place.
+void bindSizes(Json &doc, const SizeBindings &sizes) {
+  auto bind = [&](Json &shape, const Place &at, const std::string &field) {
+    if (!shape.is_array())
+      return;  // the reader reports it
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!shape[d].is_string())
+        continue;
+      const std::string name = shape[d].get<std::string>();
+      auto it = sizes.find(name);
+      if (it == sizes.end())
+        at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
+                           ", which is not bound: give it with --bind " + name + "=N");
+      shape[d] = it->second;
+    }
+  };
+  if (!doc.is_object())
+    return;
+  for (const char *key : {"inputs", "parameters"}) {
+    Json *list = doc.contains(key) ? &doc[key] : nullptr;
+    if (!list || !list->is_array())
+      continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      Json &spec = (*list)[i];
+      if (!spec.is_object() || !spec.contains("shape"))
+        continue;
+      std::string label = std::string(key) + "[" + std::to_string(i) + "]";
+      if (spec.contains("name") && spec["name"].is_string())
+        label += " " + singleQuoted(spec["name"].get<std::string>());
+      bind(spec["shape"], Place(label), "shape");
+    }
+  }
+  if (!doc.contains("nodes") || !doc["nodes"].is_array())
+    return;
+  Json &nodes = doc["nodes"];
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Json &node = nodes[i];
+    if (!node.is_object())
+      continue;
+    std::string label = "node ";
+    if (node.contains("name") && node["name"].is_string())
+      label += singleQuoted(node["name"].get<std::string>()) + " ";
+    Place at(label + "(nodes[" + std::to_string(i) + "])");
+    if (node.contains("shape"))
+      bind(node["shape"], at, "shape");
+    if (node.contains("attrs") && node["attrs"].is_object() && node["attrs"].contains("shape"))
+      bind(node["attrs"]["shape"], at, "attrs.shape");
+  }
+}
+
 } // namespace
 } // namespace json
 
+llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts) {
+  SizeBindings out;
+  for (const std::string &text : texts) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(text).split(parts, ',', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts) {
+      auto [name, value] = part.split('=');
+      unsigned long long v = 0;
+      name = name.trim();
+      if (name.empty() || value.trim().getAsInteger(10, v) || v > (1ull << 40))
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "--bind %s: expected NAME=N with N a size (0 to 2^40)",
+                                       part.str().c_str());
+      if (!out.emplace(name.str(), static_cast<int64_t>(v)).second)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "--bind: the size '%s' is given twice", name.str().c_str());
+    }
+  }
+  return out;
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
                                                        llvm::StringRef fileName,
-                                                       MLIRContext &ctx) {
+                                                       MLIRContext &ctx,
+                                                       const SizeBindings &sizes) {
   ctx.loadDialect<FusecDialect, func::FuncDialect>();
   json::Json doc;
   try {
@@ -522,6 +596,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
                                    fileName.str().c_str(), reason.c_str());
   }
   try {
+    json::bindSizes(doc, sizes);
     json::GraphBuilder builder(fileName, text, ctx);
     return builder.build(doc);
   } catch (const json::GraphError &e) {
@@ -535,12 +610,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> importGraphFile(llvm::StringRef path,
-                                                       MLIRContext &ctx) {
+                                                       MLIRContext &ctx,
+                                                       const SizeBindings &sizes) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read graph '%s': %s",
                                    path.str().c_str(), buffer.getError().message().c_str());
-  return importGraphText((*buffer)->getBuffer(), path, ctx);
+  return importGraphText((*buffer)->getBuffer(), path, ctx, sizes);
 }
 
 func::FuncOp graphFunction(ModuleOp module) {

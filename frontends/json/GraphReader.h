@@ -12,15 +12,30 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <vector>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
 namespace fusec {
 
-/// Reads and checks `path`. The module's single function is named after the graph.
+/// Sizes given to the named dims of a graph (`"shape": ["B", "S", 4096]`, an
+/// ONNX model's dynamic axes): `--bind B=1,S=1000`.
+using SizeBindings = std::map<std::string, int64_t>;
+
+/// Reads and checks `path`, its named dims bound by `sizes`. The module's
+/// single function is named after the graph.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importGraphFile(llvm::StringRef path, mlir::MLIRContext &ctx);
+importGraphFile(llvm::StringRef path, mlir::MLIRContext &ctx, const SizeBindings &sizes = {});
 
 /// Same, from text; `fileName` is used in messages and locations.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importGraphText(llvm::StringRef text, llvm::StringRef fileName, mlir::MLIRContext &ctx);
+importGraphText(llvm::StringRef text, llvm::StringRef fileName, mlir::MLIRContext &ctx,
+                const SizeBindings &sizes = {});
+
+/// Parses "NAME=N" bindings (several separated by commas, or one per entry).
+llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts);
 
 /// The graph's function (the first func.func of a module built by the reader).
 mlir::func::FuncOp graphFunction(mlir::ModuleOp module);

@@ -131,8 +131,8 @@ std::optional<Known> knownOf(const onnx::TensorProto &t, const std::string &dtyp
 
 class Converter {
 public:
-  Converter(const onnx::ModelProto &model, std::string fileName)
-      : model(model), file(std::move(fileName)) {
+  Converter(const onnx::ModelProto &model, std::string fileName, const SizeBindings &sizes)
+      : model(model), file(std::move(fileName)), sizes(sizes) {
     for (const auto &o : model.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx")
         opset = o.version();
@@ -204,10 +204,20 @@ private:
            ", which fusec does not have (f32, f16, bf16, i32, i64, bool)");
     Json shape = Json::array();
     for (const auto &d : tt.shape().dim()) {
-      if (!d.has_dim_value())
-        fail("input '" + v.name() + "' has a symbolic dimension '" + d.dim_param() +
-             "': export it with fixed sizes (symbolic sizes are not supported yet)");
-      shape.push_back(d.dim_value());
+      if (d.has_dim_value()) {
+        shape.push_back(d.dim_value());
+        continue;
+      }
+      // A dynamic axis: its size comes from --bind, and the graph is
+      // converted (its shape arithmetic computed) for that size.
+      auto it = d.has_dim_param() ? sizes.find(d.dim_param()) : sizes.end();
+      if (!d.has_dim_param() || d.dim_param().empty())
+        fail("input '" + v.name() + "' has a dimension of unknown size: export it with a "
+             "fixed size or a named dynamic axis");
+      if (it == sizes.end())
+        fail("input '" + v.name() + "' has the dynamic dimension '" + d.dim_param() +
+             "': give its size with --bind " + d.dim_param() + "=N");
+      shape.push_back(it->second);
     }
     graph["inputs"].push_back({{"name", v.name()}, {"dtype", *dt}, {"shape", shape}});
     shapes[v.name()] = shape.get<std::vector<int64_t>>();
@@ -831,6 +841,7 @@ private:
 
   const onnx::ModelProto &model;
   std::string file;
+  const SizeBindings &sizes;
   int64_t opset = 0;
   Json graph;
   std::map<std::string, std::string> alias;
@@ -854,7 +865,8 @@ public:
 
 } // namespace
 
-llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName) {
+llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName,
+                                            const SizeBindings &sizes) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
@@ -862,7 +874,7 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
                                    "%s: not an ONNX model (the protobuf does not parse)",
                                    fileName.str().c_str());
   try {
-    Converter c(model, fileName.str());
+    Converter c(model, fileName.str(), sizes);
     return c.convert().dump(2) + "\n";
   } catch (const Unsupported &u) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", u.message.c_str());
@@ -946,7 +958,8 @@ llvm::Expected<HostTensor> initializerValues(const onnx::TensorProto &t, llvm::S
 
 } // namespace
 
-llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path) {
+llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path,
+                                                                   const SizeBindings &sizes) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
@@ -958,7 +971,7 @@ llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRe
     return weightError(path, "not an ONNX model (the protobuf does not parse)");
   std::vector<std::string> parameters;
   try {
-    Converter c(model, path.str());
+    Converter c(model, path.str(), sizes);
     c.convert();
     parameters = c.parameterNames();
   } catch (const Unsupported &u) {
@@ -979,19 +992,20 @@ llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRe
   return weights;
 }
 
-llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path) {
+llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path, const SizeBindings &sizes) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
                                    path.str().c_str(), buffer.getError().message().c_str());
-  return onnxToGraphJson((*buffer)->getBuffer(), path);
+  return onnxToGraphJson((*buffer)->getBuffer(), path, sizes);
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,
-                                                                  mlir::MLIRContext &ctx) {
+                                                                  mlir::MLIRContext &ctx,
+                                                                  const SizeBindings &sizes) {
   if (!path.ends_with(".onnx"))
-    return importGraphFile(path, ctx);
-  llvm::Expected<std::string> json = onnxFileToGraphJson(path);
+    return importGraphFile(path, ctx, sizes);
+  llvm::Expected<std::string> json = onnxFileToGraphJson(path, sizes);
   if (!json)
     return json.takeError();
   return importGraphText(*json, path, ctx);

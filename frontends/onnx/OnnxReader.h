@@ -13,6 +13,7 @@
 #pragma once
 
 #include "compiler/support/HostTensor.h"
+#include "frontends/json/GraphReader.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -25,19 +26,23 @@ namespace fusec {
 
 /// The model in `bytes` (the contents of `fileName`) as a graph in fusec's
 /// JSON format: what `fusec import` writes.
-llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName);
+llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName,
+                                            const SizeBindings &sizes = {});
 
 /// The same for the model file at `path`.
-llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path);
+llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path,
+                                                const SizeBindings &sizes = {});
 
 /// The values of the converted graph's parameters (the model's weights), by
 /// name: from the model file, or the external data files it names (paths
 /// inside the model's folder).
-llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path);
+llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path,
+                                                                   const SizeBindings &sizes = {});
 
 /// Reads a graph file of either format: ONNX where the name ends in .onnx,
-/// else fusec's JSON.
+/// else fusec's JSON; named (dynamic) dims take the sizes `sizes` binds.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,
-                                                                  mlir::MLIRContext &ctx);
+                                                                  mlir::MLIRContext &ctx,
+                                                                  const SizeBindings &sizes = {});
 
 } // namespace fusec

@@ -18,6 +18,7 @@
 #include "compiler/plan/TensorSpec.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ struct Options {
   /// Independent small kernels next to each other share one launch, their
   /// grids side by side (`--no-share` on the CLI turns it off).
   bool shareLaunches = true;
+  /// Sizes of the graph's named dims ("shape": ["B", "S", 4096]; an ONNX
+  /// model's dynamic axes); every named dim must be given one.
+  std::map<std::string, int64_t> sizes;
 };
 
 /// One generated kernel (or library call) of a compiled graph.

@@ -34,8 +34,12 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
 }
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
-                                                            mlir::MLIRContext &ctx) {
-  return importModelFile(path, ctx);
+                                                            mlir::MLIRContext &ctx,
+                                                            const std::vector<std::string> &bind) {
+  llvm::Expected<SizeBindings> sizes = parseSizeBindings(bind);
+  if (!sizes)
+    return sizes.takeError();
+  return importModelFile(path, ctx, *sizes);
 }
 
 llvm::Error decompose(mlir::ModuleOp module) {
@@ -77,6 +81,13 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
   cmd->add_flag("--no-share", flags.noShare,
                 "give every kernel its own launch (by default, independent small kernels next "
                 "to each other share one launch, their grids side by side)");
+  addBindOption(cmd, flags.bind);
+}
+
+void addBindOption(CLI::App *cmd, std::vector<std::string> &bind) {
+  cmd->add_option("--bind", bind,
+                  "sizes of the graph's named dims, NAME=N (repeat or separate with commas): "
+                  "\"shape\": [\"B\", \"S\", 4096] in JSON, an ONNX model's dynamic axes");
 }
 
 void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
@@ -112,7 +123,7 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
     }
   }
   auto ctx = makeContext();
-  auto module = loadGraph(path, *ctx);
+  auto module = loadGraph(path, *ctx, flags.bind);
   if (!module)
     return module.takeError();
   return compileModule(std::move(ctx), std::move(*module), o);
@@ -138,9 +149,12 @@ void addTensorSources(CLI::App *cmd, TensorSources &sources) {
       ->delimiter(',');
 }
 
-void noteModel(TensorSources &sources, const std::string &graph) {
-  if (llvm::StringRef(graph).ends_with(".onnx"))
+void noteModel(TensorSources &sources, const std::string &graph,
+               const std::vector<std::string> &bind) {
+  if (llvm::StringRef(graph).ends_with(".onnx")) {
     sources.model = graph;
+    sources.modelSizes = bind;
+  }
 }
 
 } // namespace fusec::cli

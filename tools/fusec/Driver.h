@@ -27,7 +27,8 @@ std::unique_ptr<mlir::MLIRContext> makeContext();
 
 /// Reads and checks a graph file.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
-                                                            mlir::MLIRContext &ctx);
+                                                            mlir::MLIRContext &ctx,
+                                                            const std::vector<std::string> &bind = {});
 
 /// Runs the decompose pipeline (decompose, canonicalize, CSE) on `module`.
 llvm::Error decompose(mlir::ModuleOp module);
@@ -44,17 +45,23 @@ struct PlanFlags {
   int gemmCandidate = -1;  ///< autotuning: every GEMM kernel (and cuBLASLt rank) takes this candidate
   bool noOverlap = false;  ///< launch each kernel after the previous one completes
   bool noShare = false;    ///< every kernel in its own launch (CompileOptions::shareLaunches)
+  std::vector<std::string> bind;  ///< --bind NAME=N: sizes of named dims
 };
 void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
 /// --no-overlap, for the commands that launch kernels (run, bench).
 void addLaunchFlags(CLI::App *cmd, PlanFlags &flags);
+/// --bind NAME=N (repeatable, or comma-separated): the sizes of a graph's
+/// named dims (an ONNX model's dynamic axes).
+void addBindOption(CLI::App *cmd, std::vector<std::string> &bind);
 
 struct TensorSources;
 /// --inputs and --weights, for the commands that evaluate a graph; `graph`
 /// (an .onnx model) also binds the model's own weights.
 void addTensorSources(CLI::App *cmd, TensorSources &sources);
-/// Sets `sources.model` where `graph` is an ONNX model.
-void noteModel(TensorSources &sources, const std::string &graph);
+/// Sets `sources.model` (and the sizes it is converted for) where `graph` is
+/// an ONNX model.
+void noteModel(TensorSources &sources, const std::string &graph,
+               const std::vector<std::string> &bind);
 
 /// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
 /// from the GPU at hand (when there is one).

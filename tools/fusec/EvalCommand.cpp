@@ -16,11 +16,12 @@ struct EvalOptions {
   TensorSources sources;
   uint64_t seed = 0;
   bool fp64 = false, decomposed = false;
+  std::vector<std::string> bind;
 };
 
 int runEval(const EvalOptions &opts) {
   auto ctx = makeContext();
-  auto module = loadGraph(opts.graph, *ctx);
+  auto module = loadGraph(opts.graph, *ctx, opts.bind);
   if (!module)
     return reportError(module.takeError());
   if (opts.decomposed)
@@ -55,13 +56,14 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
               "  fusec eval graph.json --inputs in.safetensors --fp64");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   addTensorSources(cmd, opts->sources);
+  addBindOption(cmd, opts->bind);
   cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");
   cmd->add_flag("--decomposed", opts->decomposed,
                 "evaluate after decomposing composites (as the compiler sees the graph)");
   cmd->callback([opts, &exitCode] {
-    noteModel(opts->sources, opts->graph);
+    noteModel(opts->sources, opts->graph, opts->bind);
     exitCode = runEval(*opts);
   });
 }

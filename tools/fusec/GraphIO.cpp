@@ -82,7 +82,10 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
   }
   const bool fromWeights = !sources.weights.empty();
   if (!fromWeights && !sources.model.empty()) {
-    auto read = onnxFileWeights(sources.model);
+    llvm::Expected<SizeBindings> sizes = parseSizeBindings(sources.modelSizes);
+    if (!sizes)
+      return sizes.takeError();
+    auto read = onnxFileWeights(sources.model, *sizes);
     if (!read)
       return read.takeError();
     for (auto &[name, t] : *read)

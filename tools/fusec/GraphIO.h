@@ -22,6 +22,7 @@ struct TensorSources {
   std::string inputs;                ///< safetensors file of graph inputs ("": random)
   std::vector<std::string> weights;  ///< safetensors files of its parameters (shards)
   std::string model;                 ///< an ONNX model whose own weights bind the parameters
+  std::vector<std::string> modelSizes;  ///< the --bind sizes it is converted for
 };
 
 /// One tensor per argument, matched by name with dtype and shape checked.

@@ -19,10 +19,14 @@ namespace fusec::cli {
 namespace {
 struct ImportOptions {
   std::string model, output, weights;
+  std::vector<std::string> bind;
 };
 
 int runImport(const ImportOptions &opts) {
-  llvm::Expected<std::string> json = onnxFileToGraphJson(opts.model);
+  llvm::Expected<SizeBindings> sizes = parseSizeBindings(opts.bind);
+  if (!sizes)
+    return reportError(sizes.takeError());
+  llvm::Expected<std::string> json = onnxFileToGraphJson(opts.model, *sizes);
   if (!json)
     return reportError(json.takeError());
   // The graph must import as it will be used: nothing is written otherwise.
@@ -46,7 +50,7 @@ int runImport(const ImportOptions &opts) {
   if (hasParameters && !weightsPath.empty()) {
     if (weightsPath == opts.output)
       return reportError("the weights file and the graph file are both '" + weightsPath + "'");
-    auto weights = onnxFileWeights(opts.model);
+    auto weights = onnxFileWeights(opts.model, *sizes);
     if (!weights)
       return reportError(weights.takeError());
     if (llvm::Error err = writeSafetensors(weightsPath, *weights))
@@ -84,6 +88,7 @@ void addImportCommand(CLI::App &app, int &exitCode) {
               "with --weights); see docs/graph-format.md, \"ONNX models\".");
   cmd->add_option("model", opts->model, "ONNX model file (.onnx)")->required();
   cmd->add_option("-o,--output", opts->output, "the graph file to write (default: stdout)");
+  addBindOption(cmd, opts->bind);
   cmd->add_option("--weights", opts->weights,
                   "the safetensors file for the model's weights (default: the graph file's "
                   "name with .safetensors)");

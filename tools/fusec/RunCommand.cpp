@@ -72,7 +72,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   addPlanFlags(cmd, opts->plan);
   addLaunchFlags(cmd, opts->plan);
   cmd->callback([opts, &exitCode] {
-    noteModel(opts->sources, opts->graph);
+    noteModel(opts->sources, opts->graph, opts->plan.bind);
     exitCode = runRun(*opts);
   });
 }
