@@ -276,6 +276,9 @@ private:
       failNode(n, std::string("needs its ") + what + " input");
     const Known *k = knownValue(n.input(i));
     std::optional<std::vector<int64_t>> ints = k ? k->ints() : std::nullopt;
+    if (!k && !produced.count(resolve(n.input(i))))
+      failNode(n, std::string("its ") + what + " '" + n.input(i) +
+                      "' is not defined by an earlier node, an input or an initializer");
     if (!ints)
       failNode(n, std::string("its ") + what + " '" + n.input(i) +
                       "' depends on values known only when the model runs; fusec takes " +
@@ -617,6 +620,55 @@ private:
     return check(onnx_import::foldElementwise(op, args, error));
   }
 
+  /// Gather of a tensor the graph computes (a weight) at indices known at
+  /// import: one index repeated, or evenly spaced increasing indices (the
+  /// rows of positions 0..S-1) are a slice of it, reshaped to the indices'
+  /// place and broadcast over their other dims.
+  void gatherKnownRows(const onnx::NodeProto &n, const Known &idx) {
+    const std::string out = n.output(0), data = n.input(0);
+    std::vector<int64_t> s = knownShape(n, data);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    int64_t axis = 0;
+    if (std::string e = shape::normalizeAxis(intAttr(n, "axis", 0), rank, axis); !e.empty())
+      failNode(n, e);
+    const int64_t size = s[size_t(axis)];
+    std::optional<std::vector<int64_t>> values = idx.ints();
+    if (!values || values->empty())
+      failNode(n, "gathers with indices that are not integers, or none");
+    auto norm = [&](int64_t i) {
+      if (i < -size || i >= size)
+        failNode(n, "gathers index " + std::to_string(i) + " of a dim of " + std::to_string(size));
+      return i < 0 ? i + size : i;
+    };
+    int64_t start = norm(values->front()), step = 1, count = 1, dim = -1;
+    if (!idx.fill() && idx.numel() > 1) {
+      std::optional<onnx_import::Progression> p = onnx_import::progressionOf(idx);
+      if (!p || p->step <= 0 || norm(int64_t(p->start + p->step * double(idx.shape[size_t(p->dim)] - 1))) <
+                                     start)
+        failNode(n, "gathers a table of " + std::to_string(idx.numel()) +
+                        " indices from a tensor known only when the model runs; fusec gathers "
+                        "one index or evenly spaced increasing ones (no gather op yet)");
+      step = int64_t(p->step);
+      dim = p->dim;
+      count = idx.shape[size_t(dim)];
+    }
+    emit(fresh(out, "rows"), "slice", {data},
+         {{"starts", {start}}, {"ends", {start + step * (count - 1) + 1}}, {"axes", {axis}},
+          {"steps", {step}}});
+    // data[:axis] + indices' shape (the counted dim, 1s elsewhere) + data[axis+1:]
+    std::vector<int64_t> placed(s.begin(), s.begin() + axis), full = placed;
+    for (size_t d = 0; d < idx.shape.size(); ++d) {
+      placed.push_back(int64_t(d) == dim ? count : 1);
+      full.push_back(idx.shape[d]);
+    }
+    placed.insert(placed.end(), s.begin() + axis + 1, s.end());
+    full.insert(full.end(), s.begin() + axis + 1, s.end());
+    emit(placed == full ? out : fresh(out, "placed"), "reshape", {fresh(out, "rows")},
+         {{"shape", placed}});
+    if (placed != full)
+      emit(out, "broadcast_to", {fresh(out, "placed")}, {{"shape", full}});
+  }
+
   void addNode(const onnx::NodeProto &n) {
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       failNode(n, "operators of domain '" + n.domain() + "' are not supported");
@@ -831,9 +883,13 @@ private:
       emit(fresh(out, "zero"), "constant", {}, {{"value", 0}, {"dtype", dtypeOf(in[0])}});
       return emit(out, "where", {fresh(out, "keep"), in[0], fresh(out, "zero")});
     }
-    if (op == "Gather")
+    if (op == "Gather") {
+      allowAttrs(n, {"axis"});
+      if (const Known *idx = knownValue(in[1]))
+        return gatherKnownRows(n, *idx);
       failNode(n, "gathers from a tensor known only when the model runs (an embedding lookup); "
                   "fusec has no gather op yet");
+    }
     if (op == "Range")
       failNode(n, "takes start, limit and delta known at import only");
     failNode(n, "this operator is not supported");
