@@ -669,13 +669,66 @@ private:
       emit(out, "broadcast_to", {fresh(out, "placed")}, {{"shape", full}});
   }
 
+  /// Split: one slice per output, of the sizes its `split` input gives, or
+  /// (opset 18) `num_outputs` parts, the last one smaller where the dim does
+  /// not divide; a known input's parts are known.
+  void split(const onnx::NodeProto &n) {
+    allowAttrs(n, {"axis", "num_outputs"});
+    if (n.input_size() < 1 || n.input(0).empty())
+      failNode(n, "needs 1 input(s)");
+    std::vector<int64_t> s = knownShape(n, n.input(0));
+    int64_t axis = 0;
+    if (std::string e = shape::normalizeAxis(intAttr(n, "axis", 0),
+                                             static_cast<int64_t>(s.size()), axis);
+        !e.empty())
+      failNode(n, e);
+    const int64_t dim = s[size_t(axis)], parts = n.output_size();
+    std::vector<int64_t> sizes;
+    if (n.input_size() > 1 && !n.input(1).empty()) {
+      sizes = constInput(n, 1, "split");
+    } else {
+      int64_t count = attr(n, "num_outputs") ? intAttr(n, "num_outputs", parts) : parts;
+      if (count != parts || count <= 0)
+        failNode(n, "num_outputs " + std::to_string(count) + " is not its " +
+                        std::to_string(parts) + " outputs");
+      const int64_t each = (dim + count - 1) / count;
+      for (int64_t p = 0, left = dim; p < count; ++p, left -= each)
+        sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
+    }
+    int64_t total = 0;
+    for (int64_t z : sizes)
+      total += z < 0 ? dim + 1 : z;  // a negative size makes the check fail
+    if (static_cast<int64_t>(sizes.size()) != parts || total != dim)
+      failNode(n, "its split sizes do not cover dim " + std::to_string(axis) + " of " +
+                      std::to_string(dim) + " in " + std::to_string(parts) + " outputs");
+    const Known *k = knownValue(n.input(0));
+    for (int64_t p = 0, at = 0; p < parts; at += sizes[size_t(p)], ++p) {
+      const std::string &out = n.output(static_cast<int>(p));
+      if (out.empty())
+        continue;  // an output the model leaves out
+      std::string error;
+      if (k) {
+        std::optional<Known> part =
+            onnx_import::foldSlice(*k, {at}, {at + sizes[size_t(p)]}, {axis}, {1}, error);
+        if (!part)
+          failNode(n, error.empty() ? "its known input is too large to split at import" : error);
+        setKnown(out, *part);
+        continue;
+      }
+      emit(out, "slice", {n.input(0)},
+           {{"starts", {at}}, {"ends", {at + sizes[size_t(p)]}}, {"axes", {axis}}});
+    }
+  }
+
   void addNode(const onnx::NodeProto &n) {
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       failNode(n, "operators of domain '" + n.domain() + "' are not supported");
+    current = &n;
+    if (n.op_type() == "Split")
+      return split(n);
     if (n.output_size() != 1)
       failNode(n, "only single-output operators are supported");
     const std::string out = n.output(0), &op = n.op_type();
-    current = &n;
     if (fold(n))
       return;
     std::vector<std::string> in(n.input().begin(), n.input().end());
