@@ -12,7 +12,8 @@ namespace fusec::cli {
 
 namespace {
 struct EvalOptions {
-  std::string graph, output;
+  std::string graph, output, expect;
+  double tolerance = -1;
   TensorSources sources;
   uint64_t seed = 0;
   bool fp64 = false, decomposed = false;
@@ -42,6 +43,15 @@ int runEval(const EvalOptions &opts) {
   if (!opts.output.empty())
     if (llvm::Error err = writeOutputs(func, *results, opts.output))
       return reportError(std::move(err));
+  if (!opts.expect.empty()) {
+    llvm::Expected<bool> same = checkExpected(func, *results, opts.expect, opts.tolerance);
+    if (!same)
+      return reportError(same.takeError());
+    if (!*same) {
+      llvm::errs() << "fusec: error: outputs differ from " << opts.expect << "\n";
+      return 1;
+    }
+  }
   return kOk;
 }
 } // namespace
@@ -57,6 +67,11 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   addTensorSources(cmd, opts->sources);
   addBindOption(cmd, opts->bind);
+  cmd->add_option("--expect", opts->expect,
+                  "safetensors file of reference outputs (by name): compare, exit 1 on a mismatch");
+  cmd->add_option("--tolerance", opts->tolerance,
+                  "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
+                  "f16/bf16 1e-2)");
   cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
   cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");

@@ -9,6 +9,8 @@
 #include "compiler/shape/ShapeRules.h"
 #include "runtime/Safetensors.h"
 
+#include "runtime/TensorCompare.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -137,6 +139,32 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
   if (drawnParameters)
     llvm::errs() << "fusec: note: parameters drawn at random (pass --weights FILE)\n";
   return tensors;
+}
+
+llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
+                                   const std::string &path, double tolerance) {
+  auto expected = readSafetensors(path);
+  if (!expected)
+    return expected.takeError();
+  std::vector<std::string> names = outputNames(func);
+  bool all = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    auto it = expected->find(names[i]);
+    if (it == expected->end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "%s: no tensor for output '%s'", path.c_str(),
+                                     names[i].c_str());
+    const HostTensor &ref = it->second;
+    if (ref.dtype() != results[i].dtype() || ref.shape() != results[i].shape())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(), "%s: tensor '%s' is %s but the output is %s",
+          path.c_str(), names[i].c_str(), describe(ref.dtype(), ref.shape()).c_str(),
+          describe(results[i].dtype(), results[i].shape()).c_str());
+    CheckResult c = compareTensors(results[i], ref, tolerance);
+    all &= c.pass;
+    llvm::outs() << "  " << names[i] << " vs " << path << ": " << c.describe() << "\n";
+  }
+  return all;
 }
 
 llvm::Error writeOutputs(mlir::func::FuncOp func, const std::vector<HostTensor> &results,

@@ -34,6 +34,14 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
                                                       const TensorSources &sources,
                                                       uint64_t seed);
 
+/// Compares each result with the tensor of its output's name in the
+/// safetensors file `path` (a stored reference), within `tolerance`
+/// (negative: the dtype's, normwise relative), printing one line each; false
+/// when any differs. A missing tensor, or one of another dtype or shape, is
+/// an error.
+llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
+                                   const std::string &path, double tolerance);
+
 /// Writes results by output name to a safetensors file.
 llvm::Error writeOutputs(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
                          const std::string &path);
