@@ -435,7 +435,9 @@ private:
 
   /// Writes a value computed at import as nodes, once, where an op of the
   /// graph reads it: a fill becomes a `constant`, an index progression an
-  /// `iota` (scaled and offset), anything else is an error.
+  /// `iota` (scaled and offset); any other table is computed by the graph
+  /// from what the node that made it read (a causal mask compared from two
+  /// index ranges), where that node converts; else it is an error.
   void materialize(const std::string &name) {
     const std::string r = resolve(name);
     if (produced.count(r))
@@ -459,6 +461,18 @@ private:
     }
     std::optional<onnx_import::Progression> p = onnx_import::progressionOf(k);
     if (!p) {
+      auto by = foldedBy.find(r);
+      if (by != foldedBy.end() && by->second->op_type() != "Shape" &&
+          by->second->op_type() != "Size") {
+        produced.erase(r);
+        const onnx::NodeProto *reader = current;
+        unfolded.insert(by->second);
+        addNode(*by->second);  // its inputs materialize in turn
+        current = reader;
+        if (produced.count(resolve(r)))
+          return;
+        produced.insert(r);
+      }
       std::string why = "'" + r + "' holds " + std::to_string(k.numel()) +
                         " values computed at import; fusec's graph format holds fills and index "
                         "progressions, not tables";
@@ -486,6 +500,8 @@ private:
   void setKnown(const std::string &name, Known k) {
     shapes[name] = k.shape;
     known[name] = std::move(k);
+    if (current)
+      foldedBy[name] = current;
   }
 
   /// Computes `n` at import where its result depends only on shapes and
@@ -726,10 +742,11 @@ private:
     current = &n;
     if (n.op_type() == "Split")
       return split(n);
+    const bool foldable = !unfolded.count(&n);
     if (n.output_size() != 1)
       failNode(n, "only single-output operators are supported");
     const std::string out = n.output(0), &op = n.op_type();
-    if (fold(n))
+    if (foldable && fold(n))
       return;
     std::vector<std::string> in(n.input().begin(), n.input().end());
     static const std::map<std::string, size_t> arity = {
@@ -960,6 +977,10 @@ private:
   std::map<std::string, Known> known;
   std::set<std::string> produced;
   const onnx::NodeProto *current = nullptr;  ///< the node being converted
+  /// The node each value computed at import came from, and the nodes the
+  /// graph computes after all (materialize).
+  std::map<std::string, const onnx::NodeProto *> foldedBy;
+  std::set<const onnx::NodeProto *> unfolded;
   std::set<std::string> weights, read;  ///< weights; names an op reads
 public:
   /// The parameters of the converted graph (after convert).
