@@ -534,6 +534,32 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
 } // namespace
 } // namespace json
 
+llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::StringRef fileName) {
+  NamedDims out;
+  json::Json doc = json::Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object())
+    return out;  // reading the graph reports what is wrong with it
+  for (const char *key : {"inputs", "parameters"}) {
+    if (!doc.contains(key) || !doc[key].is_array())
+      continue;
+    for (const json::Json &spec : doc[key]) {
+      if (!spec.is_object() || !spec.contains("name") || !spec["name"].is_string() ||
+          !spec.contains("shape") || !spec["shape"].is_array())
+        continue;
+      std::vector<std::string> dims;
+      bool named = false;
+      for (const json::Json &d : spec["shape"]) {
+        dims.push_back(d.is_string() ? d.get<std::string>() : "");
+        named |= d.is_string();
+      }
+      if (named)
+        out[spec["name"].get<std::string>()] = dims;
+    }
+  }
+  (void)fileName;
+  return out;
+}
+
 llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts) {
   SizeBindings out;
   for (const std::string &text : texts) {

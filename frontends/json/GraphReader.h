@@ -34,6 +34,12 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importGraphText(llvm::StringRef text, llvm::StringRef fileName, mlir::MLIRContext &ctx,
                 const SizeBindings &sizes = {});
 
+/// The named dims of a graph file's inputs and parameters, by tensor name:
+/// per dim its size's name, or "" for a number (entries without a name are
+/// left out).
+using NamedDims = std::map<std::string, std::vector<std::string>>;
+llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::StringRef fileName);
+
 /// Parses "NAME=N" bindings (several separated by commas, or one per entry).
 llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts);
 

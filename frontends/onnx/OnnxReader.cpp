@@ -1130,6 +1130,34 @@ llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path, const Size
   return onnxToGraphJson((*buffer)->getBuffer(), path, sizes);
 }
 
+llvm::Expected<NamedDims> namedDimsOfModelFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read graph '%s': %s",
+                                   path.str().c_str(), buffer.getError().message().c_str());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (!path.ends_with(".onnx"))
+    return namedDimsOfGraphText(bytes, path);
+  NamedDims out;
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return out;  // reading the model reports it
+  for (const onnx::ValueInfoProto &v : model.graph().input()) {
+    if (!v.type().has_tensor_type())
+      continue;
+    std::vector<std::string> dims;
+    bool named = false;
+    for (const auto &d : v.type().tensor_type().shape().dim()) {
+      dims.push_back(d.has_dim_param() ? d.dim_param() : "");
+      named |= d.has_dim_param() && !d.dim_param().empty();
+    }
+    if (named)
+      out[v.name()] = dims;
+  }
+  return out;
+}
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,
                                                                   mlir::MLIRContext &ctx,
                                                                   const SizeBindings &sizes) {

@@ -39,6 +39,10 @@ llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path,
 llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path,
                                                                    const SizeBindings &sizes = {});
 
+/// The named dims of a graph file of either format (an ONNX model's dynamic
+/// axes), by input name (NamedDims).
+llvm::Expected<NamedDims> namedDimsOfModelFile(llvm::StringRef path);
+
 /// Reads a graph file of either format: ONNX where the name ends in .onnx,
 /// else fusec's JSON; named (dynamic) dims take the sizes `sizes` binds.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importModelFile(llvm::StringRef path,

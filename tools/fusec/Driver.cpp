@@ -5,6 +5,7 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/support/AtomicFile.h"
 #include "frontends/onnx/OnnxReader.h"
+#include "runtime/Safetensors.h"
 #include "frontends/json/GraphReader.h"
 #include "compiler/transforms/Passes.h"
 #include "runtime/CudaDriver.h"
@@ -147,6 +148,45 @@ void addTensorSources(CLI::App *cmd, TensorSources &sources) {
                   "or separate with commas for shards). Default: an ONNX model's own weights, "
                   "else random")
       ->delimiter(',');
+}
+
+llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph,
+                                                        std::vector<std::string> bind,
+                                                        const std::string &inputsPath) {
+  if (inputsPath.empty())
+    return bind;
+  llvm::Expected<NamedDims> named = namedDimsOfModelFile(graph);
+  if (!named)
+    return named.takeError();
+  if (named->empty())
+    return bind;
+  llvm::Expected<SizeBindings> given = parseSizeBindings(bind);
+  if (!given)
+    return given.takeError();
+  auto tensors = readSafetensors(inputsPath);
+  if (!tensors)
+    return tensors.takeError();
+  std::map<std::string, std::pair<int64_t, std::string>> inferred;  // size, from which tensor
+  for (const auto &[name, dims] : *named) {
+    auto t = tensors->find(name);
+    if (t == tensors->end() || t->second.shape().size() != dims.size())
+      continue;  // reading the inputs reports it
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].empty() || given->count(dims[d]))
+        continue;
+      const int64_t size = t->second.shape()[d];
+      auto [it, fresh] = inferred.emplace(dims[d], std::make_pair(size, name));
+      if (!fresh && it->second.first != size)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "%s: the size '%s' is %lld in tensor '%s' and %lld in tensor '%s'",
+            inputsPath.c_str(), dims[d].c_str(), (long long)it->second.first,
+            it->second.second.c_str(), (long long)size, name.c_str());
+    }
+  }
+  for (const auto &[name, size] : inferred)
+    bind.push_back(name + "=" + std::to_string(size.first));
+  return bind;
 }
 
 void noteModel(TensorSources &sources, const std::string &graph,

@@ -58,6 +58,12 @@ struct TensorSources;
 /// --inputs and --weights, for the commands that evaluate a graph; `graph`
 /// (an .onnx model) also binds the model's own weights.
 void addTensorSources(CLI::App *cmd, TensorSources &sources);
+/// `bind` with the sizes of the graph's named dims that the tensors of
+/// `inputsPath` (a safetensors file, "" for none) give, where `bind` leaves
+/// them out; two tensors giving one name different sizes is an error.
+llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph,
+                                                        std::vector<std::string> bind,
+                                                        const std::string &inputsPath);
 /// Sets `sources.model` (and the sizes it is converted for) where `graph` is
 /// an ONNX model.
 void noteModel(TensorSources &sources, const std::string &graph,

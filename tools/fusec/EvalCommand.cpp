@@ -22,14 +22,19 @@ struct EvalOptions {
 
 int runEval(const EvalOptions &opts) {
   auto ctx = makeContext();
-  auto module = loadGraph(opts.graph, *ctx, opts.bind);
+  auto bind = bindFromInputs(opts.graph, opts.bind, opts.sources.inputs);
+  if (!bind)
+    return reportError(bind.takeError());
+  TensorSources sources = opts.sources;
+  noteModel(sources, opts.graph, *bind);
+  auto module = loadGraph(opts.graph, *ctx, *bind);
   if (!module)
     return reportError(module.takeError());
   if (opts.decomposed)
     if (llvm::Error err = decompose(**module))
       return reportError(std::move(err));
   mlir::func::FuncOp func = graphFunction(**module);
-  auto inputs = prepareInputs(func, opts.sources, opts.seed);
+  auto inputs = prepareInputs(func, sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
   InterpOptions io;
@@ -77,10 +82,7 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");
   cmd->add_flag("--decomposed", opts->decomposed,
                 "evaluate after decomposing composites (as the compiler sees the graph)");
-  cmd->callback([opts, &exitCode] {
-    noteModel(opts->sources, opts->graph, opts->bind);
-    exitCode = runEval(*opts);
-  });
+  cmd->callback([opts, &exitCode] { exitCode = runEval(*opts); });
 }
 
 } // namespace fusec::cli

@@ -21,12 +21,19 @@ struct RunOptions {
 };
 
 int runRun(const RunOptions &opts) {
-  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/true);
+  auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
+  if (!bind)
+    return reportError(bind.takeError());
+  PlanFlags plan = opts.plan;
+  plan.bind = *bind;
+  TensorSources sources = opts.sources;
+  noteModel(sources, opts.graph, *bind);
+  auto program = compileGraph(opts.graph, plan, /*forGpu=*/true);
   if (!program)
     return reportError(program.takeError());
   Program &p = **program;
   mlir::func::FuncOp func = graphFunction(*p.impl().original);
-  auto inputs = prepareInputs(func, opts.sources, opts.seed);
+  auto inputs = prepareInputs(func, sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
   std::vector<HostTensor> outputs;
@@ -71,10 +78,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                 "f16/bf16 1e-2 relative); exit 1 on a mismatch");
   addPlanFlags(cmd, opts->plan);
   addLaunchFlags(cmd, opts->plan);
-  cmd->callback([opts, &exitCode] {
-    noteModel(opts->sources, opts->graph, opts->plan.bind);
-    exitCode = runRun(*opts);
-  });
+  cmd->callback([opts, &exitCode] { exitCode = runRun(*opts); });
 }
 
 } // namespace fusec::cli
