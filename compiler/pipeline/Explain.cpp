@@ -61,6 +61,14 @@ std::string nameAttrOf(DictionaryAttr attrs, unsigned i, const char *prefix) {
 }
 } // namespace
 
+/// " for B=4, S=1000", or nothing.
+static std::string sizesText(const std::map<std::string, int64_t> &sizes) {
+  std::string s;
+  for (const auto &[name, size] : sizes)
+    s += (s.empty() ? " for " : ", ") + name + "=" + std::to_string(size);
+  return s;
+}
+
 Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
   Explanation e;
   e.profile = profile;
@@ -178,9 +186,9 @@ std::string explainText(const Explanation &e) {
   std::string s;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "fusec explain: %s (profile %s: %.0f GB/s copy%s, %.0f TFLOP/s matmul, %.1f us "
+                "fusec explain: %s%s (profile %s: %.0f GB/s copy%s, %.0f TFLOP/s matmul, %.1f us "
                 "per launch)\n\n",
-                e.graph.c_str(), e.profile.name.c_str(), e.profile.hbmBytesPerSec / 1e9,
+                e.graph.c_str(), sizesText(e.sizes).c_str(), e.profile.name.c_str(), e.profile.hbmBytesPerSec / 1e9,
                 e.profile.measuredOn.empty() ? "" : " measured by fusec bench",
                 e.profile.tensorFlopsPerSec / 1e12, e.profile.launchSeconds * 1e6);
   s += buf;
@@ -268,6 +276,8 @@ std::string explainText(const Explanation &e) {
 std::string explainJson(const Explanation &e) {
   nlohmann::json j;
   j["graph"] = e.graph;
+  if (!e.sizes.empty())
+    j["sizes"] = e.sizes;
   j["profile"] = {{"name", e.profile.name},
                   {"copy_bytes_per_s", e.profile.hbmBytesPerSec},
                   {"copy_measured_on", e.profile.measuredOn},

@@ -12,6 +12,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,8 @@ struct Decision {
 
 struct Explanation {
   std::string graph;
+  /// The sizes of the graph's named dims it was compiled for (--bind).
+  std::map<std::string, int64_t> sizes;
   DeviceProfile profile;
   std::vector<ExplainedKernel> kernels;
   std::vector<ExplainedEdge> edges;

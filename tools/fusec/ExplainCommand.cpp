@@ -5,6 +5,7 @@
 #include "compiler/pipeline/Explain.h"
 #include "compiler/pipeline/SharedLaunch.h"
 #include "api/ProgramImpl.h"
+#include "frontends/json/GraphReader.h"
 
 namespace fusec::cli {
 
@@ -20,6 +21,10 @@ int runExplain(const ExplainOptions &opts) {
     return reportError(program.takeError());
   Program::Impl &impl = (*program)->impl();
   Explanation e = explain(*impl.fused, impl.profile());
+  if (llvm::Expected<SizeBindings> sizes = parseSizeBindings(opts.plan.bind))
+    e.sizes = *sizes;
+  else
+    llvm::consumeError(sizes.takeError());  // compileGraph has reported it
   e.sharedLaunches = impl.plan.sharedLaunches;
   e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;
   for (ExplainedKernel &k : e.kernels)
