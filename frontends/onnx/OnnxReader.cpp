@@ -161,6 +161,14 @@ public:
     graph["outputs"] = Json::array();
     for (const onnx::ValueInfoProto &v : g.output()) {
       materialize(v.name());
+      // An output that is another value (Identity, Dropout) keeps its own
+      // name: a reshape to its shape, which costs nothing.
+      if (resolve(v.name()) != v.name() && !produced.count(v.name()))
+        if (std::optional<std::vector<int64_t>> s = shapeOf(v.name())) {
+          const std::string target = resolve(v.name());
+          alias.erase(v.name());
+          emit(v.name(), "reshape", {target}, {{"shape", *s}});
+        }
       graph["outputs"].push_back(resolve(v.name()));
     }
     // Weights an op reads are parameters (bound from weights files); the
@@ -742,6 +750,18 @@ private:
     current = &n;
     if (n.op_type() == "Split")
       return split(n);
+    if (n.op_type() == "Dropout") {
+      // Inference: the identity (a training-mode Dropout, or its mask, is not).
+      allowAttrs(n, {"seed"});
+      if (n.input_size() > 2 && !n.input(2).empty() && constInput(n, 2, "training_mode") != std::vector<int64_t>{0})
+        failNode(n, "training_mode must be false: fusec runs inference");
+      if (n.output_size() > 1 && !n.output(1).empty())
+        failNode(n, "its mask output is not supported (inference has none)");
+      if (n.input_size() < 1 || n.input(0).empty())
+        failNode(n, "needs 1 input(s)");
+      alias[n.output(0)] = resolve(n.input(0));
+      return;
+    }
     const bool foldable = !unfolded.count(&n);
     if (n.output_size() != 1)
       failNode(n, "only single-output operators are supported");
@@ -919,6 +939,32 @@ private:
         failNode(n, "a constant tensor of this element type or size is not supported");
       known[out] = *k;
       shapes[out] = k->shape;
+      return;
+    }
+    if (op == "Not" || op == "And" || op == "Or") {
+      // Logic on bool tensors as fusec's compare and select.
+      allowAttrs(n, {});
+      if (in.size() < (op == "Not" ? 1u : 2u))
+        failNode(n, "needs " + std::string(op == "Not" ? "1" : "2") + " input(s)");
+      const bool value = op == "Or";
+      emit(fresh(out, value ? "true" : "false"), "constant", {},
+           {{"value", value}, {"dtype", "bool"}});
+      const std::string c = fresh(out, value ? "true" : "false");
+      if (op == "Not")
+        return emit(out, "eq", {in[0], c});
+      return op == "And" ? emit(out, "where", {in[0], in[1], c}) : emit(out, "where", {in[0], c, in[1]});
+    }
+    if (op == "Clip") {
+      allowAttrs(n, {});
+      std::string v = in[0];
+      const bool low = in.size() > 1 && !in[1].empty(), high = in.size() > 2 && !in[2].empty();
+      if (low && high)
+        emit(fresh(out, "low"), "maximum", {v, in[1]}), v = fresh(out, "low");
+      else if (low)
+        return emit(out, "maximum", {v, in[1]});
+      if (high)
+        return emit(out, "minimum", {v, in[2]});
+      alias[out] = resolve(v);
       return;
     }
     if (op == "Expand") {
