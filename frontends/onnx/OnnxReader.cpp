@@ -771,7 +771,7 @@ private:
     std::vector<std::string> in(n.input().begin(), n.input().end());
     static const std::map<std::string, size_t> arity = {
         {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Reshape", 2}, {"Max", 2}, {"Min", 2},
-        {"Slice", 3}, {"Expand", 2}, {"Gather", 2}, {"Range", 3}};
+        {"Slice", 3}, {"Expand", 2}, {"Gather", 2}, {"Range", 3}, {"Conv", 2}};
     size_t needed = op == "Constant" ? 0 : arity.count(op) ? arity.at(op) : 1;
     if (in.size() < needed || (needed > 0 && in[0].empty()))
       failNode(n, "needs " + std::to_string(needed) + " input(s)");
@@ -940,6 +940,42 @@ private:
       known[out] = *k;
       shapes[out] = k->shape;
       return;
+    }
+    if (op == "Conv") {
+      // A patch embedding (ViT): kernel = stride, no padding, dilation 1, one
+      // group. The image's patches are rows of a matrix, the kernel's filters
+      // its columns: reshape, transpose and one product, then Conv's layout.
+      allowAttrs(n, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"});
+      std::vector<int64_t> xs = knownShape(n, in[0]), ws = knownShape(n, in.at(1));
+      if (xs.size() != 4 || ws.size() != 4)
+        failNode(n, "only 2-D convolutions (NCHW) are supported");
+      const int64_t B = xs[0], C = xs[1], H = xs[2], W = xs[3], E = ws[0], P = ws[2], Q = ws[3];
+      auto ints = [&](const char *name, std::vector<int64_t> dflt) {
+        std::optional<std::vector<int64_t>> v = intsAttr(n, name);
+        return v ? *v : dflt;
+      };
+      const onnx::AttributeProto *pad = attr(n, "auto_pad");
+      if (ints("strides", {1, 1}) != std::vector<int64_t>{P, Q} ||
+          ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
+          ints("pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0} ||
+          intAttr(n, "group", 1) != 1 || (pad && pad->s() != "NOTSET" && pad->s() != "VALID") ||
+          ws[1] != C || H % P != 0 || W % Q != 0)
+        failNode(n, "only patch embeddings are supported: kernel equal to the stride, no "
+                    "padding or dilation, one group, the image a whole number of patches");
+      const int64_t Hp = H / P, Wp = W / Q;
+      emit(fresh(out, "grid"), "reshape", {in[0]}, {{"shape", {B, C, Hp, P, Wp, Q}}});
+      emit(fresh(out, "patches"), "transpose", {fresh(out, "grid")}, {{"perm", {0, 2, 4, 1, 3, 5}}});
+      emit(fresh(out, "rows"), "reshape", {fresh(out, "patches")}, {{"shape", {B * Hp * Wp, C * P * Q}}});
+      emit(fresh(out, "filters"), "reshape", {in[1]}, {{"shape", {E, C * P * Q}}});
+      emit(fresh(out, "filters_t"), "transpose", {fresh(out, "filters")}, {{"perm", {1, 0}}});
+      emit(fresh(out, "embedded"), "matmul", {fresh(out, "rows"), fresh(out, "filters_t")});
+      std::string v = fresh(out, "embedded");
+      if (in.size() > 2 && !in[2].empty()) {
+        emit(fresh(out, "biased"), "add", {v, in[2]});
+        v = fresh(out, "biased");
+      }
+      emit(fresh(out, "tokens"), "reshape", {v}, {{"shape", {B, Hp, Wp, E}}});
+      return emit(out, "transpose", {fresh(out, "tokens")}, {{"perm", {0, 3, 1, 2}}});
     }
     if (op == "Not" || op == "And" || op == "Or") {
       // Logic on bool tensors as fusec's compare and select.
