@@ -186,6 +186,8 @@ std::string ElementEmitter::emitOp(Operation *op, Value v, const Index &idx) {
     return "((" + std::string(computeType(dtypeOf(v))) + ")(" + render(idx[io.getDim()]) + "))";
   if (auto cat = dyn_cast<ConcatOp>(op))
     return emitConcat(cat, idx);
+  if (auto g = dyn_cast<GatherOp>(op))
+    return emitGather(g, idx);
   if (isa<SumOp, MeanOp, MaxOp, MinOp, MatmulOp>(op))
     return reduced(op);
   // Same precision as the fast division 16-bit results take (ScalarOps.cpp):
@@ -308,6 +310,26 @@ bool ElementEmitter::isIdentity(const Index &idx) {
 bool ElementEmitter::narrowIndex(llvm::ArrayRef<int64_t> shape) {
   // Headroom as the kernels' fz_idx (indexType): offsets a little past the end.
   return shape::numElements(shape) < (int64_t(1) << 30);
+}
+
+std::string ElementEmitter::emitGather(GatherOp op, const Index &idx) {
+  // The index tensor at the result's index dims, made non-negative and
+  // clamped into the gathered dim, replaces those dims in the data's index.
+  const int64_t axis = op.getAxis();
+  const size_t rank = shapeOf(op.getIndices()).size();
+  Index at(idx.begin() + axis, idx.begin() + axis + rank);
+  std::string i = emit(op.getIndices(), at);
+  const int64_t n = shapeOf(op.getData())[size_t(axis)];
+  std::string k = fresh("fz_g");
+  line("const long long " + k + " = min(max((long long)(" + i + ") < 0 ? (long long)(" + i +
+       ") + " + std::to_string(n) + "LL : (long long)(" + i + "), 0LL), " + std::to_string(n - 1) +
+       "LL);");
+  Index d(idx.begin(), idx.begin() + axis);
+  IndexExpr row;
+  row.text = k;
+  d.push_back(row);
+  d.insert(d.end(), idx.begin() + axis + rank, idx.end());
+  return emit(op.getData(), d);
 }
 
 std::string ElementEmitter::emitConcat(ConcatOp op, const Index &idx) {

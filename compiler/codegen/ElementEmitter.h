@@ -94,6 +94,7 @@ public:
 private:
   std::string emitOp(mlir::Operation *op, mlir::Value v, const Index &idx);
   std::string emitView(mlir::Operation *op, const Index &idx);
+  std::string emitGather(GatherOp op, const Index &idx);
   std::string emitConcat(ConcatOp op, const Index &idx);
   std::string key(mlir::Value v, const Index &idx);
 

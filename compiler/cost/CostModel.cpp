@@ -44,6 +44,24 @@ int64_t readBytes(Value v) {
   return tensorBytes(v);
 }
 
+/// What reading `v` costs for the ops `users` it feeds: only the rows a
+/// gather picks where gathers are all that read it (an embedding table).
+static int64_t readBytesFor(Value v, llvm::function_ref<bool(Operation *)> inGroup) {
+  int64_t picked = 0;
+  bool onlyGathered = true;
+  for (Operation *user : v.getUsers()) {
+    if (!inGroup(user))
+      continue;
+    auto g = dyn_cast<GatherOp>(user);
+    if (!g || g.getData() != v) {
+      onlyGathered = false;
+      break;
+    }
+    picked += tensorBytes(g.getResult());
+  }
+  return onlyGathered && picked > 0 ? std::min(readBytes(v), picked) : readBytes(v);
+}
+
 double floorSeconds(const Cost &c, const DeviceProfile &p) {
   return static_cast<double>(c.bytes) / p.hbmBytesPerSec;
 }
@@ -115,7 +133,7 @@ Cost unfusedCost(Operation *op) {
   llvm::SmallPtrSet<Value, 4> seen;
   for (Value v : op->getOperands())
     if (seen.insert(viewSource(v)).second)
-      c.bytes += readBytes(v);
+      c.bytes += readBytesFor(v, [&](Operation *user) { return user == op; });
   for (Value r : op->getResults())
     c.bytes += tensorBytes(r);
   c.launches = 1;
@@ -180,9 +198,10 @@ Cost groupCost(ArrayRef<Operation *> ops) {
   groupBoundary(ops, inputs, outputs);
   Cost c;
   llvm::SmallPtrSet<Value, 8> seen;
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   for (Value v : inputs)
     if (seen.insert(viewSource(v)).second)
-      c.bytes += readBytes(v);
+      c.bytes += readBytesFor(v, [&](Operation *user) { return members.contains(user); });
   for (Value v : outputs)
     c.bytes += tensorBytes(v);
   for (Operation *op : ops)

@@ -30,6 +30,7 @@ def Fusec_Tensor : StaticShapeTensorOf<Fusec_ElementTypes>;
 def Fusec_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
 def Fusec_NumericTensor : StaticShapeTensorOf<[F32, F16, BF16, I32, I64]>;
 def Fusec_BoolTensor : StaticShapeTensorOf<[I1]>;
+def Fusec_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//
 // Native traits (compiler/dialect/FusecTraits.h)

@@ -72,6 +72,14 @@ LogicalResult ConcatOp::verify() {
   return checkInferred(*this, err, out);
 }
 
+LogicalResult GatherOp::verify() {
+  if (getResult().getType().getElementType() != getData().getType().getElementType())
+    return emitOpError("result element type differs from the data's");
+  shape::Shape out;
+  std::string err = shape::gather(shapeOf(getData()), shapeOf(getIndices()), getAxis(), out);
+  return checkInferred(*this, err, out);
+}
+
 LogicalResult MatmulOp::verify() {
   shape::Shape out;
   std::string err = shape::matmul(shapeOf(getLhs()), shapeOf(getRhs()), out);

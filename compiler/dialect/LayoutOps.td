@@ -75,6 +75,24 @@ def Fusec_ConcatOp : Fusec_Op<"concat", [Pure, SameOperandsAndResultElementType]
   let hasVerifier = 1;
 }
 
+def Fusec_GatherOp : Fusec_Op<"gather", [Pure]> {
+  let summary = "rows of a tensor chosen by an index tensor (an embedding lookup)";
+  let description = [{
+    ONNX Gather: the result is `data` with its dim `axis` replaced by the
+    dims of `indices`, element (i..., k..., j...) = data[i..., idx, j...]
+    with idx = indices[k...]. A negative index counts from the end; an index
+    still outside the dim is clamped to it (defined, never a wild read).
+
+    ```mlir
+    %e = fusec.gather %table, %ids {axis = 0 : i64} : (tensor<1000x256xbf16>, tensor<2x7xi64>) -> tensor<2x7x256xbf16>
+    ```
+  }];
+  let arguments = (ins Fusec_Tensor:$data, Fusec_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Fusec_Tensor:$result);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Fusec_MatmulOp : Fusec_Op<"matmul", [Pure, SameOperandsAndResultElementType]> {
   let summary = "NumPy batched matrix product";
   let description = [{

@@ -82,6 +82,15 @@ Value TypedBuilder::concat(ValueRange xs, int64_t axis) {
                             b.getI64IntegerAttr(axis));
 }
 
+Value TypedBuilder::gather(Value data, Value indices, int64_t axis) {
+  shape::Shape out;
+  check(shape::gather(shapeOf(data), shapeOf(indices), axis, out));
+  int64_t a = 0;  // stored non-negative
+  check(shape::normalizeAxis(axis, static_cast<int64_t>(shapeOf(data).size()), a));
+  return b.create<GatherOp>(loc, tensorType(out, elementType(data)), data, indices,
+                            b.getI64IntegerAttr(a));
+}
+
 Value TypedBuilder::matmul(Value lhs, Value rhs) {
   shape::Shape out;
   check(shape::matmul(shapeOf(lhs), shapeOf(rhs), out));

@@ -54,6 +54,7 @@ public:
   mlir::Value broadcastTo(mlir::Value x, llvm::ArrayRef<int64_t> shape);
   mlir::Value slice(mlir::Value x, const shape::SliceSpec &spec);
   mlir::Value concat(mlir::ValueRange xs, int64_t axis);
+  mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis);
   mlir::Value matmul(mlir::Value lhs, mlir::Value rhs);
 
   mlir::OpBuilder &builder() { return b; }

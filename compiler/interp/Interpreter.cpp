@@ -41,7 +41,7 @@ llvm::Expected<HostTensor> evalOp(Operation *op, interp::Operands in,
                                   const InterpOptions &opts) {
   if (isa<SumOp, MeanOp, MaxOp, MinOp>(op))
     return interp::evalReduction(op, in, opts);
-  if (isa<ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp>(op))
+  if (isa<ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp, GatherOp>(op))
     return interp::evalLayout(op, in, opts);
   if (isa<MatmulOp>(op))
     return interp::evalMatmul(op, in, opts);

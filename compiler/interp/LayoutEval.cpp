@@ -122,6 +122,26 @@ void evalConcat(ConcatOp op, Operands in, HostTensor &out) {
   }
 }
 
+/// Rows of `data` along `axis` chosen by `indices` (negative from the end,
+/// then clamped to the dim), copied whole: outer x indices x inner chunks.
+void evalGather(GatherOp op, const HostTensor &data, const HostTensor &indices, HostTensor &out) {
+  int64_t axis = op.getAxis();
+  int64_t elem = dtypeBytes(out.dtype());
+  llvm::ArrayRef<int64_t> ds(data.shape());
+  int64_t n = ds[size_t(axis)];
+  int64_t outer = numElements(ds.take_front(axis));
+  int64_t chunk = numElements(ds.drop_front(axis + 1)) * elem;
+  int64_t count = indices.numel();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t i = indices.getInt(k);
+      if (i < 0)
+        i += n;
+      i = std::clamp<int64_t>(i, 0, n - 1);
+      std::memcpy(out.data() + (o * count + k) * chunk, data.data() + (o * n + i) * chunk, chunk);
+    }
+}
+
 } // namespace
 
 llvm::Expected<HostTensor> evalLayout(Operation *op, Operands in, const InterpOptions &) {
@@ -140,6 +160,8 @@ llvm::Expected<HostTensor> evalLayout(Operation *op, Operands in, const InterpOp
     evalSlice(slice, *in[0], *out);
   } else if (auto concat = dyn_cast<ConcatOp>(op)) {
     evalConcat(concat, in, *out);
+  } else if (auto g = dyn_cast<GatherOp>(op)) {
+    evalGather(g, *in[0], *in[1], *out);
   } else {
     return opError(op, "not a layout op");
   }

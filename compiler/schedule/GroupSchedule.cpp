@@ -433,7 +433,7 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
   if (!matmuls.empty())
     return classifyMatmul(ops, matmuls.front(), s, why);
   for (Operation *op : ops) {
-    if (isa<ConcatOp>(op) || isElementwise(op) || isView(op))
+    if (isa<ConcatOp, GatherOp>(op) || isElementwise(op) || isView(op))
       continue;
     if (isReduction(op)) {
       reductions.push_back(op);

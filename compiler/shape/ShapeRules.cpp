@@ -229,6 +229,19 @@ std::string slice(llvm::ArrayRef<int64_t> in, const SliceSpec &spec, Shape &out)
   return {};
 }
 
+std::string gather(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices, int64_t axis,
+                   Shape &out) {
+  int64_t a = 0;
+  if (std::string e = normalizeAxis(axis, static_cast<int64_t>(data.size()), a); !e.empty())
+    return e;
+  if (data[size_t(a)] == 0)
+    return "gathers from an empty dim";
+  out.assign(data.begin(), data.begin() + a);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), data.begin() + a + 1, data.end());
+  return checkDims(out);
+}
+
 std::string concat(llvm::ArrayRef<Shape> shapes, int64_t axis, Shape &out) {
   if (shapes.empty())
     return "concat needs at least one input";

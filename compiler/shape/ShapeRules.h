@@ -62,6 +62,10 @@ std::string slice(llvm::ArrayRef<int64_t> in, const SliceSpec &spec, Shape &out)
 
 std::string concat(llvm::ArrayRef<Shape> shapes, int64_t axis, Shape &out);
 
+/// ONNX Gather: `data` with dim `axis` (may be negative) replaced by `indices`'s dims.
+std::string gather(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices, int64_t axis,
+                   Shape &out);
+
 /// NumPy matmul: 1-D operands are promoted and the added dim removed afterwards,
 /// batch dims broadcast.
 std::string matmul(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b, Shape &out);

@@ -129,6 +129,18 @@ Value constant(NodeContext &c) {
   return c.tb.constant(value, toMlirType(dt, c.tb.builder().getContext()), s);
 }
 
+/// Rows of data chosen by integer indices (an embedding lookup).
+Value gatherOp(NodeContext &c) {
+  DType it = dtypeOf(c.in(1));
+  if (it != DType::I32 && it != DType::I64)
+    c.at.fail("inputs[1]", std::string("gather takes i32 or i64 indices, got ") +
+                               std::string(dtypeName(it)));
+  shape::Shape out;
+  c.check(shape::gather(shapeVec(c.in(0)), shapeVec(c.in(1)), c.intAttr("axis", 0), out),
+          c.field("axis"));
+  return c.tb.gather(c.in(0), c.in(1), c.intAttr("axis", 0));
+}
+
 /// Element (i_0, ..., i_n) holds i_dim: position ids, index masks.
 Value iota(NodeContext &c) {
   std::vector<int64_t> s = asShape(c.at, c.requireAttr("shape"), c.field("shape"));
@@ -358,6 +370,7 @@ std::vector<OpSpec> buildTable() {
       {"where", 3, 3, R::Custom, {}, where},
       {"constant", 0, 0, R::Any, {"value", "dtype", "shape"}, constant},
       {"iota", 0, 0, R::Any, {"shape", "dim", "dtype"}, iota},
+      {"gather", 2, 2, R::Custom, {"axis"}, gatherOp},
       {"sum", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<SumOp>},
       {"mean", 1, 1, R::Float, {"axes", "keepdims"}, reduce<MeanOp>},
       {"max", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<MaxOp>},

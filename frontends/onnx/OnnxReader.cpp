@@ -1038,9 +1038,10 @@ private:
     if (op == "Gather") {
       allowAttrs(n, {"axis"});
       if (const Known *idx = knownValue(in[1]))
-        return gatherKnownRows(n, *idx);
-      failNode(n, "gathers from a tensor known only when the model runs (an embedding lookup); "
-                  "fusec has no gather op yet");
+        if (onnx_import::progressionOf(*idx) || idx->fill() || idx->numel() <= 1)
+          return gatherKnownRows(n, *idx);
+      // Indices known only when the model runs (token ids): an embedding lookup.
+      return emit(out, "gather", {in[0], in[1]}, {{"axis", intAttr(n, "axis", 0)}});
     }
     if (op == "Range")
       failNode(n, "takes start, limit and delta known at import only");

@@ -20,7 +20,7 @@ std::optional<shape::Shape> opShape(const std::string &op, const std::vector<sha
       "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "lt", "le", "gt", "ge",
       "where"};
   shape::Shape out;
-  if (op == "constant")
+  if (op == "constant" || op == "iota")
     return ints("shape");
   if (in.empty())
     return std::nullopt;
@@ -47,6 +47,10 @@ std::optional<shape::Shape> opShape(const std::string &op, const std::vector<sha
   }
   if (op == "concat")
     return ok(shape::concat(in, attrs.value("axis", int64_t(0)), out), out);
+  if (op == "gather" && in.size() == 2)
+    return ok(shape::gather(in[0], in[1], attrs.value("axis", int64_t(0)), out), out);
+  if (op == "broadcast_to")
+    return ok(shape::broadcast({in[0], ints("shape")}, out), out);
   if (op == "slice") {
     shape::SliceSpec spec;
     if (!shape::normalizeSlice(in[0], ints("starts"), ints("ends"), ints("axes"), ints("steps"),
