@@ -12,8 +12,8 @@ onnxruntime's outputs, which CI checks without a GPU:
       --inputs test/models/gpt2/inputs_s7.safetensors \
       --expect test/models/gpt2/expected_s7.safetensors --tolerance 1e-4
 
-The models take `inputs_embeds` (and BERT an attention mask) instead of token
-ids: fusec has no gather op for the embedding lookup yet. Usage:
+The models take token ids (`input_ids`; BERT also an attention mask with
+padding). Usage:
 
   python3 test/models/make_models.py [--out test/models] [--models gpt2,llama,bert]
 """
@@ -39,9 +39,9 @@ class Hidden(torch.nn.Module):
         self.model = model
         self.masked = masked
 
-    def forward(self, inputs_embeds, attention_mask=None):
-        kwargs = {"inputs_embeds": inputs_embeds, "use_cache": False} if not self.masked else {
-            "inputs_embeds": inputs_embeds, "attention_mask": attention_mask}
+    def forward(self, input_ids, attention_mask=None):
+        kwargs = {"input_ids": input_ids, "use_cache": False} if not self.masked else {
+            "input_ids": input_ids, "attention_mask": attention_mask}
         return self.model(**kwargs).last_hidden_state
 
 
@@ -68,7 +68,7 @@ def build(name):
 
 def inputs_for(masked, seq, seed):
     g = torch.Generator().manual_seed(seed)
-    x = {"inputs_embeds": torch.randn(BATCH, seq, HIDDEN, generator=g)}
+    x = {"input_ids": torch.randint(0, 1000, (BATCH, seq), generator=g)}
     if masked:  # the second sequence padded in its last 3 positions
         mask = torch.ones(BATCH, seq, dtype=torch.int64)
         mask[1, -3:] = 0
