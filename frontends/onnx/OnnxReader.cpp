@@ -647,7 +647,25 @@ private:
   /// Gather of a tensor the graph computes (a weight) at indices known at
   /// import: one index repeated, or evenly spaced increasing indices (the
   /// rows of positions 0..S-1) are a slice of it, reshaped to the indices'
-  /// place and broadcast over their other dims.
+  /// place and broadcast over their other dims (other indices take the
+  /// gather op).
+  /// Whether indices known at import are one index, or evenly spaced
+  /// increasing ones, inside the gathered dim and all of one sign (a slice).
+  bool sliceable(const onnx::NodeProto &n, const Known &idx) {
+    std::optional<std::vector<int64_t>> v = idx.ints();
+    std::optional<shape::Shape> s = shapeOf(n.input(0));
+    int64_t axis = 0;
+    if (!v || v->empty() || !s ||
+        !shape::normalizeAxis(intAttr(n, "axis", 0), static_cast<int64_t>(s->size()), axis).empty())
+      return false;
+    const int64_t size = (*s)[size_t(axis)];
+    auto [lo, hi] = std::minmax_element(v->begin(), v->end());
+    if (!((*lo >= 0 && *hi < size) || (*lo >= -size && *hi < 0)))
+      return false;
+    std::optional<onnx_import::Progression> p = onnx_import::progressionOf(idx);
+    return idx.fill() || idx.numel() == 1 || (p && p->step > 0);
+  }
+
   void gatherKnownRows(const onnx::NodeProto &n, const Known &idx) {
     const std::string out = n.output(0), data = n.input(0);
     std::vector<int64_t> s = knownShape(n, data);
@@ -667,11 +685,10 @@ private:
     int64_t start = norm(values->front()), step = 1, count = 1, dim = -1;
     if (!idx.fill() && idx.numel() > 1) {
       std::optional<onnx_import::Progression> p = onnx_import::progressionOf(idx);
-      if (!p || p->step <= 0 || norm(int64_t(p->start + p->step * double(idx.shape[size_t(p->dim)] - 1))) <
-                                     start)
-        failNode(n, "gathers a table of " + std::to_string(idx.numel()) +
-                        " indices from a tensor known only when the model runs; fusec gathers "
-                        "one index or evenly spaced increasing ones (no gather op yet)");
+      if (!p || p->step <= 0 ||
+          norm(int64_t(p->start + p->step * double(idx.shape[size_t(p->dim)] - 1))) < start)
+        failNode(n, "internal error: a slice of indices that are not evenly spaced and "
+                    "increasing");
       step = int64_t(p->step);
       dim = p->dim;
       count = idx.shape[size_t(dim)];
@@ -1038,7 +1055,7 @@ private:
     if (op == "Gather") {
       allowAttrs(n, {"axis"});
       if (const Known *idx = knownValue(in[1]))
-        if (onnx_import::progressionOf(*idx) || idx->fill() || idx->numel() <= 1)
+        if (sliceable(n, *idx))
           return gatherKnownRows(n, *idx);
       // Indices known only when the model runs (token ids): an embedding lookup.
       return emit(out, "gather", {in[0], in[1]}, {{"axis", intAttr(n, "axis", 0)}});
