@@ -48,6 +48,18 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+LogicalResult ArgMaxOp::verify() {
+  shape::Shape out;
+  std::string err = shape::reduce(shapeOf(getInput()), {getAxis()}, getKeepdims(), out);
+  if (err.empty() && shapeOf(getInput())[size_t(getAxis())] == 0)
+    err = "argmax over an empty dim";
+  if (!err.empty())
+    return emitOpError(err);
+  if (llvm::ArrayRef<int64_t>(out) != shapeOf(getResult()))
+    return emitOpError("result shape must be the input's reduced over axis");
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   if (getResult().getType() != getInput().getType())
     return emitOpError("result type must equal the input type");

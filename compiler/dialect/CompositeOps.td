@@ -69,6 +69,23 @@ def Fusec_RmsNormOp : Fusec_Op<"rms_norm", [Pure, Fusec_Composite]> {
   let hasVerifier = 1;
 }
 
+def Fusec_ArgMaxOp : Fusec_Op<"argmax", [Pure, Fusec_Composite]> {
+  let summary = "the index of each row's largest element (greedy decoding)";
+  let description = [{
+    Along `axis`: the first index holding the maximum, or where the values
+    hold NaN the first NaN's (as PyTorch); i64. Decomposes to max, a
+    comparison, an iota and a min over the same axis.
+
+    ```mlir
+    %t = fusec.argmax %logits {axis = 1 : i64, keepdims = false} : (tensor<4x32000xbf16>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Fusec_NumericTensor:$input, I64Attr:$axis, BoolAttr:$keepdims);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Fusec_LinearOp : Fusec_Op<"linear", [Pure, Fusec_Composite]> {
   let summary = "x @ weight^T + bias, weight laid out [out, in]";
   let description = [{

@@ -276,6 +276,26 @@ llvm::Expected<HostTensor> evalComposite(Operation *op, Operands in, const Inter
     withComputeType([&](auto t) {
       normalizeRows<decltype(t)>(*in[0], *out, cols, eps, /*rms=*/true, w, nullptr);
     });
+  } else if (auto am = dyn_cast<ArgMaxOp>(op)) {
+    // Rows along the axis: outer x n x inner; the first NaN, else the first maximum.
+    llvm::ArrayRef<int64_t> s(in[0]->shape());
+    const int64_t axis = am.getAxis(), n = s[size_t(axis)];
+    const int64_t inner = numElements(s.drop_front(axis + 1));
+    const int64_t outer = numElements(s.take_front(axis));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0, firstNan = -1;
+        for (int64_t k = 0; k < n; ++k) {
+          double v = in[0]->get((o * n + k) * inner + i);
+          if (std::isnan(v)) {
+            firstNan = k;
+            break;
+          }
+          if (v > in[0]->get((o * n + best) * inner + i))
+            best = k;
+        }
+        out->setInt(o * inner + i, firstNan >= 0 ? firstNan : best);
+      }
   } else if (isa<LinearOp>(op)) {
     const HostTensor *bias = in.size() > 2 ? in[2] : nullptr;
     withComputeType([&](auto t) { evalLinear<decltype(t)>(*in[0], *in[1], bias, *out); });

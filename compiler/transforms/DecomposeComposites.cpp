@@ -53,6 +53,20 @@ Value buildRmsNorm(TypedBuilder &tb, RmsNormOp op) {
   return op.getWeight() ? tb.binary<MulOp>(y, op.getWeight()) : y;
 }
 
+/// argmax(x, axis) => min(where(x != x or x == max(x), iota(axis), n)): the
+/// first index holding the maximum (or the first NaN).
+Value buildArgMax(TypedBuilder &tb, ArgMaxOp op) {
+  Value x = op.getInput();
+  const int64_t axis = op.getAxis();
+  ArrayRef<int64_t> s = shapeOf(x);
+  Type i64 = IntegerType::get(op.getContext(), 64), i1 = IntegerType::get(op.getContext(), 1);
+  Value m = tb.reduce<MaxOp>(x, {axis}, true);
+  Value hit = tb.where(tb.compare<NeOp>(x, x), tb.constant(1.0, i1, {}), tb.compare<EqOp>(x, m));
+  Value idx = tb.iota(axis, i64, s);
+  Value none = tb.constant(double(s[size_t(axis)]), i64, {});
+  return tb.reduce<MinOp>(tb.where(hit, idx, none), {axis}, op.getKeepdims());
+}
+
 /// layer_norm(x, w, b) => add(mul(mul(d, rsqrt(add(mean(mul(d, d)), eps))), w), b)
 ///   where d = sub(x, mean(x)), means over dims axis..rank-1.
 Value buildLayerNorm(TypedBuilder &tb, LayerNormOp op) {
@@ -129,6 +143,7 @@ struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
               .Case([&](RmsNormOp o) { return buildRmsNorm(tb, o); })
               .Case([&](LayerNormOp o) { return buildLayerNorm(tb, o); })
               .Case([&](LinearOp o) { return buildLinear(tb, o); })
+              .Case([&](ArgMaxOp o) { return buildArgMax(tb, o); })
               .Case([&](AttentionOp o) { return buildAttention(tb, o); })
               .Default([](Operation *) { return Value(); });
       if (!replacement) {

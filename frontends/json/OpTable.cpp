@@ -129,6 +129,20 @@ Value constant(NodeContext &c) {
   return c.tb.constant(value, toMlirType(dt, c.tb.builder().getContext()), s);
 }
 
+/// The index of the largest element along `axis` (default -1), i64.
+Value argmaxOp(NodeContext &c) {
+  int64_t axis = c.axisAttr("axis", -1);
+  bool keep = c.boolAttr("keepdims", false);
+  shape::Shape out;
+  c.check(shape::reduce(shapeVec(c.in(0)), {axis}, keep, out), c.field("axis"));
+  if (shapeVec(c.in(0))[size_t(axis)] == 0)
+    c.at.fail(c.field("axis"), "argmax over an empty dim has no index");
+  OpBuilder &b = c.tb.builder();
+  auto type = RankedTensorType::get(out, b.getI64Type());
+  return b.create<ArgMaxOp>(c.tb.location(), type, c.in(0), b.getI64IntegerAttr(axis),
+                            b.getBoolAttr(keep));
+}
+
 /// Rows of data chosen by integer indices (an embedding lookup).
 Value gatherOp(NodeContext &c) {
   DType it = dtypeOf(c.in(1));
@@ -371,6 +385,7 @@ std::vector<OpSpec> buildTable() {
       {"constant", 0, 0, R::Any, {"value", "dtype", "shape"}, constant},
       {"iota", 0, 0, R::Any, {"shape", "dim", "dtype"}, iota},
       {"gather", 2, 2, R::Custom, {"axis"}, gatherOp},
+      {"argmax", 1, 1, R::Numeric, {"axis", "keepdims"}, argmaxOp},
       {"sum", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<SumOp>},
       {"mean", 1, 1, R::Float, {"axes", "keepdims"}, reduce<MeanOp>},
       {"max", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<MaxOp>},

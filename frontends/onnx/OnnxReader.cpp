@@ -994,6 +994,13 @@ private:
       emit(fresh(out, "tokens"), "reshape", {v}, {{"shape", {B, Hp, Wp, E}}});
       return emit(out, "transpose", {fresh(out, "tokens")}, {{"perm", {0, 3, 1, 2}}});
     }
+    if (op == "ArgMax") {
+      allowAttrs(n, {"axis", "keepdims", "select_last_index"});
+      if (intAttr(n, "select_last_index", 0))
+        failNode(n, "select_last_index = 1 is not supported (fusec gives the first index)");
+      return emit(out, "argmax", {in[0]},
+                  {{"axis", intAttr(n, "axis", 0)}, {"keepdims", intAttr(n, "keepdims", 1) != 0}});
+    }
     if (op == "Not" || op == "And" || op == "Or") {
       // Logic on bool tensors as fusec's compare and select.
       allowAttrs(n, {});

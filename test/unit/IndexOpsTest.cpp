@@ -1,4 +1,4 @@
-//===- GatherTest.cpp - gather: semantics, fusion, kernels that compile ---===//
+//===- IndexOpsTest.cpp - gather and argmax: fusion, kernels that compile -===//
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/PlanDesc.h"
 #include "runtime/Nvrtc.h"
@@ -52,6 +52,31 @@ TEST(Gather, FusesIntoItsReadersAndCompiles) {
         if (nvrtc)
           expectKernelsCompile(label, *plan);
       }
+}
+
+// argmax decomposes into a max and a min over the same rows: one row
+// kernel, which compiles for 16-bit, f32 and integer logits.
+TEST(ArgMax, OneRowKernelThatCompiles) {
+  bool nvrtc = true;
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    nvrtc = false;
+  }
+  for (const char *arch : {"sm_90a", "sm_80"})
+    for (const char *dt : {"bf16", "f32", "i32"}) {
+      mlir::MLIRContext ctx;
+      std::string label = std::string(arch) + " " + dt;
+      std::string graph = std::string("{\"fusec\": 1, \"name\": \"greedy\", \"inputs\": [{\"name\": "
+                                      "\"logits\", \"dtype\": \"") + dt +
+                          "\", \"shape\": [8, 32000]}], \"nodes\": [{\"name\": \"t\", \"op\": "
+                          "\"argmax\", \"inputs\": [\"logits\"]}], \"outputs\": [\"t\"]}";
+      auto plan = planFor(ctx, graph, "greedy.json", true, arch);
+      ASSERT_TRUE(bool(plan)) << label << ": " << llvm::toString(plan.takeError());
+      ASSERT_EQ(plan->steps.size(), 1u) << label;
+      EXPECT_EQ(plan->steps[0].kernel.family, "row_reduction") << label;
+      if (nvrtc)
+        expectKernelsCompile(label, *plan);
+    }
 }
 
 } // namespace
