@@ -1,0 +1,361 @@
+//===- Converter.h - one ONNX model's conversion to fusec's graph format --===//
+//
+// The ONNX reader (OnnxReader.cpp) converts a model node by node into the
+// JSON graph format, tracking the shapes of the values it writes and the
+// values it computes at import (KnownValues.h). The conversion of the
+// operators is ConvertNodes.cpp; what is computed at import, and how a
+// computed value is written back into the graph, is ConvertFolds.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontends/json/GraphReader.h"
+#include "frontends/onnx/KnownValues.h"
+#include "frontends/onnx/OpShape.h"
+#include "frontends/onnx/TensorProto.h"
+
+#include <onnx.pb.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fusec::onnx_import {
+
+using Json = nlohmann::json;
+
+/// The failure of one conversion: a message that names the node and op.
+struct Unsupported {
+  std::string message;
+};
+
+class Converter {
+public:
+  Converter(const onnx::ModelProto &model, std::string fileName, const SizeBindings &sizes)
+      : model(model), file(std::move(fileName)), sizes(sizes) {
+    for (const auto &o : model.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx")
+        opset = o.version();
+  }
+
+  Json convert() {
+    const onnx::GraphProto &g = model.graph();
+    graph["fusec"] = 1;
+    graph["name"] = g.name().empty() ? std::string("onnx_model") : g.name();
+    graph["inputs"] = Json::array();
+    graph["nodes"] = Json::array();
+    std::set<std::string> initializerNames;
+    for (const onnx::TensorProto &t : g.initializer())
+      initializerNames.insert(t.name());
+    // The model's inputs first, then its weights in the order ONNX lists
+    // them (only those an op reads: integer lists that only give shapes and
+    // axes are read at import).
+    for (const onnx::ValueInfoProto &v : g.input())
+      if (!initializerNames.count(v.name()))
+        addInput(v);
+    for (const onnx::TensorProto &t : g.initializer())
+      addInitializer(t);
+    for (const onnx::NodeProto &n : g.node())
+      addNode(n);
+    current = nullptr;
+    graph["outputs"] = Json::array();
+    for (const onnx::ValueInfoProto &v : g.output()) {
+      materialize(v.name());
+      // An output that is another value (Identity, Dropout) keeps its own
+      // name: a reshape to its shape, which costs nothing.
+      if (resolve(v.name()) != v.name() && !produced.count(v.name()))
+        if (std::optional<std::vector<int64_t>> s = shapeOf(v.name())) {
+          const std::string target = resolve(v.name());
+          alias.erase(v.name());
+          emit(v.name(), "reshape", {target}, {{"shape", *s}});
+        }
+      graph["outputs"].push_back(resolve(v.name()));
+    }
+    // Weights an op reads are parameters (bound from weights files); the
+    // others (integer lists read at import) are dropped.
+    Json inputs = Json::array(), parameters = Json::array();
+    for (Json &in : graph["inputs"]) {
+      const std::string name = in["name"];
+      if (!weights.count(name))
+        inputs.push_back(in);
+      else if (read.count(name))
+        parameters.push_back(in);
+    }
+    graph["inputs"] = inputs;
+    if (!parameters.empty())
+      graph["parameters"] = parameters;
+    return graph;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &what) { throw Unsupported{file + ": " + what}; }
+  [[noreturn]] void failNode(const onnx::NodeProto &n, const std::string &what) {
+    fail("node '" + nodeName(n) + "' (" + n.op_type() + ", opset " + std::to_string(opset) +
+         "): " + what);
+  }
+  static std::string nodeName(const onnx::NodeProto &n) {
+    return !n.name().empty() ? n.name() : n.output_size() ? n.output(0) : n.op_type();
+  }
+
+  std::string resolve(const std::string &name) const {
+    auto it = alias.find(name);
+    return it == alias.end() ? name : it->second;
+  }
+
+  void addInput(const onnx::ValueInfoProto &v) {
+    if (!v.type().has_tensor_type())
+      fail("input '" + v.name() + "' is not a tensor");
+    const auto &tt = v.type().tensor_type();
+    std::optional<std::string> dt = dtypeName(tt.elem_type());
+    if (!dt)
+      fail("input '" + v.name() + "' has element type " + std::to_string(tt.elem_type()) +
+           ", which fusec does not have (f32, f16, bf16, i32, i64, bool)");
+    Json shape = Json::array();
+    for (const auto &d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        shape.push_back(d.dim_value());
+        continue;
+      }
+      // A dynamic axis: its size comes from --bind, and the graph is
+      // converted (its shape arithmetic computed) for that size.
+      auto it = d.has_dim_param() ? sizes.find(d.dim_param()) : sizes.end();
+      if (!d.has_dim_param() || d.dim_param().empty())
+        fail("input '" + v.name() + "' has a dimension of unknown size: export it with a "
+             "fixed size or a named dynamic axis");
+      if (it == sizes.end())
+        fail("input '" + v.name() + "' has the dynamic dimension '" + d.dim_param() +
+             "': give its size with --bind " + d.dim_param() + "=N");
+      shape.push_back(it->second);
+    }
+    graph["inputs"].push_back({{"name", v.name()}, {"dtype", *dt}, {"shape", shape}});
+    shapes[v.name()] = shape.get<std::vector<int64_t>>();
+    produced.insert(v.name());
+  }
+
+  void addInitializer(const onnx::TensorProto &t) {
+    std::optional<std::string> dt = dtypeName(t.data_type());
+    if (!dt)
+      fail("initializer '" + t.name() + "' has element type " + std::to_string(t.data_type()) +
+           ", which fusec does not have");
+    // Values in external data files are read when weights are bound
+    // (onnxWeights), not here: only integer lists are read at import.
+    const bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
+    if (std::optional<Known> k = external ? std::nullopt : knownOf(t, *dt))
+      known[t.name()] = *k;
+    Json shape = Json::array();
+    for (int64_t d : t.dims())
+      shape.push_back(d);
+    shapes[t.name()] = std::vector<int64_t>(t.dims().begin(), t.dims().end());
+    if (elementCount(t) == 1 && !external) {
+      // A scalar: written as a `constant` where an op reads it (materialize).
+      if (!known.count(t.name()))
+        fail("initializer '" + t.name() + "' holds no value");
+      return;
+    }
+    // A weight: a parameter of its own name, where an op reads it.
+    graph["inputs"].push_back({{"name", t.name()}, {"dtype", *dt}, {"shape", shape}});
+    weights.insert(t.name());
+    produced.insert(t.name());
+  }
+
+  const onnx::AttributeProto *attr(const onnx::NodeProto &n, const char *name) const {
+    for (const auto &a : n.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(const onnx::NodeProto &n, const char *name, int64_t dflt) const {
+    const onnx::AttributeProto *a = attr(n, name);
+    return a ? a->i() : dflt;
+  }
+  double floatAttr(const onnx::NodeProto &n, const char *name, double dflt) const {
+    const onnx::AttributeProto *a = attr(n, name);
+    return a ? a->f() : dflt;
+  }
+  std::optional<std::vector<int64_t>> intsAttr(const onnx::NodeProto &n, const char *name) const {
+    const onnx::AttributeProto *a = attr(n, name);
+    if (!a)
+      return std::nullopt;
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+  /// Input `i` as constant integers (a shape or axes operand), or an error.
+  std::vector<int64_t> constInput(const onnx::NodeProto &n, int i, const char *what) {
+    if (n.input_size() <= i || n.input(i).empty())
+      failNode(n, std::string("needs its ") + what + " input");
+    const Known *k = knownValue(n.input(i));
+    std::optional<std::vector<int64_t>> ints = k ? k->ints() : std::nullopt;
+    if (!k && !produced.count(resolve(n.input(i))))
+      failNode(n, std::string("its ") + what + " '" + n.input(i) +
+                      "' is not defined by an earlier node, an input or an initializer");
+    if (!ints)
+      failNode(n, std::string("its ") + what + " '" + n.input(i) +
+                      "' depends on values known only when the model runs; fusec takes " +
+                      what + " values computed at import only");
+    return *ints;
+  }
+  /// The attributes a node may carry that the conversion reads; any other
+  /// is an error, never silently dropped.
+  void allowAttrs(const onnx::NodeProto &n, std::initializer_list<const char *> known) {
+    for (const auto &a : n.attribute())
+      if (std::none_of(known.begin(), known.end(), [&](const char *k) { return a.name() == k; }))
+        failNode(n, "attribute '" + a.name() + "' is not supported");
+  }
+
+  void emit(const std::string &name, const std::string &op, std::vector<std::string> inputs,
+            Json attrs = Json::object()) {
+    for (const std::string &i : inputs)
+      if (!i.empty())
+        materialize(i);
+    Json node = {{"name", name}, {"op", op}, {"inputs", Json::array()}};
+    for (const std::string &i : inputs) {
+      node["inputs"].push_back(i.empty() ? std::string() : resolve(i));
+      read.insert(resolve(i));
+    }
+    if (!attrs.empty())
+      node["attrs"] = attrs;
+    graph["nodes"].push_back(node);
+    produced.insert(name);
+    if (std::optional<std::vector<int64_t>> s = inferShape(op, node["inputs"], attrs))
+      shapes[name] = *s;
+  }
+
+  /// The shape of a value the conversion produced or read, if it tracks it:
+  /// what Unsqueeze, Squeeze and Flatten need to become reshapes.
+  std::optional<std::vector<int64_t>> shapeOf(const std::string &name) const {
+    auto it = shapes.find(resolve(name));
+    if (it == shapes.end())
+      return std::nullopt;
+    return it->second;
+  }
+  std::vector<int64_t> knownShape(const onnx::NodeProto &n, const std::string &name) {
+    std::optional<std::vector<int64_t>> s = shapeOf(name);
+    if (!s)
+      failNode(n, "the shape of '" + name + "' is not known at import (an op whose shape the "
+                  "importer does not track computes it)");
+    return *s;
+  }
+
+  /// The result shape of a fusec op the conversion emitted, where its
+  /// operands' shapes are known.
+  std::optional<std::vector<int64_t>> inferShape(const std::string &op, const Json &inputs,
+                                                 const Json &attrs) const {
+    std::vector<shape::Shape> in;
+    for (const Json &i : inputs) {
+      if (i.get<std::string>().empty())
+        continue;  // an optional operand left out
+      std::optional<std::vector<int64_t>> s = shapeOf(i.get<std::string>());
+      if (!s)
+        return std::nullopt;
+      in.push_back(*s);
+    }
+    return opShape(op, in, attrs);
+  }
+  std::string fresh(const std::string &base, const char *suffix) {
+    return base + "." + suffix;
+  }
+
+  /// The shape Unsqueeze, Squeeze and Flatten give their input (whose shape
+  /// the importer tracks): each is a reshape.
+  std::vector<int64_t> layoutTarget(const onnx::NodeProto &n);
+
+  /// The dtype of a value in the graph being written: an input's, or what
+  /// its node's op gives (fusec's rules: casts, constants and iotas say it,
+  /// comparisons give bool, `where` its second operand's, the rest their
+  /// first operand's).
+  std::string dtypeOf(const std::string &name) const {
+    const std::string r = resolve(name);
+    for (const Json &i : graph["inputs"])
+      if (i["name"] == r)
+        return i["dtype"];
+    const Json &nodes = graph["nodes"];
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      const Json &node = *it;
+      if (node["name"] != r)
+        continue;
+      const std::string op = node["op"];
+      if (node.contains("attrs") && node["attrs"].contains("dtype"))
+        return node["attrs"]["dtype"];
+      if (op == "constant")
+        return "f32";
+      if (op == "iota")
+        return "i64";
+      if (op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge")
+        return "bool";
+      return dtypeOf(node["inputs"][op == "where" ? 1 : 0]);
+    }
+    return "f32";
+  }
+
+  const Known *knownValue(const std::string &name) const {
+    auto it = known.find(resolve(name));
+    return it == known.end() ? nullptr : &it->second;
+  }
+
+  /// Writes a value computed at import as nodes, once, where an op of the
+  /// graph reads it: a fill becomes a `constant`, an index progression an
+  /// `iota` (scaled and offset); any other table is computed by the graph
+  /// from what the node that made it read (a causal mask compared from two
+  /// index ranges), where that node converts; else it is an error.
+  void materialize(const std::string &name);
+
+  void setKnown(const std::string &name, Known k) {
+    shapes[name] = k.shape;
+    known[name] = std::move(k);
+    if (current)
+      foldedBy[name] = current;
+  }
+
+  /// Computes `n` at import where its result depends only on shapes and
+  /// values known here (shape arithmetic); false where the graph computes it.
+  bool fold(const onnx::NodeProto &n);
+
+  /// Gather of a tensor the graph computes (a weight) at indices known at
+  /// import: one index repeated, or evenly spaced increasing indices (the
+  /// rows of positions 0..S-1) are a slice of it, reshaped to the indices'
+  /// place and broadcast over their other dims (other indices take the
+  /// gather op).
+  /// Whether indices known at import are one index, or evenly spaced
+  /// increasing ones, inside the gathered dim and all of one sign (a slice).
+  bool sliceable(const onnx::NodeProto &n, const Known &idx);
+
+  void gatherKnownRows(const onnx::NodeProto &n, const Known &idx);
+
+  /// Split: one slice per output, of the sizes its `split` input gives, or
+  /// (opset 18) `num_outputs` parts, the last one smaller where the dim does
+  /// not divide; a known input's parts are known.
+  void split(const onnx::NodeProto &n);
+
+  void addNode(const onnx::NodeProto &n);
+
+  const onnx::ModelProto &model;
+  std::string file;
+  const SizeBindings &sizes;
+  int64_t opset = 0;
+  Json graph;
+  std::map<std::string, std::string> alias;
+  /// Values computed at import (KnownValues.h), and the names the graph
+  /// being written holds (inputs, nodes): a known value an op reads is
+  /// written as a node first (materialize).
+  std::map<std::string, Known> known;
+  std::set<std::string> produced;
+  const onnx::NodeProto *current = nullptr;  ///< the node being converted
+  /// The node each value computed at import came from, and the nodes the
+  /// graph computes after all (materialize).
+  std::map<std::string, const onnx::NodeProto *> foldedBy;
+  std::set<const onnx::NodeProto *> unfolded;
+  std::set<std::string> weights, read;  ///< weights; names an op reads
+public:
+  /// The parameters of the converted graph (after convert).
+  std::vector<std::string> parameterNames() const {
+    std::vector<std::string> out;
+    for (const Json &p : graph.value("parameters", Json::array()))
+      out.push_back(p["name"]);
+    return out;
+  }
+  std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
+};
+
+} // namespace fusec::onnx_import
