@@ -122,6 +122,9 @@ std::map<std::string, LineCol> namePositions(llvm::StringRef text) {
 
 std::string singleQuoted(const std::string &s) { return "'" + s + "'"; }
 
+/// The argument attribute that marks a parameter (isParameter).
+constexpr const char *kParameterAttr = "fusec.parameter";
+
 class GraphBuilder {
 public:
   GraphBuilder(llvm::StringRef fileName, llvm::StringRef text, MLIRContext &ctx)
@@ -462,7 +465,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
     values[inputs[i].first] = entry->getArgument(i);
     func.setArgAttr(i, "fusec.name", b.getStringAttr(inputs[i].first));
     if (isParameter[i])  // bound from weights files when a program is loaded
-      func.setArgAttr(i, "fusec.parameter", b.getUnitAttr());
+      func.setArgAttr(i, kParameterAttr, b.getUnitAttr());
   }
   b.setInsertionPointToEnd(entry);
   for (size_t i : order)
@@ -643,6 +646,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphFile(llvm::StringRef path,
     return llvm::createStringError(buffer.getError(), "cannot read graph '%s': %s",
                                    path.str().c_str(), buffer.getError().message().c_str());
   return importGraphText((*buffer)->getBuffer(), path, ctx, sizes);
+}
+
+bool isParameter(func::FuncOp func, unsigned i) {
+  return func.getArgAttr(i, json::kParameterAttr) != nullptr;
 }
 
 func::FuncOp graphFunction(ModuleOp module) {

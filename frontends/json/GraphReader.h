@@ -46,4 +46,8 @@ llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &t
 /// The graph's function (the first func.func of a module built by the reader).
 mlir::func::FuncOp graphFunction(mlir::ModuleOp module);
 
+/// Whether argument `i` of a graph's function is a parameter (bound from
+/// weights files), not an input.
+bool isParameter(mlir::func::FuncOp func, unsigned i);
+
 } // namespace fusec

@@ -347,14 +347,6 @@ private:
   std::map<std::string, const onnx::NodeProto *> foldedBy;
   std::set<const onnx::NodeProto *> unfolded;
   std::set<std::string> weights, read;  ///< weights; names an op reads
-public:
-  /// The parameters of the converted graph (after convert).
-  std::vector<std::string> parameterNames() const {
-    std::vector<std::string> out;
-    for (const Json &p : graph.value("parameters", Json::array()))
-      out.push_back(p["name"]);
-    return out;
-  }
   std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
 };
 

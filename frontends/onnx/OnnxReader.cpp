@@ -13,16 +13,36 @@ using onnx_import::Converter;
 using onnx_import::initializerValues;
 using onnx_import::Unsupported;
 
-llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName,
-                                            const SizeBindings &sizes) {
+namespace {
+
+/// The model in `bytes`, or an error naming `fileName`.
+llvm::Expected<onnx::ModelProto> parseModel(llvm::StringRef bytes, llvm::StringRef fileName) {
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "%s: not an ONNX model (the protobuf does not parse)",
                                    fileName.str().c_str());
+  return model;
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readModel(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
+                                   path.str().c_str(), buffer.getError().message().c_str());
+  return std::move(*buffer);
+}
+
+} // namespace
+
+llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringRef fileName,
+                                            const SizeBindings &sizes) {
+  llvm::Expected<onnx::ModelProto> model = parseModel(bytes, fileName);
+  if (!model)
+    return model.takeError();
   try {
-    Converter c(model, fileName.str(), sizes);
+    Converter c(*model, fileName.str(), sizes);
     return c.convert().dump(2) + "\n";
   } catch (const Unsupported &u) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", u.message.c_str());
@@ -32,34 +52,17 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
   }
 }
 
-llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path,
-                                                                   const SizeBindings &sizes) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+llvm::Expected<std::map<std::string, HostTensor>>
+onnxFileWeights(llvm::StringRef path, const std::set<std::string> &names) {
+  auto buffer = readModel(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
-                                   path.str().c_str(), buffer.getError().message().c_str());
-  llvm::StringRef bytes = (*buffer)->getBuffer();
-  onnx::ModelProto model;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: not an ONNX model (the protobuf does not parse)",
-                                   path.str().c_str());
-  std::vector<std::string> parameters;
-  try {
-    Converter c(model, path.str(), sizes);
-    c.convert();
-    parameters = c.parameterNames();
-  } catch (const Unsupported &u) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", u.message.c_str());
-  } catch (const std::exception &e) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.str().c_str(),
-                                   e.what());
-  }
-  std::set<std::string> wanted(parameters.begin(), parameters.end());
+    return buffer.takeError();
+  llvm::Expected<onnx::ModelProto> model = parseModel((*buffer)->getBuffer(), path);
+  if (!model)
+    return model.takeError();
   std::map<std::string, HostTensor> weights;
-  for (const onnx::TensorProto &t : model.graph().initializer()) {
-    if (!wanted.count(t.name()))
+  for (const onnx::TensorProto &t : model->graph().initializer()) {
+    if (!names.count(t.name()))
       continue;
     llvm::Expected<HostTensor> v = initializerValues(t, path);
     if (!v)
@@ -70,10 +73,9 @@ llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRe
 }
 
 llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path, const SizeBindings &sizes) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  auto buffer = readModel(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
-                                   path.str().c_str(), buffer.getError().message().c_str());
+    return buffer.takeError();
   return onnxToGraphJson((*buffer)->getBuffer(), path, sizes);
 }
 
@@ -86,11 +88,12 @@ llvm::Expected<NamedDims> namedDimsOfModelFile(llvm::StringRef path) {
   if (!path.ends_with(".onnx"))
     return namedDimsOfGraphText(bytes, path);
   NamedDims out;
-  onnx::ModelProto model;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return out;  // reading the model reports it
-  for (const onnx::ValueInfoProto &v : model.graph().input()) {
+  llvm::Expected<onnx::ModelProto> model = parseModel(bytes, path);
+  if (!model) {
+    llvm::consumeError(model.takeError());  // reading the model reports it
+    return out;
+  }
+  for (const onnx::ValueInfoProto &v : model->graph().input()) {
     if (!v.type().has_tensor_type())
       continue;
     std::vector<std::string> dims;

@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace fusec {
@@ -33,11 +34,11 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
 llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path,
                                                 const SizeBindings &sizes = {});
 
-/// The values of the converted graph's parameters (the model's weights), by
-/// name: from the model file, or the external data files it names (paths
-/// inside the model's folder).
-llvm::Expected<std::map<std::string, HostTensor>> onnxFileWeights(llvm::StringRef path,
-                                                                   const SizeBindings &sizes = {});
+/// The values of the model's initializers named `names` (the converted
+/// graph's parameters), by name: from the model file, or the external data
+/// files it names (paths inside the model's folder).
+llvm::Expected<std::map<std::string, HostTensor>>
+onnxFileWeights(llvm::StringRef path, const std::set<std::string> &names);
 
 /// The named dims of a graph file of either format (an ONNX model's dynamic
 /// axes), by input name (NamedDims).

@@ -189,12 +189,9 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
   return bind;
 }
 
-void noteModel(TensorSources &sources, const std::string &graph,
-               const std::vector<std::string> &bind) {
-  if (llvm::StringRef(graph).ends_with(".onnx")) {
+void noteModel(TensorSources &sources, const std::string &graph) {
+  if (llvm::StringRef(graph).ends_with(".onnx"))
     sources.model = graph;
-    sources.modelSizes = bind;
-  }
 }
 
 } // namespace fusec::cli

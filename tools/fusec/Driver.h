@@ -64,10 +64,8 @@ void addTensorSources(CLI::App *cmd, TensorSources &sources);
 llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph,
                                                         std::vector<std::string> bind,
                                                         const std::string &inputsPath);
-/// Sets `sources.model` (and the sizes it is converted for) where `graph` is
-/// an ONNX model.
-void noteModel(TensorSources &sources, const std::string &graph,
-               const std::vector<std::string> &bind);
+/// Sets `sources.model` where `graph` is an ONNX model.
+void noteModel(TensorSources &sources, const std::string &graph);
 
 /// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
 /// from the GPU at hand (when there is one).

@@ -26,7 +26,7 @@ int runEval(const EvalOptions &opts) {
   if (!bind)
     return reportError(bind.takeError());
   TensorSources sources = opts.sources;
-  noteModel(sources, opts.graph, *bind);
+  noteModel(sources, opts.graph);
   auto module = loadGraph(opts.graph, *ctx, *bind);
   if (!module)
     return reportError(module.takeError());

@@ -1,6 +1,7 @@
 //===- GraphIO.cpp - graph inputs and outputs as host tensors -------------===//
 #include "tools/fusec/GraphIO.h"
 
+#include "frontends/json/GraphReader.h"
 #include "frontends/onnx/OnnxReader.h"
 
 #include "compiler/dialect/FusecDialect.h"
@@ -13,6 +14,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <set>
 
 namespace fusec::cli {
 
@@ -34,6 +37,15 @@ std::vector<std::string> inputNames(mlir::func::FuncOp func) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     names.push_back(nameAttr(func.getArgAttrDict(i), i));
   return names;
+}
+
+std::set<std::string> parameterNames(mlir::func::FuncOp func) {
+  std::vector<std::string> names = inputNames(func);
+  std::set<std::string> out;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (isParameter(func, i))
+      out.insert(names[i]);
+  return out;
 }
 
 std::vector<std::string> outputNames(mlir::func::FuncOp func) {
@@ -84,10 +96,7 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
   }
   const bool fromWeights = !sources.weights.empty();
   if (!fromWeights && !sources.model.empty()) {
-    llvm::Expected<SizeBindings> sizes = parseSizeBindings(sources.modelSizes);
-    if (!sizes)
-      return sizes.takeError();
-    auto read = onnxFileWeights(sources.model, *sizes);
+    auto read = onnxFileWeights(sources.model, parameterNames(func));
     if (!read)
       return read.takeError();
     for (auto &[name, t] : *read)
@@ -98,7 +107,7 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
     mlir::Value arg = func.getArgument(i);
     DType dt = dtypeOf(arg);
     llvm::ArrayRef<int64_t> shape = shapeOf(arg);
-    const bool parameter = func.getArgAttr(i, "fusec.parameter") != nullptr;
+    const bool parameter = isParameter(func, i);
     const char *kind = parameter ? "parameter" : "graph input";
     auto *pool = parameter && (fromWeights || weights.count(names[i])) ? &weights : &inputs;
     auto it = pool->find(names[i]);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,14 @@ namespace fusec::cli {
 /// The graph names of the function's arguments and results (`fusec.name` attrs).
 std::vector<std::string> inputNames(mlir::func::FuncOp func);
 std::vector<std::string> outputNames(mlir::func::FuncOp func);
+/// The names of its parameters (the arguments bound from weights files).
+std::set<std::string> parameterNames(mlir::func::FuncOp func);
 
 /// Where the values of a graph's arguments come from.
 struct TensorSources {
   std::string inputs;                ///< safetensors file of graph inputs ("": random)
   std::vector<std::string> weights;  ///< safetensors files of its parameters (shards)
   std::string model;                 ///< an ONNX model whose own weights bind the parameters
-  std::vector<std::string> modelSizes;  ///< the --bind sizes it is converted for
 };
 
 /// One tensor per argument, matched by name with dtype and shape checked.

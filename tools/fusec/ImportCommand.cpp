@@ -44,13 +44,12 @@ int runImport(const ImportOptions &opts) {
     weightsPath = std::string(w);
   }
   mlir::func::FuncOp func = graphFunction(**module);
-  bool hasParameters = false;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    hasParameters |= func.getArgAttr(i, "fusec.parameter") != nullptr;
+  const std::set<std::string> parameters = parameterNames(func);
+  const bool hasParameters = !parameters.empty();
   if (hasParameters && !weightsPath.empty()) {
     if (weightsPath == opts.output)
       return reportError("the weights file and the graph file are both '" + weightsPath + "'");
-    auto weights = onnxFileWeights(opts.model, *sizes);
+    auto weights = onnxFileWeights(opts.model, parameters);
     if (!weights)
       return reportError(weights.takeError());
     if (llvm::Error err = writeSafetensors(weightsPath, *weights))

@@ -27,7 +27,7 @@ int runRun(const RunOptions &opts) {
   PlanFlags plan = opts.plan;
   plan.bind = *bind;
   TensorSources sources = opts.sources;
-  noteModel(sources, opts.graph, *bind);
+  noteModel(sources, opts.graph);
   auto program = compileGraph(opts.graph, plan, /*forGpu=*/true);
   if (!program)
     return reportError(program.takeError());
