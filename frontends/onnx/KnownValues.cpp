@@ -1,6 +1,7 @@
 //===- KnownValues.cpp - values the ONNX importer computes at import ------===//
 #include "frontends/onnx/KnownValues.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -119,13 +120,13 @@ std::optional<Known> foldElementwise(const std::string &op, const std::vector<Kn
   else if (op == "And") f = [](auto &v) { return double(v[0] != 0 && v[1] != 0); };
   else if (op == "Or") f = [](auto &v) { return double(v[0] != 0 || v[1] != 0); };
   else f = [](auto &v) { return v[0] != 0 ? v[1] : v[2]; };  // Where
-  if (integerDiv || op == "Mod")
-    for (const Known &k : in)
-      for (int64_t i = 0, n = k.fill() ? 1 : k.numel(); i < n; ++i)
-        if (&k == &in[1] && k.at(i) == 0) {
-          error = "divides by a zero it computes at import";
-          return std::nullopt;
-        }
+  if (integerDiv || op == "Mod") {
+    const std::vector<double> &divisors = in[1].values;
+    if (std::find(divisors.begin(), divisors.end(), 0.0) != divisors.end()) {
+      error = "divides by a zero it computes at import";
+      return std::nullopt;
+    }
+  }
   std::vector<shape::Shape> shapes;
   for (const Known &k : in)
     shapes.push_back(k.shape);
@@ -312,8 +313,6 @@ std::optional<Known> foldRange(const Known &start, const Known &limit, const Kno
   out.shape = {static_cast<int64_t>(count)};
   for (int64_t i = 0; i < out.shape[0]; ++i)
     out.values.push_back(roundTo(out.dtype, s + double(i) * d));
-  if (out.values.size() == 1 && out.shape[0] == 1)
-    return out;
   if (out.values.empty())
     out.values = {0};  // no elements: any fill
   return out;
