@@ -93,8 +93,9 @@ std::string hopperAttentionBody(const AttentionText &a) {
     std::string x = "      fz_mbar_expect_tx(" + full + ", " + str(rows * a.D * 2) + ");\n";
     for (int64_t c = 0; c < a.D / 64; ++c) {
       std::string dst = "fz_smem_u32(" + buf + ") + " + str(c * rows * 128);
-      x += r.batchStride > 0 ? "      fz_tma_3d(" + dst + ", &" + map + ", " + full + ", " +
-                                   str(c * 64) + ", " + row + ", (int)fz_b);\n"
+      const std::string entry = r.repeat > 1 ? "(int)(fz_b / " + str(r.repeat) + ")" : "(int)fz_b";
+    x += r.batchStride > 0 ? "      fz_tma_3d(" + dst + ", &" + map + ", " + full + ", " +
+                                   str(c * 64) + ", " + row + ", " + entry + ");\n"
                              : "      fz_tma_2d(" + dst + ", &" + map + ", " + full + ", " +
                                    str(c * 64) + ", " + row + ");\n";
     }
@@ -189,7 +190,7 @@ std::vector<TensorMapParam> hopperAttentionMaps(const AttentionText &a) {
     m.boxRows = static_cast<uint32_t>(r == &a.q ? a.R : a.N);
     m.boxCols = 64;
     if (r->batchStride > 0) {
-      m.batches = static_cast<uint64_t>(a.B);
+      m.batches = static_cast<uint64_t>(a.B / r->repeat);
       m.batchStrideBytes = static_cast<uint64_t>(r->batchStride) * 2;
     }
     maps.push_back(m);

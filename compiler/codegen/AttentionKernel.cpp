@@ -83,15 +83,7 @@ std::string portableAttentionBody(const AttentionText &a) {
   s += "    const " + a.T + " *const fz_vt = " + a.vBuf("fz_t") + ";\n";
   s += a.scores("fz_kt");
   s += a.softmax(false);
-  s += "    #pragma unroll\n    for (int kk = 0; kk < " + str(a.N / 16) + "; ++kk) {\n";
-  s += "      unsigned fz_pa[4];\n";
-  s += a.pack("fz_pa", "kk");
-  s += "      #pragma unroll\n      for (int dj = 0; dj < " + str(a.D / 16) +
-       "; ++dj) {\n        unsigned r[4];\n";
-  s += "        fz_ldsm4t(r, fz_vt + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * " + str(a.ld) +
-       " + dj * 16 + (lane / 16) * 8);\n";
-  s += "        " + a.mma + "(fz_o[2 * dj], fz_pa, r[0], r[1]);\n";
-  s += "        " + a.mma + "(fz_o[2 * dj + 1], fz_pa, r[2], r[3]);\n      }\n    }\n";
+  s += a.outputProduct("fz_vt");
   s += "    __syncthreads();  // this tile's buffers are the next-but-one's\n  }\n";
   s += "  fz_cp_wait<0>();\n";
   return s + a.store();
@@ -111,7 +103,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   // memory at each tile instead of held, which keeps a thread within the 128
   // registers that allows. Hopper: a warpgroup's S and O accumulators (64 +
   // up to 64 registers a thread) leave room for one block.
-  const int threads = a.wg ? kThreads + 128 : kThreads;
+  const int threads = a.tiles.decode ? 128 : a.wg ? kThreads + 128 : kThreads;
   t.qualifiers = "__launch_bounds__(" + str(threads) + ", " + str(a.tiles.blocksPerSm) + ")";
   t.params = parameters(fusion);
   if (a.wg) {  // the TMA's views of Q, K and V (spec.tensorMaps), the barriers
@@ -120,10 +112,20 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     t.staticShared = true;
     spec.tensorMaps = hopperAttentionMaps(a);
   }
-  t.body = a.buffers(a.wg ? 128 : 0) + (a.wg ? hopperAttentionBody(a) : portableAttentionBody(a));
+  t.body = a.buffers(a.wg ? 128 : 0) + (a.tiles.decode ? decodeAttentionBody(a)
+                                        : a.wg         ? hopperAttentionBody(a)
+                                                       : portableAttentionBody(a));
   t.helpers = a.wg ? hopperAttentionHelpers(a) : a.helpers();
   spec.grid = static_cast<unsigned>((a.L + a.R - 1) / a.R);
   spec.gridY = static_cast<unsigned>(a.B);
+  if (a.tiles.decode) {  // splits x K/V entries x row tiles
+    spec.grid = static_cast<unsigned>(a.tiles.splits);
+    spec.gridY = static_cast<unsigned>(a.B / a.m.repeat);
+    spec.gridZ = static_cast<unsigned>(a.m.rowTiles(a.tiles));
+    spec.scratchBytes = decodeAttentionScratch(a, spec.scratchZeroOnce);
+    if (spec.scratchBytes)
+      t.params.push_back(kScratchParam);
+  }
   spec.block = static_cast<unsigned>(threads);
   spec.sharedBytes = static_cast<unsigned>(a.tiles.sharedBytes);
   if (spec.sharedBytes > profile.smemPerBlock)

@@ -37,25 +37,69 @@ llvm::Expected<AttentionText> AttentionText::of(FusionOp fusion, const DevicePro
                          l->batch > 1 ? l->batchStride : 0, as == 'c' && l->rowMajor,
                          arg.getArgNumber()};
   };
-  std::optional<AttentionRows> q = rows(m->scores.getLhs(), 'r'), k = rows(m->scores.getRhs(), 'c'),
-                               v = rows(m->output.getRhs(), 'c');
+  // K or V through a repeat or in pieces (AttentionOperand), else as rows.
+  auto pieces = [&](Value v, const std::optional<AttentionOperand> &in)
+      -> std::optional<std::vector<AttentionRows>> {
+    if (!in) {
+      std::optional<AttentionRows> r = rows(v, 'c');
+      if (!r)
+        return std::nullopt;
+      r->keys = m->keys;
+      return std::vector<AttentionRows>{*r};
+    }
+    std::vector<AttentionRows> out;
+    int64_t key0 = 0;
+    for (const AttentionOperand::Piece &p : in->pieces) {
+      auto arg = dyn_cast<BlockArgument>(viewSource(p.value));
+      if (!arg)
+        return std::nullopt;
+      const MatrixLayoutView &l = p.layout;
+      out.push_back({ElementEmitter::argName(arg.getArgNumber()), l.offset, l.ld,
+                     l.batch > 1 ? l.batchStride : 0, false, arg.getArgNumber(), in->repeat,
+                     key0, p.keys});
+      key0 += p.keys;
+    }
+    return out;
+  };
+  std::optional<AttentionRows> q = rows(m->scores.getLhs(), 'r');
+  std::optional<std::vector<AttentionRows>> k = pieces(m->scores.getRhs(), m->kIn),
+                                            v = pieces(m->output.getRhs(), m->vIn);
   if (!q || !k || !v)
     return fail("the attention kernel reads queries, keys and values from the group's inputs");
   a.q = *q;
-  a.k = *k;
-  a.v = *v;
+  a.ks = *k;
+  a.vs = *v;
+  a.k = a.ks.front();
+  a.v = a.vs.front();
   a.L = m->queries, a.S = m->keys, a.D = m->headDim, a.B = m->batch;
   a.tiles = attentionTiles(*m, profile);
   a.wg = a.tiles.wgmma;
   a.R = a.tiles.rows, a.N = a.tiles.keys;
+  a.rowOf = "      const int fz_i = min(fz_q0 + warp * 16 + lane / 4 + 8 * h, " + str(a.L - 1) + ");\n";
+  a.keyOf = "fz_t * " + str(a.N);
+  if (a.tiles.decode) {
+    // A warp's 16 keys of the block's tile of 64; every warp holds the
+    // block's 16 rows: row rho of the entry's R x L is query rho % L of
+    // head fz_e * R + rho / L.
+    const int64_t RL = m->repeat * a.L;
+    a.N = a.tiles.keys / 4;
+    a.warpRow = "0";
+    a.rowOf = "      const int fz_rho = min(fz_r0 + lane / 4 + 8 * h, " + str(RL - 1) + ");\n" +
+              "      const long long fz_hb = fz_e * " + str(m->repeat) + " + fz_rho / " + str(a.L) +
+              ";\n      const int fz_i = fz_rho % " + str(a.L) + ";\n";
+    a.keyOf = "(fz_t0 + fz_t) * " + str(a.tiles.keys) + " + warp * " + str(a.N);
+    a.logitArgs = "fz_hb, fz_i, fz_j";
+  }
   // Shared-memory rows: padded by 16 bytes (ldmatrix without conflicts), or
   // for wgmma 64 elements (128 bytes) a row, one tile column after another.
   a.ld = a.D + 8;
   // A tile of keys: N rows of D, or with the keys contiguous D rows of N.
   a.kld = a.N + 8;
-  a.kTile = a.wg ? a.N * a.D : k->keysContiguous ? a.D * a.kld : a.N * a.ld;
+  a.kTile = a.wg ? a.N * a.D : a.k.keysContiguous ? a.D * a.kld : a.N * a.ld;
   a.vTile = a.wg ? a.N * a.D : a.N * a.ld;
   a.qTile = a.wg ? a.R * a.D : a.R * a.ld;
+  if (a.tiles.decode)  // a tile of the block's keys: the 4 warps' 16 each
+    a.kTile = a.vTile = a.tiles.keys * a.ld;
   DType dt = dtypeOf(m->scores.getLhs());
   a.T = storageType(dt);
   a.mma = dt == DType::BF16 ? "fz_mma_bf16" : "fz_mma_f16";
@@ -91,8 +135,14 @@ std::string AttentionText::buffers(int threadsBeforeWarp0) const {
     s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
     s += "  " + T + " *const fz_sq = reinterpret_cast<" + T + " *>(fz_dyn);\n";
   }
-  s += "  " + T + " *const fz_sk = fz_sq + " + str(qTile) + ";  // two tiles of keys\n";
-  s += "  " + T + " *const fz_sv = fz_sk + " + str(2 * kTile) + ";  // two of values\n";
+  if (tiles.stages == 2) {
+    s += "  " + T + " *const fz_sk = fz_sq + " + str(qTile) + ";  // two tiles of keys\n";
+    s += "  " + T + " *const fz_sv = fz_sk + " + str(2 * kTile) + ";  // two of values\n";
+  } else {
+    s += "  " + T + " *const fz_sk = fz_sq + " + str(qTile) + ";  // " + str(tiles.stages) +
+         " tiles of keys\n";
+    s += "  " + T + " *const fz_sv = fz_sk + " + str(tiles.stages * kTile) + ";  // of values\n";
+  }
   if (threadsBeforeWarp0)  // warpgroup 0 loads (warps -4 to -1), 1 and 2 compute (warps 0 to 7)
     s += "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 - " +
          str(threadsBeforeWarp0 / 32) + ";\n";
@@ -106,6 +156,11 @@ std::string AttentionText::item(const std::string &q0, const std::string &b,
                                 const std::string &in) const {
   std::string x = in + "const int fz_q0 = " + q0 + ";\n";
   x += in + "const long long fz_b = " + b + ";\n";
+  return x + batchIndices(in);
+}
+
+std::string AttentionText::batchIndices(const std::string &in) const {
+  std::string x;
   if (!batch.empty()) {
     x += in + "long long fz_rest = fz_b;\n";
     for (size_t d = batch.size(); d-- > 0;) {
@@ -116,14 +171,22 @@ std::string AttentionText::item(const std::string &q0, const std::string &b,
   return x;
 }
 
-std::string AttentionText::base(const AttentionRows &r) const {
-  return r.ptr + " + " + str(r.offset) + " + fz_b * " + str(r.batchStride) + "LL";
+std::string AttentionText::base(const AttentionRows &r, const std::string &b) const {
+  const std::string entry = r.repeat > 1 ? "(" + b + ") / " + str(r.repeat) : b;
+  return r.ptr + " + " + str(r.offset) + " + " + entry + " * " + str(r.batchStride) + "LL";
+}
+
+std::string AttentionText::logitFunction(bool perRow) const {
+  if (!perRow)
+    return "  auto fz_logit = [&](float fz_s, int fz_i, int fz_j) -> float {\n" + logitCode +
+           "    return " + logit + ";\n  };\n";
+  return "  auto fz_logit = [&](float fz_s, long long fz_b, int fz_i, int fz_j) -> float {\n" +
+         batchIndices("    ") + logitCode + "    return " + logit + ";\n  };\n";
 }
 
 std::string AttentionText::declarations() const {
   std::string x = "  // f at score fz_s of query row fz_i and key fz_j\n";
-  x += "  auto fz_logit = [&](float fz_s, int fz_i, int fz_j) -> float {\n" + logitCode +
-       "    return " + logit + ";\n  };\n";
+  x += logitFunction(false);
   x += "  float fz_o[" + str(D / 8) + "][4];\n";
   x += "  #pragma unroll\n  for (int d = 0; d < " + str(D / 8) +
        "; ++d) fz_o[d][0] = fz_o[d][1] = fz_o[d][2] = fz_o[d][3] = 0.f;\n";
@@ -156,7 +219,7 @@ std::string AttentionText::scores(const std::string &kt, const std::string &qt) 
        "fz_acc[n][2] = fz_acc[n][3] = 0.f;\n";
   x += "    #pragma unroll\n    for (int kk = 0; kk < " + str(D / 16) + "; ++kk) {\n";
   x += "      unsigned fz_qf[4];\n";
-  x += "      fz_ldsm4(fz_qf, " + qt + " + (warp * 16 + lane % 16) * " + str(ld) +
+  x += "      fz_ldsm4(fz_qf, " + qt + " + (" + warpRow + " + lane % 16) * " + str(ld) +
        " + kk * 16 + (lane / 16) * 8);\n";
   x += "      #pragma unroll\n      for (int j = 0; j < " + str(N / 16) + "; ++j) {\n        unsigned r[4];\n";
   if (k.keysContiguous)
@@ -174,12 +237,12 @@ std::string AttentionText::softmax(bool later) const {
   const std::string eachScore = "      #pragma unroll\n      for (int n = 0; n < " + str(N / 8) +
                                 "; ++n)\n        #pragma unroll\n        for (int c = 0; c < 2; ++c) {\n";
   std::string x = "    #pragma unroll\n    for (int h = 0; h < 2; ++h) {\n";
-  x += "      const int fz_i = min(fz_q0 + warp * 16 + lane / 4 + 8 * h, " + str(L - 1) + ");\n";
+  x += rowOf;
   x += "      float fz_mx = fz_ninf;\n";
   x += eachScore;
-  x += "          const int fz_j = fz_t * " + str(N) + " + n * 8 + 2 * (lane % 4) + c;\n";
-  x += "          const float x = fz_j < " + str(S) +
-       " ? fz_logit(fz_acc[n][2 * h + c], fz_i, fz_j) : fz_ninf;\n";
+  x += "          const int fz_j = " + keyOf + " + n * 8 + 2 * (lane % 4) + c;\n";
+  x += "          const float x = fz_j < " + str(S) + " ? fz_logit(fz_acc[n][2 * h + c], " +
+       logitArgs + ") : fz_ninf;\n";
   x += "          fz_acc[n][2 * h + c] = x;\n          fz_mx = fmaxf(fz_mx, x);\n        }\n";
   x += "      fz_mx = fmaxf(fz_mx, __shfl_xor_sync(0xffffffffu, fz_mx, 1));\n";
   x += "      fz_mx = fmaxf(fz_mx, __shfl_xor_sync(0xffffffffu, fz_mx, 2));\n";
@@ -224,11 +287,28 @@ std::string AttentionText::store() const {
   return x;
 }
 
+std::string AttentionText::outputProduct(const std::string &vt) const {
+  std::string s = "    #pragma unroll\n    for (int kk = 0; kk < " + str(N / 16) + "; ++kk) {\n";
+  s += "      unsigned fz_pa[4];\n";
+  s += pack("fz_pa", "kk");
+  s += "      #pragma unroll\n      for (int dj = 0; dj < " + str(D / 16) +
+       "; ++dj) {\n        unsigned r[4];\n";
+  s += "        fz_ldsm4t(r, " + vt + " + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * " + str(ld) +
+       " + dj * 16 + (lane / 16) * 8);\n";
+  s += "        " + mma + "(fz_o[2 * dj], fz_pa, r[0], r[1]);\n";
+  s += "        " + mma + "(fz_o[2 * dj + 1], fz_pa, r[2], r[3]);\n      }\n    }\n";
+  return s;
+}
+
 std::string AttentionText::kBuf(const std::string &t) const {
+  if (tiles.stages != 2)
+    return "fz_sk + ((" + t + ") % " + str(tiles.stages) + ") * " + str(kTile);
   return "fz_sk + ((" + t + ") & 1) * " + str(kTile);
 }
 
 std::string AttentionText::vBuf(const std::string &t) const {
+  if (tiles.stages != 2)
+    return "fz_sv + ((" + t + ") % " + str(tiles.stages) + ") * " + str(vTile);
   return "fz_sv + ((" + t + ") & 1) * " + str(vTile);
 }
 
@@ -243,12 +323,31 @@ std::string AttentionText::helpers() const {
 }
 
 std::string AttentionText::schedule() const {
+  std::string reads;
+  for (const std::vector<AttentionRows> *pieces : {&ks, &vs})
+    if (pieces->front().repeat > 1 || pieces->size() > 1) {
+      reads = "; K and V read in place (" + str(pieces->front().repeat) + " heads a K/V head" +
+              (pieces->size() > 1 ? ", in " + str(pieces->size()) + " pieces along the keys" : "") +
+              ")";
+      break;
+    }
+  if (tiles.decode) {
+    const int64_t keyTiles = (S + tiles.keys - 1) / tiles.keys;
+    const int64_t per = (keyTiles + tiles.splits - 1) / tiles.splits;
+    return "attention decode " + str(B) + " x " + str(L) + " queries x " + str(S) +
+           " keys, head dim " + str(D) + ": blocks of 16 rows (the query rows of " +
+           str(m.repeat) + " heads sharing K and V), the keys split over " + str(tiles.splits) +
+           " blocks of up to " + str(per * tiles.keys) + ", 4 warps (mma.sync) taking 16 of each " +
+           str(tiles.keys) + "-key tile through " + str(tiles.stages) +
+           " buffers, online softmax in fp32" +
+           (tiles.splits > 1 ? "; the splits' partials combined by the last block" : "") + reads;
+  }
   return "attention " + str(B) + " x " + str(L) + " queries x " + str(S) + " keys, head dim " +
          str(D) + ": blocks of " + str(R) + " queries (" +
          (wg ? "a warpgroup loading by the TMA, 2 taking turns on wgmma" : "8 warps, mma.sync") +
          "), keys and values streamed in tiles of " + str(N) +
          " through 2 buffers, online softmax in fp32; the scores never leave the SM" +
-         std::string(m.causal ? "; key tiles past a block's queries skipped (causal)" : "");
+         std::string(m.causal ? "; key tiles past a block's queries skipped (causal)" : "") + reads;
 }
 
 } // namespace fusec::codegen::detail

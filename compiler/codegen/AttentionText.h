@@ -31,6 +31,10 @@ struct AttentionRows {
   int64_t offset = 0, ld = 0, batchStride = 0;
   bool keysContiguous = false;
   unsigned arg = 0;  ///< the kernel argument
+  /// Batch entry b reads the operand's entry b / repeat (grouped-query K/V).
+  int64_t repeat = 1;
+  /// The keys this piece holds: [key0, key0 + keys) (a join read in pieces).
+  int64_t key0 = 0, keys = 0;
 };
 
 /// A matched attention group, its form's tiles and shared-memory layout, and
@@ -46,6 +50,8 @@ public:
   AttentionTiles tiles;
   std::vector<int64_t> batch;  ///< the batch dims of the products
   AttentionRows q, k, v;
+  /// Every piece of K and of V (k and v are the first).
+  std::vector<AttentionRows> ks, vs;
   int64_t L = 0, S = 0, D = 0, B = 0;  ///< queries, keys, head dim, batch entries
   int64_t R = 0, N = 0;                ///< query rows a block, keys a tile
   bool wg = false;                     ///< the Hopper form
@@ -58,8 +64,15 @@ public:
   std::string buffers(int threadsBeforeWarp0) const;
   /// fz_q0, fz_b and the batch entry's indices fz_bi<d> (at `indent`).
   std::string item(const std::string &q0, const std::string &b, const std::string &indent) const;
-  /// Where an operand's batch entry fz_b starts.
-  std::string base(const AttentionRows &r) const;
+  /// Where an operand's batch entry `b` (of the products) starts.
+  std::string base(const AttentionRows &r, const std::string &b = "fz_b") const;
+  /// The indices fz_bi<d> of the batch entry fz_b (at `indent`).
+  std::string batchIndices(const std::string &indent) const;
+  /// f at score fz_s of query row fz_i and key fz_j: the lambda fz_logit,
+  /// or with `perRow` one that takes the row's batch entry fz_b first.
+  std::string logitFunction(bool perRow) const;
+  /// O += P V for this warp's keys from the V tile `vt`.
+  std::string outputProduct(const std::string &vt) const;
   /// The logits' function fz_logit, the output accumulators fz_o (zero),
   /// the rows' max and sum, and fz_tiles (the key tiles this block streams).
   std::string declarations() const;
@@ -81,6 +94,11 @@ public:
   std::string helpers() const;
   std::string schedule() const;
 
+  /// Where a warp's rows start in the Q tile; the statement that defines a
+  /// thread's row fz_i (half `h`); the first key of a warp's tile fz_t; the
+  /// arguments fz_logit takes after the score. The decode form's differ.
+  std::string warpRow = "warp * 16", rowOf, keyOf, logitArgs = "fz_i, fz_j";
+
 private:
   std::string logitCode, logit;
 };
@@ -88,6 +106,10 @@ private:
 /// The forms' bodies after `buffers`, and the Hopper form's own helpers and
 /// tensor maps (AttentionKernel.cpp, AttentionHopper.cpp).
 std::string portableAttentionBody(const AttentionText &a);
+std::string decodeAttentionBody(const AttentionText &a);
+/// The decode form's scratch bytes (0 with one split), `zeroOnce` of them
+/// counters.
+unsigned decodeAttentionScratch(const AttentionText &a, unsigned &zeroOnce);
 std::string hopperAttentionBody(const AttentionText &a);
 std::string hopperAttentionHelpers(const AttentionText &a);
 std::vector<TensorMapParam> hopperAttentionMaps(const AttentionText &a);

@@ -79,6 +79,23 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
   // the CUDA cores: one after the other (portable), or the longer of the two
   // (Hopper). The time is the most any SM slot runs.
   const AttentionTiles t = attentionTiles(m, p);
+  if (t.decode) {
+    // The K/V bytes (once per row tile), Q and the output, and the splits'
+    // partials written and read back, at the dot-product kernels' share of
+    // the copy rate; or the products on tensor cores (16 rows a block,
+    // padded) where that takes longer.
+    const double entries = static_cast<double>(m.batch / m.repeat);
+    const double rowTiles = static_cast<double>(m.rowTiles(t));
+    const double rows = static_cast<double>(std::min<int64_t>(16, m.repeat * m.queries));
+    double bytes = 2.0 * entries * rowTiles * double(m.keys * m.headDim) * 2.0 +
+                   2.0 * double(m.batch * m.queries * m.headDim) * 2.0;
+    if (t.splits > 1)
+      bytes += 2.0 * entries * rowTiles * double(t.splits) * rows * double(m.headDim + 2) * 4.0;
+    double memory = bytes / (p.hbmBytesPerSec * p.gemvBandwidthFraction);
+    double tensor = 4.0 * 16.0 * rowTiles * entries * double(m.keys * m.headDim) /
+                    (p.gemmFlopsPerSec * kMmaShare);
+    return std::max(memory, tensor) + p.launchSeconds;
+  }
   std::vector<int64_t> work = m.keyTilesPerBlock(t);
   int64_t slots = std::max<int64_t>(1, t.blocksPerSm * int64_t(p.smCount));
   double slot = 1.0 / static_cast<double>(slots);

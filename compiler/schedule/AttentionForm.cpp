@@ -193,27 +193,70 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
                    std::to_string(m.headDim) + ")");
   if (m.batch > 65535)
     return decline("takes at most 65535 heads and batches");
-  // Few query rows against many keys (decode) would leave most SMs idle
-  // with a block per tile of queries: the keys must be split over blocks
-  // first.
-  if (m.queries < 64)
-    return decline("takes 64 query rows or more (these are " + std::to_string(m.queries) +
-                   "): fewer, against many keys, need the keys split over blocks, which it "
-                   "does not do yet");
+  // K and V through a grouped-query repeat, or (decode) in the pieces of a
+  // cache joined with this step's rows, are read in place; other layouts
+  // through one strided view or the copy outlining makes.
+  m.kIn = attentionOperand(kt, batch, true, m.decode());
+  m.vIn = attentionOperand(v, batch, false, m.decode());
+  if (m.kIn && m.vIn && m.kIn->repeat == m.vIn->repeat)
+    m.repeat = m.kIn->repeat;
   MatrixLayoutView lq = matmulOperandLayoutAsRead(q, batch, 'r');
   MatrixLayoutView lk = matmulOperandLayoutAsRead(kt, batch, 'c');
   MatrixLayoutView lv = matmulOperandLayoutAsRead(v, batch, 'c');
+  // (attentionOperand's pieces are rows of keys, the head dim contiguous and
+  // aligned.)
+  if (m.vIn)
+    lv = m.vIn->pieces.front().layout;
   if (!lq.rowMajor || !lv.rowMajor)
     return decline("reads queries and values with the head dim contiguous");
-  if (!alignedFor16ByteCopies(lq) || !alignedFor16ByteCopies(lk) || !alignedFor16ByteCopies(lv))
+  if (!alignedFor16ByteCopies(lq) || (!m.kIn && !alignedFor16ByteCopies(lk)) ||
+      (!m.vIn && !alignedFor16ByteCopies(lv)))
     return decline("reads rows in 16-byte copies (rows, strides and offsets of 8 elements)");
-  m.keysContiguous = lk.rowMajor;
+  m.keysContiguous = !m.kIn && lk.rowMajor;
+  if (m.decode() && m.keysContiguous)
+    return decline("takes keys with the head dim contiguous where fewer than " +
+                   std::to_string(kDecodeQueries) + " query rows split the keys over blocks");
+  // A join read in pieces belongs to the group: the joined cache is never
+  // written.
+  for (const std::optional<AttentionOperand> &in : {m.kIn, m.vIn})
+    if (in && in->concat)
+      m.ops.push_back(in->concat);
+  std::sort(m.ops.begin(), m.ops.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return m;
 }
 
 AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &profile) {
   AttentionTiles t;
   const int64_t D = m.headDim;
+  if (m.decode()) {
+    // 16 rows a block (the query rows of the heads sharing K and V), 64 keys
+    // a step over 4 warps, three buffers of keys and values in flight.
+    t.decode = true;
+    t.rows = 16;
+    t.keys = kAttentionKeys;
+    t.stages = 3;
+    const int64_t ld = D + 8;
+    t.sharedBytes = (t.rows * ld + t.stages * 2 * t.keys * ld) * 2;
+    t.blocksPerSm = std::clamp<int64_t>((profile.smemPerBlock + 1024) / (t.sharedBytes + 1024), 1, 4);
+    // Splits of the keys: the fewest that fill the SMs' slots as well as
+    // more would (waves of blocks times the key tiles a block streams).
+    const int64_t keyTiles = (m.keys + t.keys - 1) / t.keys;
+    const int64_t items = m.rowTiles(t) * (m.batch / m.repeat);
+    const int64_t slots = t.blocksPerSm * std::max(1, profile.smCount);
+    int64_t best = 0;
+    for (int64_t s = 1; s <= keyTiles; ++s) {
+      const int64_t per = (keyTiles + s - 1) / s;
+      if ((keyTiles + per - 1) / per != s)
+        continue;  // the same blocks as fewer splits
+      const int64_t cost = (items * s + slots - 1) / slots * per;
+      if (best == 0 || cost < best) {
+        best = cost;
+        t.splits = s;
+      }
+    }
+    return t;
+  }
   if (profile.arch == "sm_90a" && profile.wgmmaFlopsPerSec > 0 &&
       !m.keysContiguous && (D == 64 || D == 128)) {
     // A warpgroup's S (64 x 128 fp32) and O (64 x D) stay in registers: one
@@ -230,6 +273,11 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
   return t;
 }
 
+int64_t AttentionMatch::rowTiles(const AttentionTiles &t) const {
+  const int64_t rows = t.decode ? repeat * queries : queries;
+  return (rows + t.rows - 1) / t.rows;
+}
+
 std::vector<int64_t> AttentionMatch::keyTilesPerBlock(const AttentionTiles &t) const {
   int64_t keyTiles = (keys + t.keys - 1) / t.keys;
   int64_t queryTiles = (queries + t.rows - 1) / t.rows;
@@ -241,6 +289,8 @@ std::vector<int64_t> AttentionMatch::keyTilesPerBlock(const AttentionTiles &t) c
 }
 
 double AttentionMatch::computedShare(const AttentionTiles &t) const {
+  if (t.decode)
+    return 1.0;  // every key of every split
   int64_t keyTiles = (keys + t.keys - 1) / t.keys;
   std::vector<int64_t> tiles = keyTilesPerBlock(t);
   if (keyTiles == 0 || tiles.empty())

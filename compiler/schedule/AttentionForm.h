@@ -19,6 +19,7 @@
 #pragma once
 
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/schedule/StridedView.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -35,6 +36,26 @@ struct DeviceProfile;
 /// The attention kernel's tiles: query rows a block, keys a step (the
 /// portable form's; the Hopper form streams twice the keys a step).
 constexpr int64_t kAttentionRows = 128, kAttentionKeys = 64;
+/// Fewer query rows than this a head (decode) take the decode form: the keys
+/// split over blocks, so that every SM streams.
+constexpr int64_t kDecodeQueries = 64;
+
+/// Keys or values that the kernel reads in place although no strided view
+/// reads them: grouped-query heads written as a repeat (reshape or
+/// broadcast_to of [.., G, 1, S, D] to [.., G*R, S, D]), batch entry b
+/// reading the source's entry b / repeat, and (decode form) a cache joined
+/// along the keys with this step's rows by a concat that only the repeat
+/// reads: its pieces in turn, the joined cache never written.
+struct AttentionOperand {
+  struct Piece {
+    mlir::Value value;        ///< [.., G, keys, D]
+    MatrixLayoutView layout;  ///< rows of keys, the head dim contiguous, per source entry
+    int64_t keys = 0;
+  };
+  std::vector<Piece> pieces;
+  int64_t repeat = 1;
+  ConcatOp concat;  ///< the join read in pieces, a member of the group
+};
 
 /// How the attention kernel runs a match on a target: its tiles, and whether
 /// both products are wgmma (Hopper: a warpgroup per 64 query rows, operands
@@ -42,6 +63,13 @@ constexpr int64_t kAttentionRows = 128, kAttentionKeys = 64;
 struct AttentionTiles {
   int64_t rows = kAttentionRows, keys = kAttentionKeys;
   bool wgmma = false;
+  /// The decode form: a block of 4 warps holds 16 rows (query rows of the
+  /// heads that share K and V) and streams one split of the keys, 16 keys a
+  /// warp a step; the splits' partial max, sum and output are combined by
+  /// the last block.
+  bool decode = false;
+  int64_t splits = 1;     ///< blocks over the keys of one row tile
+  int64_t stages = 2;     ///< shared-memory buffers of keys and values
   /// Blocks an SM holds (registers and shared memory).
   int64_t blocksPerSm = 2;
   /// Shared memory a block takes: a tile of queries, two of keys and two of
@@ -66,6 +94,15 @@ struct AttentionMatch {
   /// K is read with the keys contiguous (K^T row-major: a copy outlining
   /// makes, or a transposed input), else with the head dim contiguous.
   bool keysContiguous = false;
+  /// K and V read in place through a repeat or in pieces (else each is one
+  /// strided view, or the copy outlining makes).
+  std::optional<AttentionOperand> kIn, vIn;
+  /// Query heads that share one K/V entry (1 without grouped-query heads).
+  int64_t repeat = 1;
+  bool decode() const { return queries < kDecodeQueries; }
+  /// Blocks of rows over one batch entry (decode: over the query rows of
+  /// the `repeat` heads that share one K/V entry).
+  int64_t rowTiles(const AttentionTiles &tiles) const;
   /// The key tiles each block of one batch entry streams, by query tile:
   /// all of them, or under a causal mask those up to its last query.
   std::vector<int64_t> keyTilesPerBlock(const AttentionTiles &tiles) const;
@@ -73,6 +110,23 @@ struct AttentionMatch {
   /// mask the key tiles up to each block's last query.
   double computedShare(const AttentionTiles &tiles) const;
 };
+
+/// A batched operand [.., G*R, rows, cols] (or its last two dims swapped)
+/// that repeats a [.., G, 1, rows, cols] value R times along the merged head
+/// dim: reshape(broadcast_to(source)).
+struct HeadRepeat {
+  mlir::Value source;  ///< [.., G, 1, rows, cols]
+  int64_t groups = 0, repeats = 0;
+  bool transposed = false;  ///< read with the last two dims swapped
+};
+std::optional<HeadRepeat> headRepeat(mlir::Value v);
+
+/// K (the scores' B, `keys`: a transpose of [.., S, D]) or V (the output's
+/// B, [.., S, D]) of products over `batch`, where the kernel reads it
+/// through a repeat or (with `pieces`) in the pieces of a join; nullopt
+/// where it is neither (a strided view or a copy reads it).
+std::optional<AttentionOperand> attentionOperand(mlir::Value v, const std::vector<int64_t> &batch,
+                                                 bool keys, bool pieces);
 
 /// The streamed softmax whose output product is `op`, where the attention
 /// kernel takes it; otherwise nullopt, with the reason in `why` when `op` is

@@ -170,9 +170,6 @@ std::vector<int64_t> matmulBatchShape(Operation *matmul) {
   return std::vector<int64_t>(out.begin(), out.end() - matrixDims);
 }
 
-namespace {
-/// How a library sees `view` of a tensor of `bytes`-byte elements as a
-/// matmul operand (see matmulOperandLayout).
 std::optional<MatrixLayoutView> layoutOfView(const StridedView &view,
                                              const std::vector<int64_t> &batchShape,
                                              char vectorAs, int64_t bytes) {
@@ -203,7 +200,6 @@ std::optional<MatrixLayoutView> layoutOfView(const StridedView &view,
   }
   return l;
 }
-} // namespace
 
 std::optional<MatrixLayoutView> matmulOperandLayout(Value v,
                                                     const std::vector<int64_t> &batchShape,

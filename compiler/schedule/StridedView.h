@@ -63,6 +63,12 @@ std::optional<MatrixLayoutView> matmulOperandLayout(mlir::Value v,
                                                     const std::vector<int64_t> &batchShape,
                                                     char vectorAs);
 
+/// How a library sees `view` of a tensor of `bytes`-byte elements as a
+/// matmul operand (matmulOperandLayout's rule, for a view at hand).
+std::optional<MatrixLayoutView> layoutOfView(const StridedView &view,
+                                             const std::vector<int64_t> &batchShape,
+                                             char vectorAs, int64_t bytes);
+
 /// The layout a kernel reads operand `v` in: matmulOperandLayout's where a
 /// view reads it in place, else that of the contiguous copy outlining makes
 /// of it first (FusionOutlining.cpp, materializeMatmulOperands). What the

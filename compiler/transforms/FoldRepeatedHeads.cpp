@@ -33,52 +33,6 @@ using namespace mlir;
 namespace fusec {
 namespace {
 
-/// A batched operand [.., G*R, rows, cols] that repeats a [.., G, 1, rows, cols]
-/// value R times along the merged head dim.
-struct Repeat {
-  Value source;              ///< [.., G, 1, rows, cols]
-  int64_t groups = 0, repeats = 0;
-  bool transposed = false;   ///< the matmul reads it with the last two dims swapped
-};
-
-std::optional<Repeat> matchRepeat(Value v) {
-  Repeat r;
-  if (auto t = v.getDefiningOp<TransposeOp>()) {
-    ArrayRef<int64_t> perm = t.getPerm();
-    size_t n = perm.size();
-    for (size_t i = 0; i + 2 < n; ++i)
-      if (perm[i] != (int64_t)i)
-        return std::nullopt;
-    if (n < 2 || perm[n - 2] != (int64_t)n - 1 || perm[n - 1] != (int64_t)n - 2)
-      return std::nullopt;
-    v = t->getOperand(0);
-    r.transposed = true;
-  }
-  auto merged = v.getDefiningOp<ReshapeOp>();
-  auto bc = merged ? merged->getOperand(0).getDefiningOp<BroadcastToOp>() : BroadcastToOp();
-  if (!bc)
-    return std::nullopt;
-  ArrayRef<int64_t> out = shapeOf(merged.getResult()), wide = shapeOf(bc.getResult()),
-                    src = shapeOf(bc->getOperand(0));
-  size_t n = out.size();
-  if (n < 3 || wide.size() != n + 1 || src.size() != n + 1)
-    return std::nullopt;
-  // wide = [.., G, R, rows, cols], out = [.., G*R, rows, cols], src has R = 1.
-  for (size_t i = 0; i + 3 < n; ++i)
-    if (wide[i] != out[i] || src[i] != wide[i])
-      return std::nullopt;
-  int64_t g = wide[n - 3], rep = wide[n - 2];
-  if (out[n - 3] != g * rep || src[n - 3] != g || src[n - 2] != 1 || rep < 2)
-    return std::nullopt;
-  for (size_t i = n - 1; i <= n; ++i)
-    if (wide[i] != out[i - 1] || src[i] != wide[i])
-      return std::nullopt;
-  r.source = bc->getOperand(0);
-  r.groups = g;
-  r.repeats = rep;
-  return r;
-}
-
 /// The K/V cache `source` ([.., G, 1, S, D], a reshape of [.., G, S, D]) when it
 /// is a concat along S read by nothing else (a decode step appending its new
 /// rows): the product can read the pieces instead.
@@ -116,7 +70,7 @@ struct FoldRepeatedHeadsPass : impl::FusecFoldRepeatedHeadsBase<FoldRepeatedHead
     for (MatmulOp mm : matmuls) {
       if (streamed.count(mm))
         continue;
-      std::optional<Repeat> rep = matchRepeat(mm.getRhs());
+      std::optional<HeadRepeat> rep = headRepeat(mm.getRhs());
       ArrayRef<int64_t> a = shapeOf(mm.getLhs()), result = shapeOf(mm.getResult());
       size_t n = a.size();
       if (!rep || n != shapeOf(mm.getRhs()).size() || a[n - 3] != rep->groups * rep->repeats)

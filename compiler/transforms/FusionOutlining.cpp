@@ -223,14 +223,20 @@ void eraseDeadFeeders(func::FuncOp func) {
 } // namespace
 
 /// Matmul operands that a library cannot read in place (see
-/// matmulOperandLayout) are materialized by a copy group first.
+/// matmulOperandLayout) are materialized by a copy group first; so are the
+/// attention kernel's, but for K and V it reads through a repeat or in
+/// pieces (AttentionOperand).
 LogicalResult materializeMatmulOperands(func::FuncOp func, MatmulOp mm,
-                                        const DeviceProfile &profile, size_t &index) {
+                                        const DeviceProfile &profile, size_t &index,
+                                        const std::optional<AttentionMatch> &streamed) {
   std::vector<int64_t> batch = matmulBatchShape(mm);
   for (OpOperand &operand : mm->getOpOperands()) {
     Value v = operand.get();
     char as = operand.getOperandNumber() == 0 ? 'r' : 'c';
     if (matmulOperandLayout(v, batch, as))
+      continue;
+    if (streamed && as == 'c' &&
+        ((mm == streamed->scores && streamed->kIn) || (mm == streamed->output && streamed->vIn)))
       continue;
     // Materialize the operand with the result's batch dims spelled out: a copy
     // that reads any view chain and repeats broadcast batches.
@@ -252,9 +258,12 @@ LogicalResult outlineGroups(func::FuncOp func, const std::vector<OpGroup> &group
                             const DeviceProfile &profile) {
   size_t index = 0;
   for (const OpGroup &g : groups) {
+    std::optional<AttentionMatch> streamed;
+    if (std::string why; isAttentionGroup(g))
+      streamed = matchAttention(matmulsOf(g).back(), why);
     for (Operation *op : g)
       if (auto mm = dyn_cast<MatmulOp>(op))
-        if (failed(materializeMatmulOperands(func, mm, profile, index)))
+        if (failed(materializeMatmulOperands(func, mm, profile, index, streamed)))
           return failure();
     if (failed(outlineOne(func, g, profile, index++)))
       return failure();

@@ -41,4 +41,61 @@ std::string randomAttentionGraph(uint64_t seed) {
   return g.dump();
 }
 
+std::string randomDecodeAttentionGraph(uint64_t seed) {
+  using Json = nlohmann::json;
+  Rng rng{seed * 6364136223846793005ull + 1442695040888963407ull};
+  const int64_t b = 1 + rng.pick(2), kv = rng.of<int64_t>({1, 2, 4});
+  const int64_t rep = rng.of<int64_t>({1, 2, 4, 8}), h = kv * rep;
+  const int64_t l = rng.of<int64_t>({1, 2, 5, 16, 40});
+  const int64_t keys = rng.of<int64_t>({3, 77, 1000, 4097, 9000});
+  const int64_t d = rng.of<int64_t>({16, 64, 80, 128});
+  const std::string dt = rng.pick(2) ? "bf16" : "f16";
+  const int64_t appended = keys > 2 ? rng.pick(3) : 0;  // rows joined to the cache
+  const int mask = rng.pick(3);                           // none, additive over keys, causal
+  Json g;
+  g["fusec"] = 1;
+  g["name"] = "random_decode_attention_" + std::to_string(seed);
+  Json inputs = Json::array(), nodes = Json::array();
+  inputs.push_back({{"name", "q"}, {"dtype", dt}, {"shape", {b, h, l, d}}});
+  for (const char *x : {"k", "v"}) {
+    std::string name = x;
+    if (appended) {
+      inputs.push_back({{"name", name + "_cache"}, {"dtype", dt}, {"shape", {b, kv, keys - appended, d}}});
+      inputs.push_back({{"name", name + "_new"}, {"dtype", dt}, {"shape", {b, kv, appended, d}}});
+      nodes.push_back({{"name", name + "_all"}, {"op", "concat"},
+                       {"inputs", {name + "_cache", name + "_new"}}, {"attrs", {{"axis", 2}}}});
+      name += "_all";
+    } else {
+      inputs.push_back({{"name", name}, {"dtype", dt}, {"shape", {b, kv, keys, d}}});
+    }
+    if (rep > 1) {  // each K/V head repeated for `rep` query heads
+      nodes.push_back({{"name", std::string(x) + "_1"}, {"op", "reshape"}, {"inputs", {name}},
+                       {"attrs", {{"shape", {b, kv, 1, keys, d}}}}});
+      nodes.push_back({{"name", std::string(x) + "_rep"}, {"op", "broadcast_to"},
+                       {"inputs", {std::string(x) + "_1"}},
+                       {"attrs", {{"shape", {b, kv, rep, keys, d}}}}});
+      nodes.push_back({{"name", std::string(x) + "_heads"}, {"op", "reshape"},
+                       {"inputs", {std::string(x) + "_rep"}},
+                       {"attrs", {{"shape", {b, h, keys, d}}}}});
+      name = std::string(x) + "_heads";
+    }
+    g[std::string("_") + x] = name;
+  }
+  Json args = {"q", g["_k"], g["_v"]};
+  g.erase("_k");
+  g.erase("_v");
+  if (mask == 1) {
+    inputs.push_back({{"name", "mask"}, {"dtype", dt}, {"shape", {b, 1, 1, keys}}});
+    args.push_back("mask");
+  }
+  nodes.push_back({{"name", "o"},
+                   {"op", "scaled_dot_product_attention"},
+                   {"inputs", args},
+                   {"attrs", {{"causal", mask == 2}}}});
+  g["inputs"] = inputs;
+  g["nodes"] = nodes;
+  g["outputs"] = Json::array({"o"});
+  return g.dump();
+}
+
 } // namespace fusec::test

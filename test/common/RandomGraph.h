@@ -42,6 +42,14 @@ std::string randomGraph(uint64_t seed, int64_t maxElements = 1 << 21);
 /// masked whole among them). Deterministic in `seed`.
 std::string randomAttentionGraph(uint64_t seed);
 
+/// Decode-sized attention (the decode form: fewer than 64 query rows a head)
+/// over random shapes: 1-40 queries against 3-9000 keys; head dims 16-128;
+/// grouped-query heads written as a repeat (1, 2, 4 or 8 query heads a K/V
+/// head); K and V a cache joined with this step's 1 or 2 rows (a concat) or
+/// not; no mask, an additive mask over keys, or causal. Deterministic in
+/// `seed`.
+std::string randomDecodeAttentionGraph(uint64_t seed);
+
 /// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand
 /// transposed; a weight shared by the batch) followed by a random elementwise
 /// epilogue (bias, residual, per-row scale, gelu, silu, relu, tanh, sigmoid,

@@ -433,6 +433,12 @@ int main(int argc, char **argv) {
       hopperForms += expectSchedule(*p, "wgmma") ? 1 : 0;
   }
   std::printf("the Hopper attention form ran in %d of 60 random attention graphs\n", hopperForms);
+  // Decode-sized attention (the keys split over blocks): grouped-query heads
+  // read through their repeat, caches joined with new rows read in pieces.
+  for (uint64_t seed = 0; seed < 40; ++seed)
+    check("random decode attention seed " + std::to_string(seed),
+          test::randomDecodeAttentionGraph(seed), "random_decode_attention.json", true, seed,
+          random);
   // Its K and V tensor maps (3-D: a matrix per batch and head) kept for the
   // right addresses over three input sets.
   checkRotatedInputs(**drv, random, "attention on three rotated input sets",

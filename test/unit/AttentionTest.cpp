@@ -127,30 +127,64 @@ TEST(Attention, KeepsItsValuesInTheInterpreter) {
   }
 }
 
-TEST(Attention, DecodeSizedQueriesAreNotStreamed) {
-  mlir::MLIRContext ctx;
-  auto plan = planFor(ctx, sdpaGraph(4, 512, 64, "bf16", false), "sdpa.json", true, "sm_90a");
-  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(attentionKernel(*plan), nullptr);
-  EXPECT_GT(plan->steps.size(), 1u);
+// A few query rows a head against many keys take the decode form: the keys
+// split over blocks, the splits' partials in the scratch.
+TEST(Attention, DecodeSizedQueriesSplitTheKeys) {
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, sdpaGraph(4, 4096, 64, "bf16", false), "sdpa.json", true, arch);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u) << arch;
+    const PlanKernel *k = attentionKernel(*plan);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->schedule.rfind("attention decode", 0), 0u) << k->schedule;
+    EXPECT_GT(k->grid, 1u);   // splits of the 4096 keys
+    EXPECT_EQ(k->gridY, 6u);  // 2 x 3 heads, each its own K/V
+    EXPECT_GT(k->scratchBytes, k->scratchZeroOnce);
+    EXPECT_GT(k->scratchZeroOnce, 0u);
+    if (llvm::Error err = loadNvrtc())
+      llvm::consumeError(std::move(err));
+    else
+      expectKernelsCompile(std::string("decode ") + arch, *plan);
+  }
 }
 
-// Repeated K/V heads (grouped-query attention) are copied by outlining, K's
-// copy with the keys contiguous: the kernel reads that layout too.
-TEST(Attention, RepeatedHeadsReadKeysAlongRows) {
+// Repeated K/V heads (grouped-query attention) are read in place: batch
+// entry b reads K/V entry b / 4, no copy runs first.
+TEST(Attention, RepeatedHeadsAreReadInPlace) {
+  for (const char *arch : {"sm_80", "sm_90a"}) {
+    mlir::MLIRContext ctx;
+    auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/attention_gqa.json");
+    ASSERT_TRUE(bool(buffer));
+    auto plan = planFor(ctx, (*buffer)->getBuffer(), "attention_gqa.json", true, arch);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->steps.size(), 1u) << arch;
+    const PlanKernel *k = attentionKernel(*plan);
+    ASSERT_NE(k, nullptr);
+    EXPECT_NE(k->schedule.find("4 heads a K/V head"), std::string::npos) << k->schedule;
+    if (llvm::Error err = loadNvrtc())
+      llvm::consumeError(std::move(err));
+    else
+      expectKernelsCompile(std::string("attention_gqa ") + arch, *plan);
+  }
+}
+
+// A decode step's cache joined with its new rows (a concat only the repeat
+// reads) is read in its pieces: the join belongs to the attention kernel,
+// which reads both pieces' arguments, and nothing writes the joined cache.
+TEST(Attention, JoinedCacheIsReadInPieces) {
   mlir::MLIRContext ctx;
-  auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/attention_gqa.json");
+  auto buffer =
+      llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/gqa_decode_attention.json");
   ASSERT_TRUE(bool(buffer));
-  auto plan = planFor(ctx, (*buffer)->getBuffer(), "attention_gqa.json", true, "sm_90a");
+  auto plan = planFor(ctx, (*buffer)->getBuffer(), "gqa_decode_attention.json", true, "sm_90a");
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->steps.size(), 1u);
   const PlanKernel *k = attentionKernel(*plan);
   ASSERT_NE(k, nullptr);
-  EXPECT_NE(k->source.find("fz_ldsm4t(r, fz_kt"), std::string::npos);
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    return;
-  }
-  expectKernelsCompile("attention_gqa", *plan);
+  EXPECT_NE(k->schedule.find("in 2 pieces along the keys"), std::string::npos) << k->schedule;
+  EXPECT_NE(k->source.find("fz_gk1"), std::string::npos);
+  EXPECT_NE(k->source.find("fz_gv1"), std::string::npos);
 }
 
 // Random shapes and masks (the GPU test's): every one with 64 query rows or
@@ -175,6 +209,45 @@ TEST(Attention, RandomShapesAndMasks) {
     }
   }
   EXPECT_GT(streamed, 20);  // most shapes are the kernel's
+}
+
+// Random decode-sized shapes (the GPU test's): every one becomes one
+// attention kernel of the decode form, no copy of the repeated or joined
+// K/V before it, and a sample compiles.
+TEST(Attention, RandomDecodeShapes) {
+  bool nvrtc = true;
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    nvrtc = false;
+  }
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    mlir::MLIRContext ctx;
+    std::string graph = fusec::test::randomDecodeAttentionGraph(seed);
+    auto plan = planFor(ctx, graph, "random_decode.json", true, seed % 2 ? "sm_80" : "sm_90a");
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << graph;
+    const PlanKernel *k = attentionKernel(*plan);
+    ASSERT_NE(k, nullptr) << graph;
+    EXPECT_EQ(plan->steps.size(), 1u) << graph;
+    EXPECT_EQ(k->schedule.rfind("attention decode", 0), 0u) << k->schedule;
+    if (nvrtc && seed % 8 == 0)
+      expectKernelsCompile("random decode attention " + std::to_string(seed), *plan);
+  }
+}
+
+// Decode attention over a joined cache with grouped-query heads keeps its
+// values in the interpreter (the fused module's body, concat included,
+// against the decomposed composite).
+TEST(Attention, DecodeKeepsItsValuesInTheInterpreter) {
+  for (uint64_t seed : {3, 5, 12}) {
+    mlir::MLIRContext ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> fused;
+    expectSameResults(fusec::test::randomDecodeAttentionGraph(seed), seed, true, &fused, &ctx,
+                      "auto", true);
+    ASSERT_TRUE(fused);
+    int attention = 0;
+    fused->walk([&](FusionOp f) { attention += f.getKind() == "attention"; });
+    EXPECT_EQ(attention, 1) << seed;
+  }
 }
 
 // The price counts waves of blocks: one block more than the SM slots (the

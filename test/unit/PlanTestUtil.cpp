@@ -2,9 +2,11 @@
 #include "test/unit/PlanTestUtil.h"
 
 #include "compiler/interp/Interpreter.h"
+#include "compiler/transforms/Passes.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/Nvrtc.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
@@ -49,12 +51,17 @@ std::vector<HostTensor> randomInputs(mlir::func::FuncOp f, uint64_t seed) {
 
 void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
                        mlir::OwningOpRef<mlir::ModuleOp> *keep, mlir::MLIRContext *context,
-                       const char *gemm) {
+                       const char *gemm, bool decomposedReference) {
   mlir::MLIRContext local;
   mlir::MLIRContext &ctx = context ? *context : local;
   auto module = importGraphText(text, "random.json", ctx);
   ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError()) << "\n" << text;
   mlir::OwningOpRef<mlir::ModuleOp> fused = (*module)->clone();
+  if (decomposedReference) {  // composites as the compiler computes them
+    mlir::PassManager pm(&ctx);
+    buildDecomposePipeline(pm);
+    ASSERT_TRUE(mlir::succeeded(pm.run(**module))) << text;
+  }
   CompileOptions o;
   o.fuse = fuse;
   o.gemm = gemm;

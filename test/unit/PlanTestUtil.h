@@ -32,7 +32,8 @@ std::vector<HostTensor> randomInputs(mlir::func::FuncOp f, uint64_t seed);
 /// expects the same results; `keep` receives the fused module.
 void expectSameResults(const std::string &text, uint64_t seed, bool fuse,
                        mlir::OwningOpRef<mlir::ModuleOp> *keep = nullptr,
-                       mlir::MLIRContext *context = nullptr, const char *gemm = "auto");
+                       mlir::MLIRContext *context = nullptr, const char *gemm = "auto",
+                       bool decomposedReference = false);
 
 /// Plans a graph for `arch`: code generation differs by target (clusters on sm_90).
 llvm::Expected<PlanDesc> planFor(mlir::MLIRContext &ctx, llvm::StringRef text,

@@ -1,0 +1,182 @@
+//===- AttentionDecode.cpp - attention of a few query rows: keys split -----===//
+//
+// The attention kernel's decode form (attentionTiles, schedule/AttentionForm.h):
+// fewer than 64 query rows a head against many keys would leave most SMs idle
+// with a block per tile of queries, and the time is the K/V bytes' at the
+// copy rate. The query rows of the heads that share one K/V entry (grouped-
+// query heads: R heads x L rows) are a block's 16 rows, so K and V are read
+// once for all of them; the keys are split over `splits` blocks. A block of 4
+// warps streams its split in tiles of 64 keys through three shared-memory
+// buffers (cp.async), each warp taking 16 keys of a tile with the block's 16
+// rows: S = Q K^T and O += P V on mma.sync, the online softmax in fp32 as the
+// other forms run it (AttentionText.cpp). The warps' (max, sum, output) are
+// combined through shared memory; with more than one split, each block
+// stores its partial to the scratch and the last block of a row tile
+// (LastBlock.h) combines the splits in order and writes the output. A cache
+// joined with this step's rows is read piece by piece, the piece chosen per
+// key row.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/AttentionText.h"
+#include "compiler/codegen/LastBlock.h"
+
+namespace fusec::codegen::detail {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+constexpr int kThreads = 128;
+
+} // namespace
+
+std::string decodeAttentionBody(const AttentionText &a) {
+  const int64_t D = a.D, S = a.S, L = a.L, R = a.m.repeat, RL = R * a.L;
+  const int64_t step = a.tiles.keys, stages = a.tiles.stages;
+  const int64_t keyTiles = (S + step - 1) / step;
+  const int64_t per = (keyTiles + a.tiles.splits - 1) / a.tiles.splits;
+  const int64_t rowTiles = a.m.rowTiles(a.tiles);
+  std::string s;
+  s += "  const int fz_split = blockIdx.x, fz_r0 = blockIdx.z * 16;\n";
+  s += "  const long long fz_e = blockIdx.y;  // the K/V entry its heads share\n";
+  s += "  const int fz_t0 = fz_split * " + str(per) + ", fz_tiles = min(" + str(per) + ", " +
+       str(keyTiles) + " - fz_t0);\n";
+  // Each piece's start for this entry: head fz_e * R reads its K/V entry.
+  const std::string head = "fz_e * " + str(R);
+  for (size_t p = 0; p < a.ks.size(); ++p)
+    s += "  const " + a.T + " *const fz_gk" + str(p) + " = " + a.base(a.ks[p], head) + ";\n";
+  for (size_t p = 0; p < a.vs.size(); ++p)
+    s += "  const " + a.T + " *const fz_gv" + str(p) + " = " + a.base(a.vs[p], head) + ";\n";
+  // The block's 16 rows of Q: row rho is query rho % L of head fz_e * R + rho / L.
+  s += "  for (int c = threadIdx.x; c < " + str(16 * D / 8) + "; c += " + str(kThreads) + ") {\n";
+  s += "    const int r = c / " + str(D / 8) + ", k8 = (c % " + str(D / 8) + ") * 8;\n";
+  s += "    const int rho = fz_r0 + r, rr = min(rho, " + str(RL - 1) + ");\n";
+  s += "    const long long hb = fz_e * " + str(R) + " + rr / " + str(L) + ";\n";
+  s += "    fz_cp16z(fz_sq + r * " + str(a.ld) + " + k8, " + a.base(a.q, "hb") + " + (long long)(rr % " +
+       str(L) + ") * " + str(a.q.ld) + " + k8, rho < " + str(RL) + ");\n  }\n";
+  // Tile `t` of the split: 64 rows of keys and of values, each row from the
+  // piece that holds it; rows past the keys are zeros.
+  auto rowOf = [&](const std::vector<AttentionRows> &pieces, const std::string &g,
+                   const std::string &name) {
+    std::string x;
+    for (size_t p = 0; p + 1 < pieces.size(); ++p)
+      x += g + " < " + str(pieces[p + 1].key0) + " ? " + name + str(p) + " + (long long)(" + g +
+           (pieces[p].key0 ? " - " + str(pieces[p].key0) : "") + ") * " + str(pieces[p].ld) + " : ";
+    const AttentionRows &last = pieces.back();
+    x += name + str(pieces.size() - 1) + " + (long long)(" + g +
+         (last.key0 ? " - " + str(last.key0) : "") + ") * " + str(last.ld);
+    return pieces.size() > 1 ? "(" + x + ")" : x;
+  };
+  auto load = [&](const std::string &t) {
+    std::string x = "    for (int c = threadIdx.x; c < " + str(step * D / 8) + "; c += " +
+                    str(kThreads) + ") {\n";
+    x += "      const int r = c / " + str(D / 8) + ", k8 = (c % " + str(D / 8) + ") * 8;\n";
+    x += "      const int g = (fz_t0 + " + t + ") * " + str(step) + " + r, gc = min(g, " +
+         str(S - 1) + ");\n";
+    x += "      fz_cp16z(" + a.kBuf(t) + " + r * " + str(a.ld) + " + k8, " + rowOf(a.ks, "gc", "fz_gk") +
+         " + k8, g < " + str(S) + ");\n";
+    x += "      fz_cp16z(" + a.vBuf(t) + " + r * " + str(a.ld) + " + k8, " + rowOf(a.vs, "gc", "fz_gv") +
+         " + k8, g < " + str(S) + ");\n    }\n";
+    return x;
+  };
+  // The first stages - 1 tiles; a commit each, loaded or not, so that the
+  // wait below counts groups alike.
+  for (int64_t t = 0; t + 1 < stages; ++t)
+    s += "  if (" + str(t) + " < fz_tiles) {\n" + load(str(t)) + "  }\n  fz_cp_commit();\n";
+  s += a.logitFunction(true);
+  s += "  float fz_o[" + str(D / 8) + "][4];\n";
+  s += "  #pragma unroll\n  for (int d = 0; d < " + str(D / 8) +
+       "; ++d) fz_o[d][0] = fz_o[d][1] = fz_o[d][2] = fz_o[d][3] = 0.f;\n";
+  s += "  float fz_m[2] = {fz_ninf, fz_ninf}, fz_l[2] = {0.f, 0.f};\n";
+  s += "  #pragma unroll 1\n  for (int fz_t = 0; fz_t < fz_tiles; ++fz_t) {\n";
+  s += "    if (fz_t + " + str(stages - 1) + " < fz_tiles) {\n" + load("fz_t + " + str(stages - 1)) +
+       "    }\n";
+  s += "    fz_cp_commit();\n    fz_cp_wait<" + str(stages - 1) + ">();\n    __syncthreads();\n";
+  s += "    const " + a.T + " *const fz_kt = " + a.kBuf("fz_t") + " + warp * " + str(a.N * a.ld) +
+       ";\n";
+  s += "    const " + a.T + " *const fz_vt = " + a.vBuf("fz_t") + " + warp * " + str(a.N * a.ld) +
+       ";\n";
+  s += a.scores("fz_kt");
+  s += a.softmax(false);
+  s += a.outputProduct("fz_vt");
+  s += "    __syncthreads();  // this tile's buffers are loaded again " + str(stages) +
+       " tiles on\n  }\n";
+  s += "  fz_cp_wait<0>();\n  __syncthreads();\n";
+  // The warps' partials through shared memory: rows' max and sum, output.
+  s += "  float *const fz_red = reinterpret_cast<float *>(fz_sk);  // [warp][row][D]\n";
+  s += "  float *const fz_ml = fz_red + " + str(4 * 16 * D) + ";  // [warp][row]: max, sum\n";
+  s += "  #pragma unroll\n  for (int h = 0; h < 2; ++h) {\n";
+  s += "    const int row = lane / 4 + 8 * h;\n    float l = fz_l[h];\n";
+  s += "    l += __shfl_xor_sync(0xffffffffu, l, 1);\n";
+  s += "    l += __shfl_xor_sync(0xffffffffu, l, 2);\n";
+  s += "    if (lane % 4 == 0) {\n      fz_ml[(warp * 16 + row) * 2] = fz_m[h];\n";
+  s += "      fz_ml[(warp * 16 + row) * 2 + 1] = l;\n    }\n";
+  s += "    #pragma unroll\n    for (int d = 0; d < " + str(D / 8) + "; ++d) {\n";
+  s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4)] = fz_o[d][2 * h];\n";
+  s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4) + 1] = fz_o[d][2 * h + 1];\n";
+  s += "    }\n  }\n  __syncthreads();\n";
+  // Combines `n` partials (max, sum, output) at `ml(w)` and `o(w)`: the
+  // largest max, each partial scaled by exp(its max - that); a partial
+  // whose keys were all masked (max -inf) counts 0, and a row with all its
+  // keys masked ends 0 / 0 = NaN, as the reference's softmax gives.
+  auto combine = [&](int64_t n, const std::string &mOf, const std::string &lOf,
+                     const std::string &oOf, const std::string &in) {
+    std::string x = in + "float mx = fz_ninf, ls = 0.f, os = 0.f;\n";
+    x += in + "for (int w = 0; w < " + str(n) + "; ++w) mx = fmaxf(mx, " + mOf + ");\n";
+    x += in + "for (int w = 0; w < " + str(n) + "; ++w) {\n";
+    x += in + "  const float mw = " + mOf + ";\n";
+    x += in + "  const float f = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n";
+    x += in + "  ls += f * " + lOf + ";\n" + in + "  os += f * " + oOf + ";\n" + in + "}\n";
+    return x;
+  };
+  const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + rho) * " + str(D) + "LL)";
+  s += "  for (int c = threadIdx.x; c < " + str(16 * D) + "; c += " + str(kThreads) + ") {\n";
+  s += "    const int row = c / " + str(D) + ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
+  s += "    if (rho >= " + str(RL) + ") continue;\n";
+  s += combine(4, "fz_ml[(w * 16 + row) * 2]", "fz_ml[(w * 16 + row) * 2 + 1]",
+               "fz_red[(w * 16 + row) * " + str(D) + " + col]", "    ");
+  if (a.tiles.splits == 1) {
+    s += "    " + outRow + "[col] = fz_out<" + a.To + ">::of(os / ls);\n  }\n";
+    return s;
+  }
+  // Splits: this block's partial to the scratch, then the last block of
+  // the row tile combines them. Scratch: a counter per row tile, then per
+  // row tile and split 16 rows of max and sum, and of the output.
+  const int64_t items = (a.B / R) * rowTiles;
+  const int64_t counterBytes = (items * 4 + 15) / 16 * 16;
+  s += "    const long long fz_part = (fz_e * " + str(rowTiles) + " + blockIdx.z) * " +
+       str(a.tiles.splits) + " + fz_split;\n";
+  s += "    float *const fz_pml = reinterpret_cast<float *>(fz_scratch + " + str(counterBytes) + ");\n";
+  s += "    float *const fz_po = fz_pml + " + str(items * a.tiles.splits * 16 * 2) + ";\n";
+  s += "    if (col == 0) {\n      fz_pml[(fz_part * 16 + row) * 2] = mx;\n";
+  s += "      fz_pml[(fz_part * 16 + row) * 2 + 1] = ls;\n    }\n";
+  s += "    fz_po[(fz_part * 16 + row) * " + str(D) + " + col] = os;\n  }\n";
+  s += "  __shared__ bool fz_last;\n";
+  s += lastBlockHandshake("  ", "reinterpret_cast<unsigned *>(fz_scratch) + fz_e * " + str(rowTiles) +
+                                    " + blockIdx.z",
+                          str(a.tiles.splits), "return;");
+  s += "  const long long fz_first = (fz_e * " + str(rowTiles) + " + blockIdx.z) * " +
+       str(a.tiles.splits) + ";\n";
+  s += "  const float *const fz_pml = reinterpret_cast<const float *>(fz_scratch + " +
+       str(counterBytes) + ");\n";
+  s += "  const float *const fz_po = fz_pml + " + str(items * a.tiles.splits * 16 * 2) + ";\n";
+  s += "  for (int c = threadIdx.x; c < " + str(16 * D) + "; c += " + str(kThreads) + ") {\n";
+  s += "    const int row = c / " + str(D) + ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
+  s += "    if (rho >= " + str(RL) + ") continue;\n";
+  s += combine(a.tiles.splits, "__ldcg(&fz_pml[((fz_first + w) * 16 + row) * 2])",
+               "__ldcg(&fz_pml[((fz_first + w) * 16 + row) * 2 + 1])",
+               "__ldcg(&fz_po[((fz_first + w) * 16 + row) * " + str(D) + " + col])", "    ");
+  s += "    " + outRow + "[col] = fz_out<" + a.To + ">::of(os / ls);\n  }\n";
+  return s;
+}
+
+/// The decode form's scratch: the row tiles' counters (zero once; the last
+/// block resets its own), then each split's partial rows.
+unsigned decodeAttentionScratch(const AttentionText &a, unsigned &zeroOnce) {
+  if (a.tiles.splits == 1)
+    return zeroOnce = 0;
+  const int64_t items = (a.B / a.m.repeat) * a.m.rowTiles(a.tiles);
+  zeroOnce = static_cast<unsigned>((items * 4 + 15) / 16 * 16);
+  return zeroOnce + static_cast<unsigned>(items * a.tiles.splits * 16 * (2 + a.D) * 4);
+}
+
+} // namespace fusec::codegen::detail
