@@ -67,8 +67,10 @@ std::string decodeAttentionBody(const AttentionText &a) {
     return pieces.size() > 1 ? "(" + x + ")" : x;
   };
   auto load = [&](const std::string &t) {
-    std::string x = "    for (int c = threadIdx.x; c < " + str(step * D / 8) + "; c += " +
-                    str(kThreads) + ") {\n";
+    // 8D copies of a tile, a multiple of the threads: a fixed count each,
+    // unrolled, so the row and column arithmetic folds.
+    std::string x = "    #pragma unroll\n    for (int i = 0; i < " + str(step * D / 8 / kThreads) +
+                    "; ++i) {\n      const int c = threadIdx.x + i * " + str(kThreads) + ";\n";
     x += "      const int r = c / " + str(D / 8) + ", k8 = (c % " + str(D / 8) + ") * 8;\n";
     x += "      const int g = (fz_t0 + " + t + ") * " + str(step) + " + r, gc = min(g, " +
          str(S - 1) + ");\n";
@@ -114,18 +116,21 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4)] = fz_o[d][2 * h];\n";
   s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4) + 1] = fz_o[d][2 * h + 1];\n";
   s += "    }\n  }\n  __syncthreads();\n";
-  // Combines `n` partials (max, sum, output) at `ml(w)` and `o(w)`: the
+  // Combines `n` partials (max, sum, output: `oOf` empty, none) of w: the
   // largest max, each partial scaled by exp(its max - that); a partial
   // whose keys were all masked (max -inf) counts 0, and a row with all its
   // keys masked ends 0 / 0 = NaN, as the reference's softmax gives.
   auto combine = [&](int64_t n, const std::string &mOf, const std::string &lOf,
                      const std::string &oOf, const std::string &in) {
-    std::string x = in + "float mx = fz_ninf, ls = 0.f, os = 0.f;\n";
+    std::string x = in + "float mx = fz_ninf, ls = 0.f" + (oOf.empty() ? "" : ", os = 0.f") + ";\n";
     x += in + "for (int w = 0; w < " + str(n) + "; ++w) mx = fmaxf(mx, " + mOf + ");\n";
     x += in + "for (int w = 0; w < " + str(n) + "; ++w) {\n";
     x += in + "  const float mw = " + mOf + ";\n";
     x += in + "  const float f = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n";
-    x += in + "  ls += f * " + lOf + ";\n" + in + "  os += f * " + oOf + ";\n" + in + "}\n";
+    x += in + "  ls += f * " + lOf + ";\n";
+    if (!oOf.empty())
+      x += in + "  os += f * " + oOf + ";\n";
+    x += in + "}\n";
     return x;
   };
   const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + rho) * " + str(D) + "LL)";
@@ -154,18 +159,50 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += lastBlockHandshake("  ", "reinterpret_cast<unsigned *>(fz_scratch) + fz_e * " + str(rowTiles) +
                                     " + blockIdx.z",
                           str(a.tiles.splits), "return;");
-  s += "  const long long fz_first = (fz_e * " + str(rowTiles) + " + blockIdx.z) * " +
-       str(a.tiles.splits) + ";\n";
+  // The last block: the splits' max and sum into shared memory, each row's
+  // factors exp(max_s - max) and total sum, then every output element's
+  // partials summed with those factors (the loads independent of each other).
+  const int64_t splits = a.tiles.splits;
+  s += "  const long long fz_first = (fz_e * " + str(rowTiles) + " + blockIdx.z) * " + str(splits) +
+       ";\n";
   s += "  const float *const fz_pml = reinterpret_cast<const float *>(fz_scratch + " +
        str(counterBytes) + ");\n";
-  s += "  const float *const fz_po = fz_pml + " + str(items * a.tiles.splits * 16 * 2) + ";\n";
-  s += "  for (int c = threadIdx.x; c < " + str(16 * D) + "; c += " + str(kThreads) + ") {\n";
-  s += "    const int row = c / " + str(D) + ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
-  s += "    if (rho >= " + str(RL) + ") continue;\n";
-  s += combine(a.tiles.splits, "__ldcg(&fz_pml[((fz_first + w) * 16 + row) * 2])",
-               "__ldcg(&fz_pml[((fz_first + w) * 16 + row) * 2 + 1])",
-               "__ldcg(&fz_po[((fz_first + w) * 16 + row) * " + str(D) + " + col])", "    ");
-  s += "    " + outRow + "[col] = fz_out<" + a.To + ">::of(os / ls);\n  }\n";
+  s += "  const float *const fz_po = fz_pml + " + str(items * splits * 16 * 2) + ";\n";
+  s += "  float *const fz_f = fz_red, *const fz_sl = fz_red + " + str(splits * 16) +
+       ", *const fz_sum = fz_red + " + str(2 * splits * 16) + ";  // [split][row] x 2, [row]\n";
+  s += "  for (int c = threadIdx.x; c < " + str(splits * 16) + "; c += " + str(kThreads) + ") {\n";
+  s += "    const int row = c % 16;\n";
+  s += "    if (fz_r0 + row < " + str(RL) + ") {\n";
+  s += "      fz_f[c] = __ldcg(&fz_pml[(fz_first * 16 + c) * 2]);\n";
+  s += "      fz_sl[c] = __ldcg(&fz_pml[(fz_first * 16 + c) * 2 + 1]);\n    }\n  }\n";
+  s += "  __syncthreads();\n";
+  s += "  if (threadIdx.x < 16 && fz_r0 + (int)threadIdx.x < " + str(RL) + ") {\n";
+  s += "    const int row = threadIdx.x;\n";
+  s += combine(splits, "fz_f[w * 16 + row]", "fz_sl[w * 16 + row]", "", "    ");
+  s += "    for (int w = 0; w < " + str(splits) + "; ++w) {\n";
+  s += "      const float mw = fz_f[w * 16 + row];\n";
+  s += "      fz_f[w * 16 + row] = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n    }\n";
+  s += "    fz_sum[row] = ls;\n  }\n  __syncthreads();\n";
+  // Each thread's outputs (16 x D over the threads), their partials read 8
+  // splits at a time for all of them: the loads of a round all in flight.
+  const int64_t each = 16 * D / kThreads;
+  s += "  float fz_os[" + str(each) + "];\n";
+  s += "  #pragma unroll\n  for (int i = 0; i < " + str(each) + "; ++i) fz_os[i] = 0.f;\n";
+  s += "  for (int w0 = 0; w0 < " + str(splits) + "; w0 += 8) {\n";
+  s += "    #pragma unroll\n    for (int i = 0; i < " + str(each) + "; ++i) {\n";
+  s += "      const int c = threadIdx.x + i * " + str(kThreads) + ", row = c / " + str(D) +
+       ", col = c % " + str(D) + ";\n";
+  s += "      if (fz_r0 + row >= " + str(RL) + ") continue;\n";
+  s += "      #pragma unroll\n      for (int j = 0; j < 8; ++j) {\n";
+  s += "        const int w = w0 + j;\n";
+  s += "        if (w < " + str(splits) + ")\n";
+  s += "          fz_os[i] += fz_f[w * 16 + row] * __ldcg(&fz_po[((fz_first + w) * 16 + row) * " +
+       str(D) + " + col]);\n      }\n    }\n  }\n";
+  s += "  #pragma unroll\n  for (int i = 0; i < " + str(each) + "; ++i) {\n";
+  s += "    const int c = threadIdx.x + i * " + str(kThreads) + ", row = c / " + str(D) +
+       ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
+  s += "    if (rho < " + str(RL) + ")\n";
+  s += "      " + outRow + "[col] = fz_out<" + a.To + ">::of(fz_os[i] / fz_sum[row]);\n  }\n";
   return s;
 }
 

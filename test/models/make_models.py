@@ -28,7 +28,7 @@ from safetensors.numpy import save_file
 
 SEQUENCES = (7, 33)
 BATCH = 2
-HIDDEN = 256
+HIDDEN = 128
 
 
 class Hidden(torch.nn.Module):
@@ -47,19 +47,19 @@ class Hidden(torch.nn.Module):
 
 def build(name):
     if name == "gpt2":
-        cfg = transformers.GPT2Config(n_layer=2, n_embd=HIDDEN, n_head=4, n_inner=1024,
+        cfg = transformers.GPT2Config(n_layer=2, n_embd=HIDDEN, n_head=4, n_inner=512,
                                       n_positions=256, vocab_size=1000, resid_pdrop=0.0,
                                       embd_pdrop=0.0, attn_pdrop=0.0)
         return transformers.GPT2Model(cfg), False
     if name == "llama":
-        cfg = transformers.LlamaConfig(hidden_size=HIDDEN, intermediate_size=688,
+        cfg = transformers.LlamaConfig(hidden_size=HIDDEN, intermediate_size=344,
                                        num_hidden_layers=2, num_attention_heads=8,
                                        num_key_value_heads=2, vocab_size=1000,
                                        max_position_embeddings=256, rms_norm_eps=1e-5)
         return transformers.LlamaModel(cfg), False
     if name == "bert":
         cfg = transformers.BertConfig(hidden_size=HIDDEN, num_hidden_layers=2,
-                                      num_attention_heads=4, intermediate_size=1024,
+                                      num_attention_heads=4, intermediate_size=512,
                                       vocab_size=1000, max_position_embeddings=256,
                                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
         return transformers.BertModel(cfg), True
@@ -94,10 +94,21 @@ def main():
         names = list(example)
         axes = {n: {0: "batch", 1: "sequence"} for n in names}
         axes["hidden"] = {0: "batch", 1: "sequence"}
+        # The TorchScript exporter where it takes the model, else the dynamo one
+        # (newer transformers build masks with ops TorchScript cannot export).
+        exporter = "torchscript"
         with torch.no_grad():
-            torch.onnx.export(wrapper, tuple(example.values()), path, input_names=names,
-                              output_names=["hidden"], dynamic_axes=axes, opset_version=17,
-                              do_constant_folding=True, dynamo=False)
+            try:
+                torch.onnx.export(wrapper, tuple(example.values()), path, input_names=names,
+                                  output_names=["hidden"], dynamic_axes=axes, opset_version=17,
+                                  do_constant_folding=True, dynamo=False)
+            except Exception as e:  # noqa: BLE001 - any exporter failure falls back
+                print(f"{name}: TorchScript export failed ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0]}); exporting with dynamo")
+                exporter = "dynamo"
+                torch.onnx.export(wrapper, tuple(example.values()), path, input_names=names,
+                                  output_names=["hidden"], dynamic_axes=axes, opset_version=18,
+                                  dynamo=True, external_data=False)
         session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         for seq in SEQUENCES:
             x = {k: v.numpy() for k, v in inputs_for(masked, seq, seq).items()}
@@ -108,7 +119,7 @@ def main():
             save_file(x, os.path.join(folder, f"inputs_s{seq}.safetensors"))
             save_file({"hidden": hidden}, os.path.join(folder, f"expected_s{seq}.safetensors"))
             print(f"{name}: sequence {seq}: onnxruntime vs torch max abs error {err:.2e}")
-        print(f"{name}: {path}, {os.path.getsize(path) / 2**20:.1f} MiB")
+        print(f"{name}: {path} ({exporter}), {os.path.getsize(path) / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":
