@@ -116,21 +116,18 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4)] = fz_o[d][2 * h];\n";
   s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4) + 1] = fz_o[d][2 * h + 1];\n";
   s += "    }\n  }\n  __syncthreads();\n";
-  // Combines `n` partials (max, sum, output: `oOf` empty, none) of w: the
+  // Combines `n` partials (max, sum, output) of w: the
   // largest max, each partial scaled by exp(its max - that); a partial
   // whose keys were all masked (max -inf) counts 0, and a row with all its
   // keys masked ends 0 / 0 = NaN, as the reference's softmax gives.
   auto combine = [&](int64_t n, const std::string &mOf, const std::string &lOf,
                      const std::string &oOf, const std::string &in) {
-    std::string x = in + "float mx = fz_ninf, ls = 0.f" + (oOf.empty() ? "" : ", os = 0.f") + ";\n";
+    std::string x = in + "float mx = fz_ninf, ls = 0.f, os = 0.f;\n";
     x += in + "for (int w = 0; w < " + str(n) + "; ++w) mx = fmaxf(mx, " + mOf + ");\n";
     x += in + "for (int w = 0; w < " + str(n) + "; ++w) {\n";
     x += in + "  const float mw = " + mOf + ";\n";
     x += in + "  const float f = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n";
-    x += in + "  ls += f * " + lOf + ";\n";
-    if (!oOf.empty())
-      x += in + "  os += f * " + oOf + ";\n";
-    x += in + "}\n";
+    x += in + "  ls += f * " + lOf + ";\n" + in + "  os += f * " + oOf + ";\n" + in + "}\n";
     return x;
   };
   const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + rho) * " + str(D) + "LL)";
@@ -168,32 +165,39 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "  const float *const fz_pml = reinterpret_cast<const float *>(fz_scratch + " +
        str(counterBytes) + ");\n";
   s += "  const float *const fz_po = fz_pml + " + str(items * splits * 16 * 2) + ";\n";
-  s += "  float *const fz_f = fz_red, *const fz_sl = fz_red + " + str(splits * 16) +
-       ", *const fz_sum = fz_red + " + str(2 * splits * 16) + ";  // [split][row] x 2, [row]\n";
-  s += "  for (int c = threadIdx.x; c < " + str(splits * 16) + "; c += " + str(kThreads) + ") {\n";
-  s += "    const int row = c % 16;\n";
-  s += "    if (fz_r0 + row < " + str(RL) + ") {\n";
-  s += "      fz_f[c] = __ldcg(&fz_pml[(fz_first * 16 + c) * 2]);\n";
-  s += "      fz_sl[c] = __ldcg(&fz_pml[(fz_first * 16 + c) * 2 + 1]);\n    }\n  }\n";
-  s += "  __syncthreads();\n";
-  s += "  if (threadIdx.x < 16 && fz_r0 + (int)threadIdx.x < " + str(RL) + ") {\n";
-  s += "    const int row = threadIdx.x;\n";
-  s += combine(splits, "fz_f[w * 16 + row]", "fz_sl[w * 16 + row]", "", "    ");
-  s += "    for (int w = 0; w < " + str(splits) + "; ++w) {\n";
-  s += "      const float mw = fz_f[w * 16 + row];\n";
-  s += "      fz_f[w * 16 + row] = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n    }\n";
-  s += "    fz_sum[row] = ls;\n  }\n  __syncthreads();\n";
-  // Each thread's outputs (16 x D over the threads), their partials read 8
+  // A warp per row, its lanes over the splits: the row's max and the
+  // factors by shuffles, every load of a row in flight at once.
+  const int64_t perLane = (splits + 31) / 32;
+  s += "  float *const fz_f = fz_red, *const fz_sum = fz_red + " + str(splits * 16) +
+       ";  // [split][row], [row]\n";
+  s += "  for (int row = warp; row < 16; row += 4) {\n";
+  s += "    if (fz_r0 + row >= " + str(RL) + ") continue;\n";
+  s += "    float mw[" + str(perLane) + "], lw[" + str(perLane) + "], mx = fz_ninf, ls = 0.f;\n";
+  s += "    #pragma unroll\n    for (int j = 0; j < " + str(perLane) + "; ++j) {\n";
+  s += "      const int w = lane + 32 * j;\n";
+  s += "      mw[j] = w < " + str(splits) + " ? __ldcg(&fz_pml[((fz_first + w) * 16 + row) * 2]) : fz_ninf;\n";
+  s += "      lw[j] = w < " + str(splits) + " ? __ldcg(&fz_pml[((fz_first + w) * 16 + row) * 2 + 1]) : 0.f;\n";
+  s += "      mx = fmaxf(mx, mw[j]);\n    }\n";
+  s += "    #pragma unroll\n    for (int o = 16; o > 0; o /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n";
+  s += "    #pragma unroll\n    for (int j = 0; j < " + str(perLane) + "; ++j) {\n";
+  s += "      const int w = lane + 32 * j;\n";
+  s += "      // a split whose keys were all masked counts 0; all masked: 0 / 0\n";
+  s += "      const float f = mw[j] == fz_ninf ? 0.f : fz_ex2((mw[j] - mx) * 1.44269504f);\n";
+  s += "      if (w < " + str(splits) + ") fz_f[w * 16 + row] = f;\n";
+  s += "      ls += f * lw[j];\n    }\n";
+  s += "    #pragma unroll\n    for (int o = 16; o > 0; o /= 2) ls += __shfl_xor_sync(0xffffffffu, ls, o);\n";
+  s += "    if (lane == 0) fz_sum[row] = ls;\n  }\n  __syncthreads();\n";
+  // Each thread's outputs (16 x D over the threads), their partials read 16
   // splits at a time for all of them: the loads of a round all in flight.
   const int64_t each = 16 * D / kThreads;
   s += "  float fz_os[" + str(each) + "];\n";
   s += "  #pragma unroll\n  for (int i = 0; i < " + str(each) + "; ++i) fz_os[i] = 0.f;\n";
-  s += "  for (int w0 = 0; w0 < " + str(splits) + "; w0 += 8) {\n";
+  s += "  for (int w0 = 0; w0 < " + str(splits) + "; w0 += 16) {\n";
   s += "    #pragma unroll\n    for (int i = 0; i < " + str(each) + "; ++i) {\n";
   s += "      const int c = threadIdx.x + i * " + str(kThreads) + ", row = c / " + str(D) +
        ", col = c % " + str(D) + ";\n";
   s += "      if (fz_r0 + row >= " + str(RL) + ") continue;\n";
-  s += "      #pragma unroll\n      for (int j = 0; j < 8; ++j) {\n";
+  s += "      #pragma unroll\n      for (int j = 0; j < 16; ++j) {\n";
   s += "        const int w = w0 + j;\n";
   s += "        if (w < " + str(splits) + ")\n";
   s += "          fz_os[i] += fz_f[w * 16 + row] * __ldcg(&fz_po[((fz_first + w) * 16 + row) * " +

@@ -244,9 +244,9 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
     const int64_t keyTiles = (m.keys + t.keys - 1) / t.keys;
     const int64_t items = m.rowTiles(t) * (m.batch / m.repeat);
     const int64_t slots = t.blocksPerSm * std::max(1, profile.smCount);
-    // The last block keeps every split's max and sum of 16 rows in the
-    // buffers' shared memory.
-    const int64_t maxSplits = (t.stages * 2 * t.keys * ld * 2 / 4 - 16) / 32;
+    // The last block keeps every split's factor for 16 rows in the buffers'
+    // shared memory.
+    const int64_t maxSplits = (t.stages * 2 * t.keys * ld * 2 / 4 - 16) / 16;
     int64_t best = 0;
     for (int64_t s = 1; s <= std::min(keyTiles, maxSplits); ++s) {
       const int64_t per = (keyTiles + s - 1) / s;
