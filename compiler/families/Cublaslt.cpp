@@ -90,6 +90,10 @@ llvm::Expected<PlanMatmul> libraryMatmul(FusionOp f, ArrayRef<int> inputBuffers,
   for (Operation &op : f.getBodyBlock())
     if (auto m = dyn_cast<MatmulOp>(op))
       mm = m;
+  if (!mm)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: library matmul kernel %s holds no matmul",
+                                   f->getAttrOfType<mlir::StringAttr>("name").str().c_str());
   std::vector<int64_t> batchShape = matmulBatchShape(mm);
   auto a = matmulOperandLayout(mm.getLhs(), batchShape, 'r');
   auto b = matmulOperandLayout(mm.getRhs(), batchShape, 'c');

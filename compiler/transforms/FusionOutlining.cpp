@@ -233,7 +233,10 @@ LogicalResult materializeMatmulOperands(func::FuncOp func, MatmulOp mm,
   for (OpOperand &operand : mm->getOpOperands()) {
     Value v = operand.get();
     char as = operand.getOperandNumber() == 0 ? 'r' : 'c';
-    if (matmulOperandLayout(v, batch, as))
+    // An operand computed from indices or a fill (an iota, a constant) is
+    // in no buffer: it is written first, like a layout no view reads.
+    Operation *source = viewSource(v).getDefiningOp();
+    if (matmulOperandLayout(v, batch, as) && !(source && isGenerator(source)))
       continue;
     if (streamed && as == 'c' &&
         ((mm == streamed->scores && streamed->kIn) || (mm == streamed->output && streamed->vIn)))

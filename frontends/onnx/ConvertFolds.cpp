@@ -84,6 +84,26 @@ bool Converter::fold(const onnx::NodeProto &n) {
       failNode(n, "needs 2 input(s)");
     return check(onnx_import::foldGather(args[0], args[1], intAttr(n, "axis", 0), error));
   }
+  if (op == "CumSum") {
+    allowAttrs(n, {"exclusive", "reverse"});
+    if (args.size() != 2)
+      failNode(n, "needs 2 input(s)");
+    return check(onnx_import::foldCumSum(args[0], constInput(n, 1, "axis").at(0),
+                                         intAttr(n, "exclusive", 0) != 0,
+                                         intAttr(n, "reverse", 0) != 0, error));
+  }
+  if (op == "GatherND") {
+    allowAttrs(n, {"batch_dims"});
+    if (args.size() != 2)
+      failNode(n, "needs 2 input(s)");
+    return check(onnx_import::foldGatherND(args[0], args[1], intAttr(n, "batch_dims", 0), error));
+  }
+  if (op == "GatherElements") {
+    allowAttrs(n, {"axis"});
+    if (args.size() != 2)
+      failNode(n, "needs 2 input(s)");
+    return check(onnx_import::foldGatherElements(args[0], args[1], intAttr(n, "axis", 0), error));
+  }
   if (op == "Unsqueeze" || op == "Squeeze" || op == "Flatten") {
     Known k = args[0];
     k.shape = layoutTarget(n);

@@ -204,19 +204,154 @@ std::optional<Known> foldGather(const Known &data, const Known &indices, int64_t
   return out;
 }
 
+std::optional<Known> foldCumSum(const Known &x, int64_t axis, bool exclusive, bool reverse,
+                                std::string &error) {
+  int64_t a = 0;
+  if (std::string e = shape::normalizeAxis(axis, int64_t(x.shape.size()), a); !e.empty()) {
+    error = e;
+    return std::nullopt;
+  }
+  if (tooLarge(x.shape))
+    return std::nullopt;
+  Known out = x;
+  if (x.dtype == "bool")
+    out.dtype = "i64";
+  const int64_t n = x.numel();
+  out.values.resize(size_t(n));
+  const shape::Shape st = stridesOf(x.shape);
+  const int64_t len = x.shape[size_t(a)], stride = st[size_t(a)];
+  // Each line along the axis: its first element's index has 0 there.
+  for (int64_t i = 0; i < n; ++i) {
+    if ((i / stride) % len != 0)
+      continue;
+    double sum = 0;
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t j = i + (reverse ? len - 1 - k : k) * stride;
+      const double v = x.at(j);
+      if (!exclusive)
+        sum += v;
+      out.values[size_t(j)] = sum;
+      if (exclusive)
+        sum += v;
+    }
+  }
+  return out;
+}
+
+std::optional<Known> foldGatherND(const Known &data, const Known &indices, int64_t batchDims,
+                                  std::string &error) {
+  const int64_t r = int64_t(data.shape.size()), q = int64_t(indices.shape.size());
+  std::optional<std::vector<int64_t>> idx = indices.ints();
+  if (!idx || q < 1 || batchDims < 0 || batchDims >= std::min(r, q)) {
+    error = "takes integer indices of rank 1 or more and batch_dims below both ranks";
+    return std::nullopt;
+  }
+  const int64_t m = indices.shape.back();
+  if (m < 1 || batchDims + m > r) {
+    error = "index tuples of " + std::to_string(m) + " exceed the data's rank " + std::to_string(r);
+    return std::nullopt;
+  }
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (indices.shape[size_t(d)] != data.shape[size_t(d)]) {
+      error = "batch dim " + std::to_string(d) + " differs between data and indices";
+      return std::nullopt;
+    }
+  Known out;
+  out.dtype = data.dtype;
+  out.shape.assign(indices.shape.begin(), indices.shape.end() - 1);
+  out.shape.insert(out.shape.end(), data.shape.begin() + batchDims + m, data.shape.end());
+  if (tooLarge(out.shape))
+    return std::nullopt;
+  const shape::Shape st = stridesOf(data.shape);
+  int64_t slice = 1;  // elements of one gathered slice
+  for (int64_t d = batchDims + m; d < r; ++d)
+    slice *= data.shape[size_t(d)];
+  int64_t inner = 1;  // index tuples per batch entry
+  for (int64_t d = batchDims; d + 1 < q; ++d)
+    inner *= indices.shape[size_t(d)];
+  const int64_t tuples = indices.numel() / m;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0, b = t / std::max<int64_t>(inner, 1);
+    for (int64_t d = batchDims; d-- > 0;) {  // the batch entry's offset
+      off += (b % data.shape[size_t(d)]) * st[size_t(d)];
+      b /= data.shape[size_t(d)];
+    }
+    for (int64_t k = 0; k < m; ++k) {
+      const int64_t n = data.shape[size_t(batchDims + k)];
+      int64_t i = (*idx)[size_t(t * m + k)];
+      if (i < -n || i >= n) {
+        error = "gathers index " + std::to_string(i) + " of a dim of " + std::to_string(n);
+        return std::nullopt;
+      }
+      off += (i < 0 ? i + n : i) * st[size_t(batchDims + k)];
+    }
+    for (int64_t e = 0; e < slice; ++e)
+      out.values.push_back(data.at(off + e));
+  }
+  if (out.values.empty())
+    out.values = {0};
+  return out;
+}
+
+std::optional<Known> foldGatherElements(const Known &data, const Known &indices, int64_t axis,
+                                        std::string &error) {
+  const int64_t r = int64_t(data.shape.size());
+  int64_t a = 0;
+  if (std::string e = shape::normalizeAxis(axis, r, a); !e.empty()) {
+    error = e;
+    return std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> idx = indices.ints();
+  if (!idx || int64_t(indices.shape.size()) != r) {
+    error = "takes integer indices of the data's rank";
+    return std::nullopt;
+  }
+  if (tooLarge(indices.shape))
+    return std::nullopt;
+  Known out;
+  out.dtype = data.dtype;
+  out.shape = indices.shape;
+  const shape::Shape st = stridesOf(data.shape);
+  const int64_t n = data.shape[size_t(a)];
+  bool bad = false;
+  eachIndex(indices.shape, [&](int64_t i, const shape::Shape &c) {
+    int64_t j = (*idx)[size_t(i)];
+    if (j < -n || j >= n) {
+      bad = true;
+      return;
+    }
+    int64_t off = 0;
+    for (int64_t d = 0; d < r; ++d)
+      off += (d == a ? (j < 0 ? j + n : j) : c[size_t(d)]) * st[size_t(d)];
+    out.values.push_back(data.at(off));
+  });
+  if (bad) {
+    error = "gathers an index outside a dim of " + std::to_string(n);
+    return std::nullopt;
+  }
+  if (out.values.empty())
+    out.values = {0};
+  return out;
+}
+
 std::optional<Known> foldConcat(const std::vector<Known> &in, int64_t axis, std::string &error) {
   std::vector<shape::Shape> shapes;
   for (const Known &k : in)
     shapes.push_back(k.shape);
   Known out;
-  if (std::string e = shape::concat(shapes, axis, out.shape); !e.empty()) {
+  int64_t a = 0;
+  if (std::string e = shapes.empty() ? "concat needs at least one input"
+                                     : shape::normalizeAxis(axis, int64_t(shapes[0].size()), a);
+      !e.empty()) {
+    error = e;
+    return std::nullopt;
+  }
+  if (std::string e = shape::concat(shapes, a, out.shape); !e.empty()) {
     error = e;
     return std::nullopt;
   }
   if (tooLarge(out.shape))
     return std::nullopt;
-  int64_t a = 0;
-  (void)shape::normalizeAxis(axis, static_cast<int64_t>(out.shape.size()), a);
   out.dtype = in.at(0).dtype;
   out.values.resize(size_t(out.numel()));
   eachIndex(out.shape, [&](int64_t i, const shape::Shape &c) {

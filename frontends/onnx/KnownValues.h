@@ -61,6 +61,17 @@ std::optional<Known> foldSlice(const Known &x, const std::vector<int64_t> &start
 std::optional<Known> foldExpand(const Known &x, const shape::Shape &shape, std::string &error);
 /// Values converted to `dtype` (integers truncate toward zero, bool is != 0).
 Known castKnown(const Known &x, const std::string &dtype);
+/// Running sums of x along `axis` (ONNX CumSum; `exclusive` leaves out the
+/// element itself, `reverse` sums from the end).
+std::optional<Known> foldCumSum(const Known &x, int64_t axis, bool exclusive, bool reverse,
+                                std::string &error);
+/// ONNX GatherND: slices of `data` at the index tuples in the last dim of
+/// `indices`, the first `batchDims` dims shared.
+std::optional<Known> foldGatherND(const Known &data, const Known &indices, int64_t batchDims,
+                                  std::string &error);
+/// ONNX GatherElements: out[i..] = data[i.. with indices[i..] along `axis`].
+std::optional<Known> foldGatherElements(const Known &data, const Known &indices, int64_t axis,
+                                        std::string &error);
 /// start, start + delta, ... below `limit` (ONNX Range).
 std::optional<Known> foldRange(const Known &start, const Known &limit, const Known &delta,
                                std::string &error);

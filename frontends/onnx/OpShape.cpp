@@ -45,10 +45,17 @@ std::optional<shape::Shape> opShape(const std::string &op, const std::vector<sha
       return std::nullopt;
     return ok(shape::reduce(in[0], axes, attrs.value("keepdims", false), out), out);
   }
-  if (op == "concat")
-    return ok(shape::concat(in, attrs.value("axis", int64_t(0)), out), out);
-  if (op == "gather" && in.size() == 2)
-    return ok(shape::gather(in[0], in[1], attrs.value("axis", int64_t(0)), out), out);
+  // Axes as ONNX writes them, negative ones counting from the end.
+  auto axis = [&]() -> std::optional<int64_t> {
+    int64_t a = 0;
+    if (!shape::normalizeAxis(attrs.value("axis", int64_t(0)), int64_t(in[0].size()), a).empty())
+      return std::nullopt;
+    return a;
+  };
+  if (op == "concat" && axis())
+    return ok(shape::concat(in, *axis(), out), out);
+  if (op == "gather" && in.size() == 2 && axis())
+    return ok(shape::gather(in[0], in[1], *axis(), out), out);
   if (op == "broadcast_to")
     return ok(shape::broadcast({in[0], ints("shape")}, out), out);
   if (op == "slice") {

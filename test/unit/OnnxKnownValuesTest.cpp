@@ -113,4 +113,49 @@ TEST(OnnxKnownValues, RangeReshapeTargetsAndProgressions) {
 }
 
 } // namespace
+// The ops exporters use on a causal mask's positions (opset 18 dynamo
+// exports of transformers' masks): running sums, index tuples, elements
+// picked along an axis; Concat counting its axis from the end.
+TEST(OnnxKnownValues, CumSumGatherNDGatherElementsAndNegativeConcatAxes) {
+  std::string error;
+  std::optional<Known> c = foldCumSum(ints({2, 3}, {1, 2, 3, 4, 5, 6}), -1, false, false, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->values, (std::vector<double>{1, 3, 6, 4, 9, 15}));
+  c = foldCumSum(ints({2, 3}, {1, 2, 3, 4, 5, 6}), 0, true, false, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->values, (std::vector<double>{0, 0, 0, 1, 2, 3}));
+  c = foldCumSum(ints({3}, {1, 2, 3}), 0, false, true, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->values, (std::vector<double>{6, 5, 3}));
+  EXPECT_FALSE(foldCumSum(ints({3}, {1, 2, 3}), 1, false, false, error));
+  EXPECT_FALSE(error.empty());
+
+  // data [2, 3]; tuples (1, 2) and (0, 0) -> [2]; a one-index tuple -> a row.
+  Known data = ints({2, 3}, {10, 11, 12, 20, 21, 22});
+  std::optional<Known> g = foldGatherND(data, ints({2, 2}, {1, 2, 0, 0}), 0, error);
+  ASSERT_TRUE(g) << error;
+  EXPECT_EQ(g->shape, (shape::Shape{2}));
+  EXPECT_EQ(g->values, (std::vector<double>{22, 10}));
+  g = foldGatherND(data, ints({1, 1}, {-1}), 0, error);
+  ASSERT_TRUE(g) << error;
+  EXPECT_EQ(g->shape, (shape::Shape{1, 3}));
+  EXPECT_EQ(g->values, (std::vector<double>{20, 21, 22}));
+  // batch_dims 1: each row's own index.
+  g = foldGatherND(data, ints({2, 1}, {2, 0}), 1, error);
+  ASSERT_TRUE(g) << error;
+  EXPECT_EQ(g->values, (std::vector<double>{12, 20}));
+  EXPECT_FALSE(foldGatherND(data, ints({1, 2}, {0, 3}), 0, error));
+  EXPECT_NE(error.find("index 3"), std::string::npos) << error;
+
+  std::optional<Known> e = foldGatherElements(data, ints({2, 2}, {2, 0, 1, -1}), 1, error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->values, (std::vector<double>{12, 10, 21, 22}));
+  EXPECT_FALSE(foldGatherElements(data, ints({1, 1}, {3}), 1, error));
+
+  std::optional<Known> cat = foldConcat({ints({1, 2}, {1, 2}), ints({1, 1}, {3})}, -1, error);
+  ASSERT_TRUE(cat) << error;
+  EXPECT_EQ(cat->shape, (shape::Shape{1, 3}));
+  EXPECT_EQ(cat->values, (std::vector<double>{1, 2, 3}));
+}
+
 } // namespace fusec::onnx_import
