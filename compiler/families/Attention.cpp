@@ -37,6 +37,11 @@ constexpr double kCausalCost = 1.29;
 // measurements of bench/NOTES.md ("the Hopper form").
 constexpr double kWgmmaShare = 0.84;
 constexpr double kHopperBlockSeconds = 6.4e-6;
+// The decode form with its keys split spends time beyond its bytes that
+// grows with the splits: none with one, about 3 us with 4, 10-12 us with 32
+// (H200, 2048 to 65536 keys), whose cause is not yet known (bench/NOTES.md,
+// "the decode form"). Fitted to those measurements, not a mechanism.
+constexpr double kDecodeSplitSeconds = 2.2e-6, kDecodePerSplitSeconds = 0.26e-6;
 
 } // namespace
 
@@ -94,7 +99,9 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
     double memory = bytes / (p.hbmBytesPerSec * p.gemvBandwidthFraction);
     double tensor = 4.0 * 16.0 * rowTiles * entries * double(m.keys * m.headDim) /
                     (p.gemmFlopsPerSec * kMmaShare);
-    return std::max(memory, tensor) + p.launchSeconds;
+    double splits = t.splits > 1 ? kDecodeSplitSeconds + kDecodePerSplitSeconds * double(t.splits)
+                                 : 0.0;
+    return std::max(memory, tensor) + splits + p.launchSeconds;
   }
   std::vector<int64_t> work = m.keyTilesPerBlock(t);
   int64_t slots = std::max<int64_t>(1, t.blocksPerSm * int64_t(p.smCount));
