@@ -49,9 +49,10 @@ target_include_directories(fusec_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INC
 add_library(fusec::cuda_headers ALIAS fusec_cuda_headers)
 
 # --- small C++ libraries --------------------------------------------------------------------
-find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED CONFIG)
 find_package(nlohmann_json 3.10 REQUIRED CONFIG)
-find_package(GTest REQUIRED)
-find_package(Python3 REQUIRED COMPONENTS Interpreter)
+if(FUSEC_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+endif()
 

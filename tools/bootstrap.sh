@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ python3 zlib1g-dev libzstd-dev libncurses-dev
           llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-          libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev
+          libcli11-dev nlohmann-json3-dev libgtest-dev
           libonnx-dev libprotobuf-dev protobuf-compiler)
 missing=()
 for p in "${packages[@]}"; do
