@@ -14,12 +14,35 @@
 namespace fusec {
 
 namespace {
-Status toStatus(llvm::Error err) {
+Status toStatus(llvm::Error err, ErrorCode code = ErrorCode::RuntimeFailed) {
   if (!err)
     return Status::success();
-  return Status::error(llvm::toString(std::move(err)));
+  return Status::error(llvm::toString(std::move(err)), code);
 }
 } // namespace
+
+void targetTheGpu(CompileOptions &o) {
+  const bool device = o.device.empty(), arch = o.arch.empty();
+  if (device)
+    o.device = "h100";
+  if (!device && !arch)
+    return;
+  auto ordinal = selectedDeviceOrdinal();
+  if (!ordinal) {
+    llvm::consumeError(ordinal.takeError());
+    return;
+  }
+  auto info = queryDevice(*ordinal);
+  if (!info) {
+    llvm::consumeError(info.takeError());
+    return;
+  }
+  if (device)
+    if (const DeviceProfile *p = profileForDeviceName(info->name))
+      o.device = p->name;
+  if (arch)
+    o.arch = info->nvrtcArch();
+}
 
 Program::Program() : p(std::make_unique<Impl>()) {}
 Program::~Program() = default;
@@ -52,18 +75,19 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
                           std::unique_ptr<mlir::MLIRContext> ctx, const Options &options,
                           std::unique_ptr<Program> &out) {
   if (!module)
-    return toStatus(module.takeError());
+    return toStatus(module.takeError(), ErrorCode::InvalidGraph);
   CompileOptions o;
   o.fuse = options.fuse;
   o.device = options.device;
   o.arch = options.arch;
+  targetTheGpu(o);
   o.gemm = options.gemm;
   o.gemmCandidate = options.gemmCandidate;
   o.overlapLaunches = options.overlapLaunches;
   o.shareLaunches = options.shareLaunches;
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
-    return toStatus(program.takeError());
+    return toStatus(program.takeError(), ErrorCode::CompileFailed);
   out = std::move(*program);
   return Status::success();
 }
@@ -135,7 +159,7 @@ Status Program::evaluateReference(const std::vector<HostTensor> &inputs,
   mlir::func::FuncOp func = graphFunction(*p->original);
   auto results = interpret(func, inputs);
   if (!results)
-    return toStatus(results.takeError());
+    return toStatus(results.takeError(), ErrorCode::InvalidArgument);
   outputs = std::move(*results);
   return Status::success();
 }
@@ -158,19 +182,37 @@ llvm::Error Program::Impl::ensureLoaded() {
   return llvm::Error::success();
 }
 
-Status Program::load() { return toStatus(p->ensureLoaded()); }
+Status Program::Impl::load() {
+  if (exe)
+    return Status::success();
+  auto ordinal = selectedDeviceOrdinal();
+  if (!ordinal)
+    return toStatus(ordinal.takeError(), ErrorCode::InvalidArgument);
+  auto info = queryDevice(*ordinal);
+  if (!info)
+    return toStatus(info.takeError(), ErrorCode::NoGpu);
+  if (!plan.arch.empty() && !info->runs(plan.arch))
+    return Status::error("the kernels were built for " + plan.arch + ", which device " +
+                             std::to_string(*ordinal) + " (" + info->name + ", " +
+                             info->nvrtcArch() + ") cannot run: compile with Options::arch \"" +
+                             info->nvrtcArch() + "\", or leave it empty for the GPU's",
+                         ErrorCode::WrongArchitecture);
+  return toStatus(ensureLoaded());
+}
+
+Status Program::load() { return p->load(); }
 
 Status Program::run(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
                     void *stream) {
-  if (llvm::Error err = p->ensureLoaded())
-    return toStatus(std::move(err));
+  if (Status s = p->load(); !s)
+    return s;
   std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
   return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
 }
 
 Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
-  if (llvm::Error err = p->ensureLoaded())
-    return toStatus(std::move(err));
+  if (Status s = p->load(); !s)
+    return s;
   CudaDriver &drv = p->gpu->driver();
   DeviceBuffers in(drv), out(drv);
   if (llvm::Error err = in.upload(inputs))

@@ -27,6 +27,9 @@ struct Program::Impl {
 
   /// Creates the GPU context, kernel cache and executable once.
   llvm::Error ensureLoaded();
+  /// ensureLoaded's outcome as a Status: NoGpu, WrongArchitecture (kernels
+  /// built for a target this GPU cannot run) or RuntimeFailed.
+  Status load();
   /// The profile the plan was predicted with: the named one, with this
   /// machine's measurements where `fusec bench` took them.
   DeviceProfile profile() const {
@@ -37,6 +40,11 @@ struct Program::Impl {
     return r;
   }
 };
+
+/// Where the device profile or the target is left empty, the GPU's
+/// (selectedDeviceOrdinal()): its profile where fusec has one, its
+/// architecture; without a GPU, the h100 profile and the profile's target.
+void targetTheGpu(CompileOptions &o);
 
 /// Builds a Program from a module already read (the CLI reads graphs itself
 /// to report errors in its own words). Reads the GEMM tuning cache and the

@@ -143,6 +143,10 @@ struct DeviceInfo {
   /// setmaxnreg and TMA (the cubin runs only on that exact architecture,
   /// which is what a run-time compiler wants anyway).
   std::string nvrtcArch() const;
+  /// Whether cubins built for `arch` ("sm_80", "sm_90a") run on this device:
+  /// the same major version and a minor at most this one's, or for an
+  /// architecture-specific target ("a") exactly this one.
+  bool runs(const std::string &arch) const;
 };
 
 /// Queries device `ordinal` (after checking that it exists).

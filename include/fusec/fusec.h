@@ -2,8 +2,9 @@
 //
 // What the `fusec` CLI does, for host applications: compile a graph file into
 // fused kernels (no GPU needed), inspect them, and run them on device buffers
-// or host tensors. Link the `fusec` library (build/lib/libfusec*.a and its
-// dependencies, or add_subdirectory this repository and link target `fusec_api`).
+// or host tensors. add_subdirectory this repository and link target
+// `fusec::fusec`; this header includes only fusec/Tensor.h and the standard
+// library.
 //
 //   std::unique_ptr<fusec::Program> program;
 //   fusec::Status s = fusec::Program::compileFile("model.json", {}, program);
@@ -14,8 +15,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/support/HostTensor.h"
-#include "compiler/plan/TensorSpec.h"
+#include "fusec/Tensor.h"
 
 #include <cstdint>
 #include <map>
@@ -25,29 +25,46 @@
 
 namespace fusec {
 
-/// The outcome of a call: success, or a message that says what went wrong and where.
-class Status {
+/// What kind of failure a Status reports.
+enum class ErrorCode : uint8_t {
+  Ok,
+  InvalidGraph,       ///< the graph or model could not be read or checked
+  CompileFailed,      ///< fusion, planning or code generation failed
+  InvalidArgument,    ///< a call's arguments do not match the program (counts, shapes)
+  NoGpu,              ///< no usable GPU or driver
+  WrongArchitecture,  ///< the kernels were built for another GPU architecture
+  RuntimeFailed,      ///< compiling, loading or running the kernels on the GPU failed
+};
+
+/// The outcome of a call: success, or a code and a message that says what
+/// went wrong and where.
+class [[nodiscard]] Status {
 public:
   static Status success() { return Status(); }
-  static Status error(std::string message) {
+  static Status error(std::string message, ErrorCode code = ErrorCode::RuntimeFailed) {
     Status s;
     s.msg = std::move(message);
-    s.failed = true;
+    s.errorCode = code == ErrorCode::Ok ? ErrorCode::RuntimeFailed : code;
     return s;
   }
-  bool ok() const { return !failed; }
+  bool ok() const { return errorCode == ErrorCode::Ok; }
   explicit operator bool() const { return ok(); }
+  ErrorCode code() const { return errorCode; }
   const std::string &message() const { return msg; }
 
 private:
-  bool failed = false;
+  ErrorCode errorCode = ErrorCode::Ok;
   std::string msg;
 };
 
 struct Options {
-  bool fuse = true;             ///< false: one kernel per op (the unfused baseline)
-  std::string device = "h100";  ///< cost-model profile: h100, h200, a100, l40s
-  std::string arch;             ///< NVRTC target (default: the profile's, sm_90a for h100)
+  bool fuse = true;  ///< false: one kernel per op (the unfused baseline)
+  /// Cost-model profile: h100, h200, a100, l40s. Empty: the GPU's (device
+  /// $FUSEC_DEVICE, else 0) where it is one of those, else h100.
+  std::string device;
+  /// NVRTC target ("sm_90a", "sm_80"). Empty: the GPU's; without a GPU, the
+  /// profile's. load() refuses kernels built for another architecture.
+  std::string arch;
   /// How matmul groups run: "auto" (the cost model picks), "fusec" (fusec's
   /// GEMM with the epilogue fused), "cublaslt" (cuBLASLt, applying the epilogue itself
   /// where it can, else the epilogue as its own kernel).
@@ -100,6 +117,8 @@ public:
                            std::vector<HostTensor> &outputs) const;
 
   /// Compiles (through the kernel cache) and loads the kernels on the GPU.
+  /// Fails with WrongArchitecture where they were built for an architecture
+  /// this GPU cannot run (sm_90a kernels on an A100, sm_80 ones on an H100).
   Status load();
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream).
   /// One 16-byte-aligned device pointer per input and output. An output may
@@ -107,6 +126,13 @@ public:
   /// On sm_90+ each kernel may start beside the end of the one before it, and
   /// the first reads nothing before the work already in `stream` completes.
   /// Call load() first where `stream` is being captured into a CUDA graph.
+  ///
+  /// Threads: compile and inspect from any thread. A loaded program keeps one
+  /// arena for its intermediates: calls of run() on one stream are ordered by
+  /// it, but two calls in flight on different streams would share the arena;
+  /// use one Program per stream (or order the streams) until per-stream
+  /// executors exist. run() and runHost() are not safe to call concurrently
+  /// on one Program.
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
   /// Copies `inputs` to the GPU, runs, and copies the outputs back. The

@@ -102,27 +102,16 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
                                                       const PlanFlags &flags, bool forGpu) {
   CompileOptions o;
   o.fuse = !flags.noFuse;
-  o.device = flags.device.empty() ? "h100" : flags.device;
+  o.device = flags.device;
   o.arch = flags.arch;
   o.gemm = flags.gemm;
   o.gemmCandidate = flags.gemmCandidate;
   o.overlapLaunches = !flags.noOverlap;
   o.shareLaunches = !flags.noShare;
-  if (forGpu && (flags.device.empty() || flags.arch.empty())) {
-    if (auto ordinal = selectedDeviceOrdinal()) {
-      if (auto info = queryDevice(*ordinal)) {
-        if (flags.device.empty())
-          if (const DeviceProfile *p = profileForDeviceName(info->name))
-            o.device = p->name;
-        if (flags.arch.empty())
-          o.arch = info->nvrtcArch();
-      } else {
-        llvm::consumeError(info.takeError());
-      }
-    } else {
-      llvm::consumeError(ordinal.takeError());
-    }
-  }
+  if (forGpu)
+    targetTheGpu(o);
+  else if (o.device.empty())
+    o.device = "h100";
   auto ctx = makeContext();
   auto module = loadGraph(path, *ctx, flags.bind);
   if (!module)

@@ -1,7 +1,10 @@
-// Compiles against fusec's public header from a parent project.
+// Compiles against fusec's public header from a parent project, with only
+// fusec's include/ on the include path: the public headers stand alone.
 #include <fusec/fusec.h>
 
 int parentUsesFusec() {
   fusec::Options options;
-  return options.fuse ? 1 : 0;
+  fusec::TensorSpec spec{"x", fusec::DType::BF16, {2, 3}};
+  fusec::HostTensor t(spec.dtype, spec.shape);
+  return options.fuse && t.nbytes() == spec.bytes() ? 1 : 0;
 }

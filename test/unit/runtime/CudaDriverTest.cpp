@@ -126,4 +126,24 @@ TEST(CudaDriver, NvrtcArchitectureOfDevice) {
   EXPECT_EQ(info.nvrtcArch(), "sm_100a");
 }
 
+// Which targets' cubins a device runs: its major version and a minor at most
+// its own, or an architecture-specific target ("a") exactly.
+TEST(CudaDriver, ArchitecturesADeviceRuns) {
+  DeviceInfo a100, l40s, h100;
+  a100.ccMajor = 8, a100.ccMinor = 0;
+  l40s.ccMajor = 8, l40s.ccMinor = 9;
+  h100.ccMajor = 9, h100.ccMinor = 0;
+  EXPECT_TRUE(a100.runs("sm_80"));
+  EXPECT_FALSE(a100.runs("sm_86"));
+  EXPECT_FALSE(a100.runs("sm_90a"));
+  EXPECT_TRUE(l40s.runs("sm_80"));
+  EXPECT_TRUE(l40s.runs("sm_89"));
+  EXPECT_TRUE(h100.runs("sm_90a"));
+  EXPECT_TRUE(h100.runs("sm_90"));
+  EXPECT_FALSE(h100.runs("sm_80"));
+  EXPECT_FALSE(h100.runs("sm_100a"));
+  for (const char *bad : {"", "sm_", "sm_9", "compute_90", "sm_9x", "sm_90b"})
+    EXPECT_FALSE(h100.runs(bad)) << bad;
+}
+
 } // namespace

@@ -1,0 +1,56 @@
+//===- ProgramApiTest.cpp - the public API's statuses and defaults -------===//
+#include "fusec/fusec.h"
+
+#include <gtest/gtest.h>
+
+namespace fusec {
+namespace {
+
+const char *kSoftmax = R"({"fusec": 1, "name": "s", "inputs": [
+    {"name": "x", "dtype": "f32", "shape": [4, 8]}],
+  "nodes": [{"name": "y", "op": "softmax", "inputs": ["x"], "attrs": {"axis": -1}}],
+  "outputs": ["y"]})";
+
+// Each failure carries a code beside its message: a graph that cannot be read
+// is InvalidGraph, inputs that do not match InvalidArgument.
+TEST(ProgramApi, FailuresCarryACode) {
+  std::unique_ptr<Program> p;
+  Status bad = Program::compileText("{\"fusec\": 1, \"nodes\": 3}", "bad.json", Options(), p);
+  EXPECT_FALSE(bad);
+  EXPECT_EQ(bad.code(), ErrorCode::InvalidGraph);
+  EXPECT_NE(bad.message().find("bad.json"), std::string::npos) << bad.message();
+
+  Status ok = Program::compileText(kSoftmax, "s.json", Options(), p);
+  ASSERT_TRUE(ok) << ok.message();
+  EXPECT_EQ(ok.code(), ErrorCode::Ok);
+  std::vector<HostTensor> out;
+  Status wrong = p->evaluateReference({}, out);
+  EXPECT_FALSE(wrong);
+  EXPECT_EQ(wrong.code(), ErrorCode::InvalidArgument);
+  Status right = p->evaluateReference(p->randomInputs(1), out);
+  ASSERT_TRUE(right) << right.message();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{4, 8}));
+}
+
+// Without a GPU, load() says so with NoGpu; with one, the kernels were built
+// for it (the default target is the GPU's), so it loads.
+TEST(ProgramApi, LoadTargetsTheGpuOrSaysThereIsNone) {
+  std::unique_ptr<Program> p;
+  ASSERT_TRUE(Program::compileText(kSoftmax, "s.json", Options(), p));
+  Status s = p->load();
+  if (!s)
+    EXPECT_EQ(s.code(), ErrorCode::NoGpu) << s.message();
+  // An explicit target no GPU runs is refused with WrongArchitecture where a
+  // GPU is present, NoGpu where none is.
+  Options other;
+  other.arch = "sm_52";
+  ASSERT_TRUE(Program::compileText(kSoftmax, "s.json", other, p));
+  Status refused = p->load();
+  EXPECT_FALSE(refused);
+  EXPECT_TRUE(refused.code() == ErrorCode::WrongArchitecture || refused.code() == ErrorCode::NoGpu)
+      << refused.message();
+}
+
+} // namespace
+} // namespace fusec
