@@ -25,6 +25,9 @@
 
 namespace fusec {
 
+/// The library's version, "major.minor.patch".
+const char *version();
+
 /// What kind of failure a Status reports.
 enum class ErrorCode : uint8_t {
   Ok,

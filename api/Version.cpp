@@ -1,0 +1,8 @@
+//===- Version.cpp - the library's version ---------------------------------===//
+#include "fusec/fusec.h"
+
+namespace fusec {
+
+const char *version() { return FUSEC_VERSION; }
+
+} // namespace fusec
