@@ -50,8 +50,8 @@ Program::~Program() = default;
 llvm::Expected<std::unique_ptr<Program>>
 compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::ModuleOp> module,
               const CompileOptions &options) {
-  std::unique_ptr<Program> program(new Program());
-  Program::Impl &impl = program->impl();
+  std::unique_ptr<Program> program = ProgramAccess::make();
+  Program::Impl &impl = ProgramAccess::of(*program);
   impl.options = options;
   // GEMM tile configurations measured by `fusec bench --autotune`.
   impl.options.gemmTuning = TuningCache::defaultEntries();

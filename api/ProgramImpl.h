@@ -41,6 +41,14 @@ struct Program::Impl {
   }
 };
 
+/// fusec's own tools reach into a Program (the plan, the modules, the
+/// executable); the public header does not show how.
+struct ProgramAccess {
+  static Program::Impl &of(Program &p) { return *p.p; }
+  static const Program::Impl &of(const Program &p) { return *p.p; }
+  static std::unique_ptr<Program> make() { return std::unique_ptr<Program>(new Program()); }
+};
+
 /// Where the device profile or the target is left empty, the GPU's
 /// (selectedDeviceOrdinal()): its profile where fusec has one, its
 /// architecture; without a GPU, the h100 profile and the profile's target.

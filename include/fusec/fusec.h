@@ -144,12 +144,11 @@ public:
   /// shows in the result.
   Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs);
 
-  struct Impl;
-  Impl &impl() { return *p; }
-  /// Internal: use compileFile / compileText.
-  Program();
+  struct Impl;  ///< what a program holds (api/ProgramImpl.h; fusec's own tools only)
 
 private:
+  friend struct ProgramAccess;
+  Program();
   std::unique_ptr<Impl> p;
 };
 

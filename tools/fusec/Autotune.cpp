@@ -65,7 +65,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     auto program = compileGraph(graph, f, /*forGpu=*/true);
     if (!program)
       return program.takeError();
-    const PlanDesc &plan = (*program)->impl().plan;
+    const PlanDesc &plan = ProgramAccess::of(**program).plan;
     bool fresh = false;
     // Kernels without a tuning key (sibling GEMVs) have one configuration.
     for (const PlanStep &st : plan.steps)
@@ -93,7 +93,7 @@ llvm::Error autotuneGemms(const std::string &graph, const PlanFlags &flags,
     auto t = timePlan(**program, *env, s);
     if (!t)
       return t.takeError();
-    const Executable &exe = *(*program)->impl().exe;
+    const Executable &exe = *ProgramAccess::of(**program).exe;
     for (size_t k = 0; k < plan.steps.size() && k < t->steps.size(); ++k) {
       const PlanStep &st = plan.steps[k];
       if (!tunableStep(st))

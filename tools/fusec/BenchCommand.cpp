@@ -155,12 +155,12 @@ int runBench(const BenchOptions &opts) {
   auto env = measureEnvironment(**fused);
   if (!env)
     return reportError(env.takeError());
-  recordMeasurements((*fused)->impl().plan.device, *env, opts.json);
+  recordMeasurements(ProgramAccess::of(**fused).plan.device, *env, opts.json);
   // Each timing warms up first (BenchSettings::warmupSeconds): say how long that takes.
   auto announce = [&](const char *which, Program &p) {
     if (opts.json)
       return;
-    size_t steps = p.impl().plan.steps.size();
+    size_t steps = ProgramAccess::of(p).plan.steps.size();
     double warm = settings.warmupSeconds * (1 + (settings.perStep ? steps : 0));
     llvm::errs() << "fusec: timing the " << which << " plan (" << steps << " step(s)"
                  << (warm >= 2 ? ", about " + std::to_string(int(warm + 0.5)) + " s of warm-up"
@@ -182,11 +182,11 @@ int runBench(const BenchOptions &opts) {
     nlohmann::json j;
     j["graph"] = opts.graph;
     j["device"] = env->deviceName;
-    j["profile"] = (*fused)->impl().plan.device;
-    j["arch"] = (*fused)->impl().plan.arch;
+    j["profile"] = ProgramAccess::of(**fused).plan.device;
+    j["arch"] = ProgramAccess::of(**fused).plan.arch;
     j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
     j["input_sets"] = tf->inputSets;
-    j["overlapped_launches"] = launchesOverlap((*fused)->impl().plan);
+    j["overlapped_launches"] = launchesOverlap(ProgramAccess::of(**fused).plan);
     j["fused"] = toJson(*tf, env->copyBytesPerSec);
     j["unfused"] = toJson(*tu, env->copyBytesPerSec);
     j["speedup_measured"] = measured;
@@ -200,10 +200,10 @@ int runBench(const BenchOptions &opts) {
                 "fusec bench %s on %s (profile %s, %s)\nmeasured copy bandwidth %.0f GB/s "
                 "(read + write); %d input set(s) rotated; median of %d runs\n",
                 opts.graph.c_str(), env->deviceName.c_str(),
-                (*fused)->impl().plan.device.c_str(), (*fused)->impl().plan.arch.c_str(),
+                ProgramAccess::of(**fused).plan.device.c_str(), ProgramAccess::of(**fused).plan.arch.c_str(),
                 env->copyBytesPerSec / 1e9, tf->inputSets, opts.iters);
   llvm::outs() << line
-               << (launchesOverlap((*fused)->impl().plan)
+               << (launchesOverlap(ProgramAccess::of(**fused).plan)
                        ? "each kernel is launched as the previous one's blocks exit "
                          "(--no-overlap: after it completes)\n\n"
                        : "each kernel is launched after the previous one completes\n\n");

@@ -160,7 +160,7 @@ private:
 } // namespace
 
 llvm::Expected<BenchEnvironment> measureEnvironment(Program &program) {
-  Program::Impl &impl = program.impl();
+  Program::Impl &impl = ProgramAccess::of(program);
   if (llvm::Error err = impl.ensureLoaded())
     return std::move(err);
   CudaDriver &drv = impl.gpu->driver();
@@ -203,7 +203,7 @@ bool tunableStep(const PlanStep &s) { return !tuningKeyOf(s).empty(); }
 
 llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
                                     const BenchSettings &settings) {
-  Program::Impl &impl = program.impl();
+  Program::Impl &impl = ProgramAccess::of(program);
   if (llvm::Error err = impl.ensureLoaded())
     return std::move(err);
   CudaDriver &drv = impl.gpu->driver();

@@ -60,7 +60,7 @@ int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
 }
 
 int emitKernels(Program &program, const CompileOptions &opts) {
-  const PlanDesc &plan = program.impl().plan;
+  const PlanDesc &plan = ProgramAccess::of(program).plan;
   std::vector<std::pair<std::string, std::string>> files;
   KernelBodies bodies = kernelBodies(plan);
   if (opts.emit == "cuda") {
@@ -105,7 +105,7 @@ int runCompile(const CompileOptions &opts) {
   if (!program)
     return reportError(program.takeError());
   if (opts.emit == "fused-mlir") {
-    std::string text = printIR(*(*program)->impl().fused, opts.locations);
+    std::string text = printIR(*ProgramAccess::of(**program).fused, opts.locations);
     if (llvm::Error err = writeOutput(opts.output, text))
       return reportError(std::move(err));
     return kOk;

@@ -19,7 +19,7 @@ int runExplain(const ExplainOptions &opts) {
   auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false);
   if (!program)
     return reportError(program.takeError());
-  Program::Impl &impl = (*program)->impl();
+  Program::Impl &impl = ProgramAccess::of(**program);
   Explanation e = explain(*impl.fused, impl.profile());
   if (llvm::Expected<SizeBindings> sizes = parseSizeBindings(opts.plan.bind))
     e.sizes = *sizes;

@@ -32,7 +32,7 @@ int runRun(const RunOptions &opts) {
   if (!program)
     return reportError(program.takeError());
   Program &p = **program;
-  mlir::func::FuncOp func = graphFunction(*p.impl().original);
+  mlir::func::FuncOp func = graphFunction(*ProgramAccess::of(p).original);
   auto inputs = prepareInputs(func, sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
