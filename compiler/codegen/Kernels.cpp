@@ -1,5 +1,6 @@
 //===- Kernels.cpp - kernel dispatch and what all families share ----------===//
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/support/Printable.h"
 
 #include "compiler/codegen/Prelude.h"
 #include "compiler/codegen/ReductionPhases.h"
@@ -67,7 +68,7 @@ std::string headerComment(FusionOp fusion, const KernelSpec &spec) {
   if (auto nodes = fusion->getAttrOfType<ArrayAttr>("nodes"); nodes && !nodes.empty()) {
     s += "//   graph nodes:";
     for (Attribute n : nodes)
-      s += " " + cast<StringAttr>(n).str();
+      s += " " + printable(cast<StringAttr>(n).getValue());
     s += "\n";
   }
   s += "//   ops:";

@@ -1,6 +1,7 @@
 //===- Explain.cpp - what fusion decided, and what it predicts ------------===//
 #include "compiler/schedule/AttentionForm.h"
 #include "compiler/pipeline/Explain.h"
+#include "compiler/support/Printable.h"
 #include "compiler/pipeline/InPlaceOutputs.h"
 
 #include "compiler/pipeline/Compile.h"
@@ -350,26 +351,32 @@ std::string explainJson(const Explanation &e) {
 }
 
 std::string explainDot(const Explanation &e) {
-  // Escapes quotes only: labels use Graphviz's \n line breaks on purpose.
+  // Escapes quotes only: labels use Graphviz's \n line breaks on purpose, and
+  // the graph's names are printable() first (their backslashes as \x5c).
   auto quote = [](const std::string &s) {
     std::string q = "\"";
     for (char c : s)
       q += c == '"' ? std::string("\\\"") : std::string(1, c);
     return q + "\"";
   };
-  std::string s = "digraph " + quote(e.graph) + " {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";
+  std::string s = "digraph " + quote(printable(e.graph)) +
+                  " {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";
   for (const ExplainedKernel &k : e.kernels) {
     s += "  subgraph " + quote("cluster_" + k.name) + " {\n    label=" +
          quote(k.name + " [" + k.kind + "] " + mb(k.bytesFused)) + ";\n    style=rounded;\n";
     std::string ops = k.ops.empty() ? "copy" : joined(k.ops, "\\n");
-    std::string nodes = k.nodes.empty() ? "" : "\\n(" + joined(k.nodes) + ")";
+    std::vector<std::string> names;
+    for (const std::string &n : k.nodes)
+      names.push_back(printable(n));
+    std::string nodes = names.empty() ? "" : "\\n(" + joined(names) + ")";
     s += "    " + quote(k.name) + " [label=" + quote(ops + nodes) + "];\n  }\n";
   }
   for (const ExplainedEdge &ed : e.edges) {
-    for (const std::string *end : {&ed.from, &ed.to})
+    const std::string from = printable(ed.from), to = printable(ed.to);
+    for (const std::string *end : {&from, &to})
       if (end->rfind("input:", 0) == 0 || end->rfind("output:", 0) == 0)
         s += "  " + quote(*end) + " [shape=ellipse, label=" + quote(end->substr(end->find(':') + 1)) + "];\n";
-    s += "  " + quote(ed.from) + " -> " + quote(ed.to) + " [label=" + quote(mb(ed.bytes)) + "];\n";
+    s += "  " + quote(from) + " -> " + quote(to) + " [label=" + quote(mb(ed.bytes)) + "];\n";
   }
   return s + "}\n";
 }

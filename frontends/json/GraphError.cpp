@@ -2,8 +2,11 @@
 #include "frontends/json/GraphError.h"
 
 #include "compiler/shape/ShapeRules.h"
+#include "compiler/support/Printable.h"
 
 #include "llvm/ADT/StringRef.h"
+
+#include <cstdio>
 
 namespace fusec::json {
 
@@ -43,7 +46,16 @@ const Json &require(const Place &at, const Json &obj, const char *key,
 std::string asString(const Place &at, const Json &v, const std::string &field) {
   if (!v.is_string())
     at.fail(field, "expected a string, got " + jsonTypeName(v));
-  return v.get<std::string>();
+  std::string s = v.get<std::string>();
+  // A name with a newline or an escape sequence would end a comment of the
+  // generated code or drive a terminal: a graph's strings are printable.
+  if (std::optional<size_t> at_ = firstControlByte(s)) {
+    char code[8];
+    std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(s[*at_]));
+    at.fail(field, std::string("contains the control character ") + code + " at byte " +
+                       std::to_string(*at_) + ": a graph's names and strings are printable text");
+  }
+  return s;
 }
 
 int64_t asInt(const Place &at, const Json &v, const std::string &field) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/json/GraphReader.h"
+#include "compiler/support/Printable.h"
 
 #include "frontends/json/OpTable.h"
 
@@ -120,7 +121,8 @@ std::map<std::string, LineCol> namePositions(llvm::StringRef text) {
   return out;
 }
 
-std::string singleQuoted(const std::string &s) { return "'" + s + "'"; }
+/// A name in a message, printable() (it may hold any byte until checked).
+std::string singleQuoted(const std::string &s) { return "'" + printable(s) + "'"; }
 
 /// The argument attribute that marks a parameter (isParameter).
 constexpr const char *kParameterAttr = "fusec.parameter";
@@ -177,13 +179,14 @@ void GraphBuilder::readHeader(const Json &doc) {
   if (version != 1)
     top.fail("fusec", "unsupported format version " + std::to_string(version) +
                           " (this fusec reads version 1)");
-  graphName = llvm::sys::path::stem(fileName).str();
+  graphName = printable(llvm::sys::path::stem(fileName));
   if (const Json *n = find(doc, "name"))
     graphName = asString(top, *n, "name");
   if (graphName.empty())
     graphName = "graph";
-  if (const Json *d = find(doc, "description"))
-    asString(top, *d, "description");
+  if (const Json *d = find(doc, "description"))  // free text, never printed: any string
+    if (!d->is_string())
+      top.fail("description", "expected a string, got " + jsonTypeName(*d));
 }
 
 void GraphBuilder::readInputs(const Json &doc) {
