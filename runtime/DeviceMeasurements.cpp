@@ -1,6 +1,7 @@
 //===- DeviceMeasurements.cpp - device numbers measured by fusec bench ----===//
 #include "runtime/DeviceMeasurements.h"
 
+#include "compiler/support/Printable.h"
 #include "runtime/CacheFile.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -32,10 +33,11 @@ MeasuredDevice loadMeasuredDevice(const std::string &path, const std::string &pr
   if (e.contains("sm_count") && e["sm_count"].is_number_integer() &&
       e["sm_count"].get<int>() > 0 && e["sm_count"].get<int>() <= 1024)
     m.smCount = e["sm_count"].get<int>();
+  // Printed by explain and bench: any control bytes the file holds escaped.
   if (e.contains("device") && e["device"].is_string())
-    m.deviceName = e["device"].get<std::string>();
+    m.deviceName = printable(e["device"].get<std::string>());
   if (e.contains("date") && e["date"].is_string())
-    m.date = e["date"].get<std::string>();
+    m.date = printable(e["date"].get<std::string>());
   return m;
 }
 

@@ -37,6 +37,16 @@ TEST(DeviceMeasurements, SavedValuesLoadBackPerProfile) {
   EXPECT_EQ(loadMeasuredDevice(path, "h200").copyBytesPerSec, 0);
 }
 
+// The device name and date are printed (explain, bench): a file holding an
+// escape sequence or a newline gives them escaped.
+TEST(DeviceMeasurements, PrintedFieldsComeBackPrintable) {
+  std::string path = tempPath();
+  ASSERT_FALSE(bool(saveMeasuredDevice(path, "h100", {2.71e12, 132, "GPU\x1b[2J\n", "2026\\11"})));
+  MeasuredDevice m = loadMeasuredDevice(path, "h100");
+  EXPECT_EQ(m.deviceName, "GPU\\x1b[2J\\x0a");
+  EXPECT_EQ(m.date, "2026\\x5c11");
+}
+
 TEST(DeviceMeasurements, ImplausibleValuesAreNotTrusted) {
   std::string path = tempPath();
   ASSERT_FALSE(bool(saveMeasuredDevice(path, "h100", {12.0, -3, "x", "y"})));
