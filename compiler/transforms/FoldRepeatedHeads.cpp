@@ -1,7 +1,9 @@
 //===- FoldRepeatedHeads.cpp - grouped-query K/V read once ----------------===//
 //
-// Decode attention with grouped-query heads (Llama-3: 32 query heads, 8 K/V
-// heads) spends most of its bytes on the K/V cache. Written as a repeat
+// Grouped-query attention that the attention kernel does not stream (it
+// reads such K/V through the repeat itself: schedule/AttentionOperands.cpp),
+// an f32 model's for one, spends most of its bytes on the K/V cache in
+// decode (Llama-3: 32 query heads, 8 K/V heads). Written as a repeat
 // (reshape -> broadcast_to -> reshape) feeding a batched matmul, the repeat
 // cannot be a strided view (the repeated dim sits inside the merged batch
 // dim), so it is materialized: the cache is read once, written R times, and
