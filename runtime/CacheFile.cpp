@@ -1,6 +1,8 @@
 //===- CacheFile.cpp - small JSON files of measurements in the cache dir --===//
 #include "runtime/CacheFile.h"
 
+#include "compiler/support/StrictJson.h"
+
 #include "compiler/support/AtomicFile.h"
 #include "runtime/KernelCache.h"
 
@@ -24,9 +26,9 @@ nlohmann::json loadCacheEntries(const std::string &path, const std::string &tag,
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return nlohmann::json::object();  // nothing measured yet
-  nlohmann::json j = nlohmann::json::parse((*buffer)->getBuffer().begin(),
-                                           (*buffer)->getBuffer().end(), nullptr,
-                                           /*allow_exceptions=*/false);
+  std::string why;
+  nlohmann::json j = parseStrictJsonOrDiscard((*buffer)->getBuffer().begin(),
+                                              (*buffer)->getBuffer().end(), why);
   if (j.is_discarded() || !j.is_object() || !j.contains(tag) || !j.contains("entries") ||
       !j["entries"].is_object()) {
     if (warning)

@@ -8,6 +8,7 @@
 #include "runtime/Safetensors.h"
 
 #include "compiler/support/AtomicFile.h"
+#include "compiler/support/StrictJson.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -149,11 +150,13 @@ llvm::Error readMetadata(llvm::StringRef file, const json &j, SafetensorsMetadat
 /// Parses the header JSON, reporting nlohmann's exceptions as errors.
 llvm::Expected<json> parseHeaderJson(llvm::StringRef file, llvm::StringRef text) {
   try {
-    json header = json::parse(text.begin(), text.end());
+    json header = parseStrictJson(text.begin(), text.end());
     if (!header.is_object())
       return fail(file, llvm::Twine("header is not a JSON object (found ") +
                             header.type_name() + ")");
     return header;
+  } catch (const StrictJsonError &e) {
+    return fail(file, llvm::Twine("not a safetensors file: invalid JSON header: ") + e.what());
   } catch (const json::exception &e) {
     return fail(file, llvm::Twine("not a safetensors file: invalid JSON header: ") + e.what());
   }

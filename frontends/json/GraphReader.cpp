@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontends/json/GraphReader.h"
 #include "compiler/support/Printable.h"
+#include "compiler/support/StrictJson.h"
 
 #include "frontends/json/OpTable.h"
 
@@ -542,7 +543,8 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
 
 llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::StringRef fileName) {
   NamedDims out;
-  json::Json doc = json::Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  std::string ignored;
+  json::Json doc = parseStrictJsonOrDiscard(text.begin(), text.end(), ignored);
   if (!doc.is_object())
     return out;  // reading the graph reports what is wrong with it
   for (const char *key : {"inputs", "parameters"}) {
@@ -594,7 +596,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
   ctx.loadDialect<FusecDialect, func::FuncDialect>();
   json::Json doc;
   try {
-    doc = json::Json::parse(text.begin(), text.end());
+    doc = parseStrictJson(text.begin(), text.end());
+  } catch (const StrictJsonError &e) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: invalid JSON: %s",
+                                   fileName.str().c_str(), e.what());
   } catch (const json::Json::parse_error &e) {
     // nlohmann's text starts "[json.exception.parse_error.101] parse error at ...: ".
     std::string what = e.what();

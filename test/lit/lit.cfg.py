@@ -3,6 +3,7 @@
 # lit.site.cfg.py that CMake writes into <build>/test/lit; run lit on that folder
 # (ctest -L lit does), not on this one.
 import os
+import sys
 import shutil
 
 import lit.formats
@@ -62,6 +63,7 @@ command_start = r"((?:^|[|;&(])\s*(?:%dbg\([^)]*\)\s*)?)"
 config.substitutions.extend(
     [
         ("%fusec", fusec_cli),
+        ("%python", sys.executable),
         ("%examples", os.path.join(config.fusec_source_root, "examples")),
         (
             command_start + r"FileCheck\b",

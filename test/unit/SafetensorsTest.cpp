@@ -210,3 +210,18 @@ TEST_F(SafetensorsTest, WritingAReservedNameFails) {
 }
 
 } // namespace
+
+namespace {
+
+// The header is strict JSON: a tensor named twice, or nesting past 64 levels,
+// is refused, not read as the last of the two or recursed into.
+TEST_F(SafetensorsTest, HeaderIsStrictJson) {
+  const std::string t = R"({"dtype": "F32", "shape": [1], "data_offsets": [0, 4]})";
+  expectError(fileBytes("{\"x\": " + t + ", \"x\": " + t + "}", std::string(4, '\0')),
+              "not a safetensors file: invalid JSON header: duplicate key 'x' in one object");
+  std::string deep = "{\"__metadata__\": " + std::string(100, '[') + std::string(100, ']') + "}";
+  expectError(fileBytes(deep, ""),
+              "not a safetensors file: invalid JSON header: values nest deeper than 64 levels");
+}
+
+} // namespace
