@@ -64,4 +64,9 @@ const DeviceProfile &defaultDeviceProfile();
 /// The profile whose name best matches a device name such as "NVIDIA H100 80GB HBM3".
 const DeviceProfile *profileForDeviceName(const std::string &deviceName);
 
+/// Whether `arch` is an NVRTC target fusec generates kernels for:
+/// "sm_<major><minor>" from sm_80 on, with the architecture-specific "a"
+/// from sm_90a on.
+bool isCompileTarget(const std::string &arch);
+
 } // namespace fusec

@@ -1,5 +1,6 @@
 //===- Compile.cpp - graph module -> fused module -> executable plan ------===//
 #include "compiler/pipeline/Compile.h"
+#include "compiler/support/Printable.h"
 
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/families/KernelFamily.h"
@@ -29,6 +30,12 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown device profile '%s' (known: h100, h200, a100, l40s)",
                                    options.device.c_str());
+  if (!options.arch.empty() && !isCompileTarget(options.arch))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unknown target architecture '%s' (fusec compiles for sm_80 and later: sm_80, sm_86, "
+        "sm_89, sm_90a, ...)",
+        printable(options.arch).c_str());
   if (options.gemm != "auto" && options.gemm != "fusec" && options.gemm != "cublaslt")
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown GEMM choice '%s' (known: auto, fusec, cublaslt)",

@@ -41,10 +41,16 @@ TEST(ProgramApi, LoadTargetsTheGpuOrSaysThereIsNone) {
   Status s = p->load();
   if (!s)
     EXPECT_EQ(s.code(), ErrorCode::NoGpu) << s.message();
-  // An explicit target no GPU runs is refused with WrongArchitecture where a
-  // GPU is present, NoGpu where none is.
+  // A target fusec does not compile for is refused at compile time.
+  Options old;
+  old.arch = "sm_52";
+  Status unknown = Program::compileText(kSoftmax, "s.json", old, p);
+  EXPECT_EQ(unknown.code(), ErrorCode::CompileFailed);
+  EXPECT_NE(unknown.message().find("sm_52"), std::string::npos) << unknown.message();
+  // A target the GPU does not run is refused by load() with WrongArchitecture
+  // where a GPU is present, NoGpu where none is.
   Options other;
-  other.arch = "sm_52";
+  other.arch = "sm_100a";
   ASSERT_TRUE(Program::compileText(kSoftmax, "s.json", other, p));
   Status refused = p->load();
   EXPECT_FALSE(refused);
