@@ -236,7 +236,7 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
                   "the clock a sustained load runs at (its power cap), not the first burst's")
       ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
+  addSeedOption(cmd, opts->seed);
   cmd->add_flag("--json", opts->json, "print JSON instead of tables");
   cmd->add_flag("--no-steps", opts->noSteps,
                 "time only whole plans, not each kernel alone (faster on many-kernel plans)");

@@ -130,7 +130,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                   "with costs), cuda (one .cu per kernel), ptx (one .ptx per kernel)")
       ->check(CLI::IsMember({"mlir", "decomposed", "fused-mlir", "cuda", "ptx"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", opts->output,
+  addOutputOption(cmd, opts->output,
                   "output file for MLIR, output directory for cuda/ptx ('-': stdout)")
       ->capture_default_str();
   cmd->add_flag("--locations", opts->locations, "print source locations (graph node names)");

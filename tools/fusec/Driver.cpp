@@ -98,6 +98,27 @@ void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
                 "for its results: programmatic dependent launch)");
 }
 
+CLI::Option *addOutputOption(CLI::App *cmd, std::string &output, const std::string &help) {
+  return cmd->add_option("-o,--output", output, help)->check([](const std::string &path) {
+    return path.empty() ? std::string("an empty path names no file") : std::string();
+  });
+}
+
+CLI::Option *addSeedOption(CLI::App *cmd, uint64_t &seed) {
+  return cmd->add_option("--seed", seed, "seed for random inputs")
+      ->capture_default_str()
+      ->check([](const std::string &text) {
+        // Digits only and at most 2^64 - 1: "-1" and "1e23" are not seeds.
+        const char *digits = "0123456789";
+        if (text.empty() || text.find_first_not_of(digits) != std::string::npos)
+          return std::string("a seed is a decimal integer from 0 to 18446744073709551615");
+        std::string trimmed = text.substr(std::min(text.find_first_not_of('0'), text.size() - 1));
+        if (trimmed.size() > 20 || (trimmed.size() == 20 && trimmed > "18446744073709551615"))
+          return std::string("a seed is at most 18446744073709551615");
+        return std::string();
+      });
+}
+
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
                                                       const PlanFlags &flags, bool forGpu) {
   CompileOptions o;

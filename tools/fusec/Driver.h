@@ -54,6 +54,12 @@ void addLaunchFlags(CLI::App *cmd, PlanFlags &flags);
 /// named dims (an ONNX model's dynamic axes).
 void addBindOption(CLI::App *cmd, std::vector<std::string> &bind);
 
+/// -o/--output: a path, never empty (an empty one would write nothing and
+/// succeed).
+CLI::Option *addOutputOption(CLI::App *cmd, std::string &output, const std::string &help);
+/// --seed: a decimal integer from 0 to 2^64 - 1 (no sign, no saturation).
+CLI::Option *addSeedOption(CLI::App *cmd, uint64_t &seed);
+
 struct TensorSources;
 /// --inputs and --weights, for the commands that evaluate a graph; `graph`
 /// (an .onnx model) also binds the model's own weights.

@@ -77,8 +77,8 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--tolerance", opts->tolerance,
                   "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
                   "f16/bf16 1e-2)");
-  cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
-  cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
+  addOutputOption(cmd, opts->output, "write the outputs to this safetensors file");
+  addSeedOption(cmd, opts->seed);
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");
   cmd->add_flag("--decomposed", opts->decomposed,
                 "evaluate after decomposing composites (as the compiler sees the graph)");

@@ -52,7 +52,7 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--format", opts->format, "text (for people), json (for tools), dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", opts->output, "output file ('-': stdout)")->capture_default_str();
+  addOutputOption(cmd, opts->output, "output file ('-': stdout)")->capture_default_str();
   addPlanFlags(cmd, opts->plan);
   cmd->callback([opts, &exitCode] { exitCode = runExplain(*opts); });
 }

@@ -86,7 +86,7 @@ void addImportCommand(CLI::App &app, int &exitCode) {
               "their values written to model.safetensors beside -o (run and eval take them\n"
               "with --weights); see docs/graph-format.md, \"ONNX models\".");
   cmd->add_option("model", opts->model, "ONNX model file (.onnx)")->required();
-  cmd->add_option("-o,--output", opts->output, "the graph file to write (default: stdout)");
+  addOutputOption(cmd, opts->output, "the graph file to write (default: stdout)");
   addBindOption(cmd, opts->bind);
   cmd->add_option("--weights", opts->weights,
                   "the safetensors file for the model's weights (default: the graph file's "

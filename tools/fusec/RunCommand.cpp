@@ -71,8 +71,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
               "  fusec run examples/rms_norm.json --no-fuse --check");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   addTensorSources(cmd, opts->sources);
-  cmd->add_option("-o,--output", opts->output, "write the outputs to this safetensors file");
-  cmd->add_option("--seed", opts->seed, "seed for random inputs")->capture_default_str();
+  addOutputOption(cmd, opts->output, "write the outputs to this safetensors file");
+  addSeedOption(cmd, opts->seed);
   cmd->add_flag("--check", opts->check,
                 "compare every output with the CPU reference interpreter (f32 1e-5, "
                 "f16/bf16 1e-2 relative); exit 1 on a mismatch");
