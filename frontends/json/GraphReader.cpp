@@ -63,9 +63,12 @@ namespace {
 /// sum over an empty axis, a softmax over an empty last dim, whose max and
 /// sum would be, attention with no keys): no kernel family takes that, so the
 /// graph is refused by name. A reduction with no results is fine: it is a
-/// view of its empty input (DecomposeComposites).
-std::string reducesOverNothing(Operation *op) {
+/// view of its empty input (DecomposeComposites). `field` names the input at
+/// fault: the reduced one, for attention the keys.
+std::string reducesOverNothing(Operation *op, std::string &field) {
+  field = "inputs[0]";
   if (auto att = dyn_cast<AttentionOp>(op)) {
+    field = "inputs[1]";
     ArrayRef<int64_t> k = shapeOf(att.getKey()), q = shapeOf(att.getQuery());
     int64_t keys = k.size() >= 2 ? k[k.size() - 2] : 1;
     int64_t rows = shape::numElements(q) / std::max<int64_t>(1, q.empty() ? 1 : q.back());
@@ -405,8 +408,8 @@ void GraphBuilder::buildNode(const Json &node, size_t index, OpBuilder &b) {
       msg = msg.drop_front(opPrefix + 4);
     at.fail(msg.str());
   }
-  if (std::string why = reducesOverNothing(result.getDefiningOp()); !why.empty())
-    at.fail("inputs[0]", why);
+  if (std::string field, why = reducesOverNothing(result.getDefiningOp(), field); !why.empty())
+    at.fail(field, why);
   if (const Json *dt = find(node, "dtype")) {
     DType stated = asDType(at, *dt, "dtype");
     if (stated != dtypeOf(result))
