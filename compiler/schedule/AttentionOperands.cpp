@@ -96,9 +96,14 @@ std::optional<AttentionOperand> attentionOperand(Value v, const std::vector<int6
     if (auto r = c.getDefiningOp<ReshapeOp>(); r && rep)
       c = r->getOperand(0);
     cat = c.getDefiningOp<ConcatOp>();
+    // Every value from the operand down to the join: a view read once.
     bool alone = true;
-    for (Value w = v; alone && cat && w != cat.getResult(); w = w.getDefiningOp()->getOperand(0))
-      alone = w.hasOneUse() && w.getDefiningOp() && isView(w.getDefiningOp());
+    for (Value w = v; alone && cat && w != cat.getResult();) {
+      Operation *d = w.getDefiningOp();
+      alone = w.hasOneUse() && d && isView(d) && d->getNumOperands() > 0;
+      if (alone)
+        w = d->getOperand(0);
+    }
     if (cat && (!alone || !cat->hasOneUse() ||
                 cat.getAxis() != static_cast<int64_t>(shapeOf(cat.getResult()).size()) - 2))
       cat = ConcatOp();
