@@ -72,36 +72,32 @@ bool Converter::fold(const onnx::NodeProto &n) {
     return false;
   if (op == "Identity")
     return check(args[0]);
+  // The node's attributes are among `attrs` and it has `count` inputs.
+  auto expect = [&](size_t count, std::initializer_list<const char *> attrs) {
+    allowAttrs(n, attrs);
+    if (args.size() != count)
+      failNode(n, "needs " + std::to_string(count) + " input(s)");
+  };
   if (op == "Range") {
-    allowAttrs(n, {});
-    if (args.size() != 3)
-      failNode(n, "needs 3 input(s)");
+    expect(3, {});
     return check(onnx_import::foldRange(args[0], args[1], args[2], error));
   }
   if (op == "Gather") {
-    allowAttrs(n, {"axis"});
-    if (args.size() != 2)
-      failNode(n, "needs 2 input(s)");
+    expect(2, {"axis"});
     return check(onnx_import::foldGather(args[0], args[1], intAttr(n, "axis", 0), error));
   }
   if (op == "CumSum") {
-    allowAttrs(n, {"exclusive", "reverse"});
-    if (args.size() != 2)
-      failNode(n, "needs 2 input(s)");
+    expect(2, {"exclusive", "reverse"});
     return check(onnx_import::foldCumSum(args[0], constInput(n, 1, "axis").at(0),
                                          intAttr(n, "exclusive", 0) != 0,
                                          intAttr(n, "reverse", 0) != 0, error));
   }
   if (op == "GatherND") {
-    allowAttrs(n, {"batch_dims"});
-    if (args.size() != 2)
-      failNode(n, "needs 2 input(s)");
+    expect(2, {"batch_dims"});
     return check(onnx_import::foldGatherND(args[0], args[1], intAttr(n, "batch_dims", 0), error));
   }
   if (op == "GatherElements") {
-    allowAttrs(n, {"axis"});
-    if (args.size() != 2)
-      failNode(n, "needs 2 input(s)");
+    expect(2, {"axis"});
     return check(onnx_import::foldGatherElements(args[0], args[1], intAttr(n, "axis", 0), error));
   }
   if (op == "Unsqueeze" || op == "Squeeze" || op == "Flatten") {
