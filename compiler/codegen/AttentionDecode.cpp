@@ -32,8 +32,7 @@ constexpr int kThreads = 128;
 std::string decodeAttentionBody(const AttentionText &a) {
   const int64_t D = a.D, S = a.S, L = a.L, R = a.m.repeat, RL = R * a.L;
   const int64_t step = a.tiles.keys, stages = a.tiles.stages;
-  const int64_t keyTiles = (S + step - 1) / step;
-  const int64_t per = (keyTiles + a.tiles.splits - 1) / a.tiles.splits;
+  const int64_t keyTiles = (S + step - 1) / step, per = a.tiles.splitTiles;
   const int64_t rowTiles = a.m.rowTiles(a.tiles);
   std::string s;
   s += "  const int fz_split = blockIdx.x, fz_r0 = blockIdx.z * 16;\n";
@@ -116,26 +115,21 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4)] = fz_o[d][2 * h];\n";
   s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4) + 1] = fz_o[d][2 * h + 1];\n";
   s += "    }\n  }\n  __syncthreads();\n";
-  // Combines `n` partials (max, sum, output) of w: the
-  // largest max, each partial scaled by exp(its max - that); a partial
-  // whose keys were all masked (max -inf) counts 0, and a row with all its
-  // keys masked ends 0 / 0 = NaN, as the reference's softmax gives.
-  auto combine = [&](int64_t n, const std::string &mOf, const std::string &lOf,
-                     const std::string &oOf, const std::string &in) {
-    std::string x = in + "float mx = fz_ninf, ls = 0.f, os = 0.f;\n";
-    x += in + "for (int w = 0; w < " + str(n) + "; ++w) mx = fmaxf(mx, " + mOf + ");\n";
-    x += in + "for (int w = 0; w < " + str(n) + "; ++w) {\n";
-    x += in + "  const float mw = " + mOf + ";\n";
-    x += in + "  const float f = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n";
-    x += in + "  ls += f * " + lOf + ";\n" + in + "  os += f * " + oOf + ";\n" + in + "}\n";
-    return x;
-  };
+  // The warps' partials (max, sum, output) combined: the largest max, each
+  // partial scaled by exp(its max - that); a partial whose keys were all
+  // masked (max -inf) counts 0, and a row with all its keys masked ends
+  // 0 / 0 = NaN, as the reference's softmax gives.
   const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + rho) * " + str(D) + "LL)";
   s += "  for (int c = threadIdx.x; c < " + str(16 * D) + "; c += " + str(kThreads) + ") {\n";
   s += "    const int row = c / " + str(D) + ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
   s += "    if (rho >= " + str(RL) + ") continue;\n";
-  s += combine(4, "fz_ml[(w * 16 + row) * 2]", "fz_ml[(w * 16 + row) * 2 + 1]",
-               "fz_red[(w * 16 + row) * " + str(D) + " + col]", "    ");
+  s += "    float mx = fz_ninf, ls = 0.f, os = 0.f;\n";
+  s += "    for (int w = 0; w < 4; ++w) mx = fmaxf(mx, fz_ml[(w * 16 + row) * 2]);\n";
+  s += "    for (int w = 0; w < 4; ++w) {\n";
+  s += "      const float mw = fz_ml[(w * 16 + row) * 2];\n";
+  s += "      const float f = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n";
+  s += "      ls += f * fz_ml[(w * 16 + row) * 2 + 1];\n";
+  s += "      os += f * fz_red[(w * 16 + row) * " + str(D) + " + col];\n    }\n";
   if (a.tiles.splits == 1) {
     s += "    " + outRow + "[col] = fz_out<" + a.To + ">::of(os / ls);\n  }\n";
     return s;
@@ -143,12 +137,12 @@ std::string decodeAttentionBody(const AttentionText &a) {
   // Splits: this block's partial to the scratch, then the last block of
   // the row tile combines them. Scratch: a counter per row tile, then per
   // row tile and split 16 rows of max and sum, and of the output.
-  const int64_t items = (a.B / R) * rowTiles;
-  const int64_t counterBytes = (items * 4 + 15) / 16 * 16;
+  const DecodeScratch scratch = decodeAttentionScratch(a);
   s += "    const long long fz_part = (fz_e * " + str(rowTiles) + " + blockIdx.z) * " +
        str(a.tiles.splits) + " + fz_split;\n";
-  s += "    float *const fz_pml = reinterpret_cast<float *>(fz_scratch + " + str(counterBytes) + ");\n";
-  s += "    float *const fz_po = fz_pml + " + str(items * a.tiles.splits * 16 * 2) + ";\n";
+  s += "    float *const fz_pml = reinterpret_cast<float *>(fz_scratch + " +
+       str(scratch.counterBytes) + ");\n";
+  s += "    float *const fz_po = fz_pml + " + str(scratch.outputFloats) + ";\n";
   s += "    if (col == 0) {\n      fz_pml[(fz_part * 16 + row) * 2] = mx;\n";
   s += "      fz_pml[(fz_part * 16 + row) * 2 + 1] = ls;\n    }\n";
   s += "    fz_po[(fz_part * 16 + row) * " + str(D) + " + col] = os;\n  }\n";
@@ -163,8 +157,8 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "  const long long fz_first = (fz_e * " + str(rowTiles) + " + blockIdx.z) * " + str(splits) +
        ";\n";
   s += "  const float *const fz_pml = reinterpret_cast<const float *>(fz_scratch + " +
-       str(counterBytes) + ");\n";
-  s += "  const float *const fz_po = fz_pml + " + str(items * splits * 16 * 2) + ";\n";
+       str(scratch.counterBytes) + ");\n";
+  s += "  const float *const fz_po = fz_pml + " + str(scratch.outputFloats) + ";\n";
   // A warp per row, its lanes over the splits: the row's max and the
   // factors by shuffles, every load of a row in flight at once.
   const int64_t perLane = (splits + 31) / 32;
@@ -210,14 +204,15 @@ std::string decodeAttentionBody(const AttentionText &a) {
   return s;
 }
 
-/// The decode form's scratch: the row tiles' counters (zero once; the last
-/// block resets its own), then each split's partial rows.
-unsigned decodeAttentionScratch(const AttentionText &a, unsigned &zeroOnce) {
+DecodeScratch decodeAttentionScratch(const AttentionText &a) {
+  DecodeScratch d;
   if (a.tiles.splits == 1)
-    return zeroOnce = 0;
-  const int64_t items = (a.B / a.m.repeat) * a.m.rowTiles(a.tiles);
-  zeroOnce = static_cast<unsigned>((items * 4 + 15) / 16 * 16);
-  return zeroOnce + static_cast<unsigned>(items * a.tiles.splits * 16 * (2 + a.D) * 4);
+    return d;
+  d.items = (a.B / a.m.repeat) * a.m.rowTiles(a.tiles);
+  d.counterBytes = (d.items * 4 + 15) / 16 * 16;
+  d.outputFloats = d.items * a.tiles.splits * 16 * 2;
+  d.bytes = d.counterBytes + (d.outputFloats + d.items * a.tiles.splits * 16 * a.D) * 4;
+  return d;
 }
 
 } // namespace fusec::codegen::detail

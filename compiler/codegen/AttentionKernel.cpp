@@ -122,7 +122,9 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
     spec.grid = static_cast<unsigned>(a.tiles.splits);
     spec.gridY = static_cast<unsigned>(a.B / a.m.repeat);
     spec.gridZ = static_cast<unsigned>(a.m.rowTiles(a.tiles));
-    spec.scratchBytes = decodeAttentionScratch(a, spec.scratchZeroOnce);
+    const DecodeScratch scratch = decodeAttentionScratch(a);
+    spec.scratchBytes = static_cast<unsigned>(scratch.bytes);
+    spec.scratchZeroOnce = static_cast<unsigned>(scratch.counterBytes);
     if (spec.scratchBytes)
       t.params.push_back(kScratchParam);
   }

@@ -332,12 +332,10 @@ std::string AttentionText::schedule() const {
       break;
     }
   if (tiles.decode) {
-    const int64_t keyTiles = (S + tiles.keys - 1) / tiles.keys;
-    const int64_t per = (keyTiles + tiles.splits - 1) / tiles.splits;
     return "attention decode " + str(B) + " x " + str(L) + " queries x " + str(S) +
            " keys, head dim " + str(D) + ": blocks of 16 rows (the query rows of " +
            str(m.repeat) + " heads sharing K and V), the keys split over " + str(tiles.splits) +
-           " blocks of up to " + str(per * tiles.keys) + ", 4 warps (mma.sync) taking 16 of each " +
+           " blocks of up to " + str(tiles.splitTiles * tiles.keys) + ", 4 warps (mma.sync) taking 16 of each " +
            str(tiles.keys) + "-key tile through " + str(tiles.stages) +
            " buffers, online softmax in fp32" +
            (tiles.splits > 1 ? "; the splits' partials combined by the last block" : "") + reads;

@@ -107,9 +107,16 @@ private:
 /// tensor maps (AttentionKernel.cpp, AttentionHopper.cpp).
 std::string portableAttentionBody(const AttentionText &a);
 std::string decodeAttentionBody(const AttentionText &a);
-/// The decode form's scratch bytes (0 with one split), `zeroOnce` of them
-/// counters.
-unsigned decodeAttentionScratch(const AttentionText &a, unsigned &zeroOnce);
+/// The decode form's scratch (none with one split): a counter per row tile
+/// (zeroed once; the last block resets its own), then per row tile and split
+/// 16 rows of max and sum, then 16 rows of output.
+struct DecodeScratch {
+  int64_t items = 0;         ///< row tiles: K/V entries x row tiles of each
+  int64_t counterBytes = 0;  ///< where the partials start
+  int64_t outputFloats = 0;  ///< where, past those, the output rows start
+  int64_t bytes = 0;
+};
+DecodeScratch decodeAttentionScratch(const AttentionText &a);
 std::string hopperAttentionBody(const AttentionText &a);
 std::string hopperAttentionHelpers(const AttentionText &a);
 std::vector<TensorMapParam> hopperAttentionMaps(const AttentionText &a);

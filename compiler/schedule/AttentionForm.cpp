@@ -256,6 +256,7 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
       if (best == 0 || cost < best) {
         best = cost;
         t.splits = s;
+        t.splitTiles = per;
       }
     }
     return t;

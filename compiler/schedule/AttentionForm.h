@@ -69,6 +69,7 @@ struct AttentionTiles {
   /// the last block.
   bool decode = false;
   int64_t splits = 1;     ///< blocks over the keys of one row tile
+  int64_t splitTiles = 0; ///< key tiles each split streams (the last one fewer)
   int64_t stages = 2;     ///< shared-memory buffers of keys and values
   /// Blocks an SM holds (registers and shared memory).
   int64_t blocksPerSm = 2;
