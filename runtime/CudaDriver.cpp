@@ -1,6 +1,8 @@
 //===- CudaDriver.cpp - the CUDA Driver API, loaded at run time ----------===//
 #include "runtime/CudaDriver.h"
 
+#include "compiler/support/TargetVersion.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -156,20 +158,10 @@ std::string DeviceInfo::nvrtcArch() const {
 }
 
 bool DeviceInfo::runs(const std::string &arch) const {
-  // sm_<major><minor>[a]: the minor is the last digit.
-  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0)
+  std::optional<TargetVersion> v = parseTarget(arch);
+  if (!v || v->major != ccMajor)
     return false;
-  std::string digits = arch.substr(3);
-  const bool specific = !digits.empty() && digits.back() == 'a';
-  if (specific)
-    digits.pop_back();
-  if (digits.size() < 2 || digits.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  const int major = std::stoi(digits.substr(0, digits.size() - 1));
-  const int minor = digits.back() - '0';
-  if (specific)
-    return major == ccMajor && minor == ccMinor;
-  return major == ccMajor && minor <= ccMinor;
+  return v->specific ? v->minor == ccMinor : v->minor <= ccMinor;
 }
 
 namespace {

@@ -1,6 +1,8 @@
 //===- DeviceProfile.cpp - named device profiles --------------------------===//
 #include "compiler/cost/DeviceProfile.h"
 
+#include "compiler/support/TargetVersion.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -76,17 +78,8 @@ const DeviceProfile *profileForDeviceName(const std::string &deviceName) {
 }
 
 bool isCompileTarget(const std::string &arch) {
-  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0)
-    return false;
-  std::string digits = arch.substr(3);
-  const bool specific = digits.back() == 'a';
-  if (specific)
-    digits.pop_back();
-  if (digits.size() < 2 || digits.size() > 3 ||
-      digits.find_first_not_of("0123456789") != std::string::npos || digits[0] == '0')
-    return false;
-  const int number = std::stoi(digits);
-  return number >= 80 && (!specific || number >= 90);
+  std::optional<TargetVersion> v = parseTarget(arch);
+  return v && v->major >= 8 && (!v->specific || v->major >= 9);
 }
 
 } // namespace fusec
