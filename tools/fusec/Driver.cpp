@@ -109,11 +109,10 @@ CLI::Option *addSeedOption(CLI::App *cmd, uint64_t &seed) {
       ->capture_default_str()
       ->check([](const std::string &text) {
         // Digits only and at most 2^64 - 1: "-1" and "1e23" are not seeds.
-        const char *digits = "0123456789";
-        if (text.empty() || text.find_first_not_of(digits) != std::string::npos)
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
           return std::string("a seed is a decimal integer from 0 to 18446744073709551615");
-        std::string trimmed = text.substr(std::min(text.find_first_not_of('0'), text.size() - 1));
-        if (trimmed.size() > 20 || (trimmed.size() == 20 && trimmed > "18446744073709551615"))
+        uint64_t value = 0;
+        if (llvm::StringRef(text).getAsInteger(10, value))  // true: it overflows
           return std::string("a seed is at most 18446744073709551615");
         return std::string();
       });
