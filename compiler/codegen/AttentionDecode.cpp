@@ -20,6 +20,8 @@
 #include "compiler/codegen/AttentionText.h"
 #include "compiler/codegen/LastBlock.h"
 
+#include <algorithm>
+
 namespace fusec::codegen::detail {
 namespace {
 
@@ -102,36 +104,50 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "    __syncthreads();  // this tile's buffers are loaded again " + str(stages) +
        " tiles on\n  }\n";
   s += "  fz_cp_wait<0>();\n  __syncthreads();\n";
-  // The warps' partials through shared memory: rows' max and sum, output.
-  s += "  float *const fz_red = reinterpret_cast<float *>(fz_sk);  // [warp][row][D]\n";
-  s += "  float *const fz_ml = fz_red + " + str(4 * 16 * D) + ";  // [warp][row]: max, sum\n";
+  // The warps' partials through shared memory, for the rows that exist:
+  // rows' max and sum, and the output in pairs (rows D + 8 floats apart, so
+  // a half-warp's pairs fall in distinct banks).
+  const std::string ldr = str(D + 8);
+  s += "  float *const fz_red = reinterpret_cast<float *>(fz_sk);  // [warp][row][D + 8]\n";
+  s += "  float *const fz_ml = fz_red + " + str(4 * 16 * (D + 8)) + ";  // [warp][row]: max, sum\n";
+  s += "  const int fz_rows = min(16, " + str(RL) + " - fz_r0);  // the block's rows that exist\n";
   s += "  #pragma unroll\n  for (int h = 0; h < 2; ++h) {\n";
   s += "    const int row = lane / 4 + 8 * h;\n    float l = fz_l[h];\n";
   s += "    l += __shfl_xor_sync(0xffffffffu, l, 1);\n";
   s += "    l += __shfl_xor_sync(0xffffffffu, l, 2);\n";
   s += "    if (lane % 4 == 0) {\n      fz_ml[(warp * 16 + row) * 2] = fz_m[h];\n";
   s += "      fz_ml[(warp * 16 + row) * 2 + 1] = l;\n    }\n";
-  s += "    #pragma unroll\n    for (int d = 0; d < " + str(D / 8) + "; ++d) {\n";
-  s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4)] = fz_o[d][2 * h];\n";
-  s += "      fz_red[(warp * 16 + row) * " + str(D) + " + d * 8 + 2 * (lane % 4) + 1] = fz_o[d][2 * h + 1];\n";
+  s += "    if (row < fz_rows) {\n";
+  s += "      #pragma unroll\n      for (int d = 0; d < " + str(D / 8) + "; ++d)\n";
+  s += "        *reinterpret_cast<float2 *>(&fz_red[(warp * 16 + row) * " + ldr +
+       " + d * 8 + 2 * (lane % 4)]) = make_float2(fz_o[d][2 * h], fz_o[d][2 * h + 1]);\n";
   s += "    }\n  }\n  __syncthreads();\n";
-  // The warps' partials (max, sum, output) combined: the largest max, each
-  // partial scaled by exp(its max - that); a partial whose keys were all
-  // masked (max -inf) counts 0, and a row with all its keys masked ends
-  // 0 / 0 = NaN, as the reference's softmax gives.
-  const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + rho) * " + str(D) + "LL)";
-  s += "  for (int c = threadIdx.x; c < " + str(16 * D) + "; c += " + str(kThreads) + ") {\n";
-  s += "    const int row = c / " + str(D) + ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
-  s += "    if (rho >= " + str(RL) + ") continue;\n";
-  s += "    float mx = fz_ninf, ls = 0.f, os = 0.f;\n";
-  s += "    for (int w = 0; w < 4; ++w) mx = fmaxf(mx, fz_ml[(w * 16 + row) * 2]);\n";
-  s += "    for (int w = 0; w < 4; ++w) {\n";
+  // The warps' partials (max, sum, output) combined, four columns a thread:
+  // the largest max, each partial scaled by exp(its max - that); a partial
+  // whose keys were all masked (max -inf) counts 0, and a row with all its
+  // keys masked ends 0 / 0 = NaN, as the reference's softmax gives.
+  const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + fz_r0 + row) * " + str(D) + "LL)";
+  auto storeOut = [&](const std::string &in, const std::string &x, const std::string &sum) {
+    std::string t;
+    for (int k = 0; k < 4; ++k)
+      t += in + outRow + "[col + " + str(k) + "] = fz_out<" + a.To + ">::of(" + x + "." + "xyzw"[k] +
+           " / " + sum + ");\n";
+    return t;
+  };
+  const std::string units = "fz_rows * " + str(D / 4);
+  s += "  for (int u = threadIdx.x; u < " + units + "; u += " + str(kThreads) + ") {\n";
+  s += "    const int row = u / " + str(D / 4) + ", col = (u % " + str(D / 4) + ") * 4;\n";
+  s += "    float mx = fz_ninf, ls = 0.f;\n    float4 os = make_float4(0.f, 0.f, 0.f, 0.f);\n";
+  s += "    #pragma unroll\n    for (int w = 0; w < 4; ++w) mx = fmaxf(mx, fz_ml[(w * 16 + row) * 2]);\n";
+  s += "    #pragma unroll\n    for (int w = 0; w < 4; ++w) {\n";
   s += "      const float mw = fz_ml[(w * 16 + row) * 2];\n";
   s += "      const float f = mw == fz_ninf ? 0.f : fz_ex2((mw - mx) * 1.44269504f);\n";
   s += "      ls += f * fz_ml[(w * 16 + row) * 2 + 1];\n";
-  s += "      os += f * fz_red[(w * 16 + row) * " + str(D) + " + col];\n    }\n";
+  s += "      const float4 r = *reinterpret_cast<const float4 *>(&fz_red[(w * 16 + row) * " + ldr +
+       " + col]);\n";
+  s += "      os.x += f * r.x; os.y += f * r.y; os.z += f * r.z; os.w += f * r.w;\n    }\n";
   if (a.tiles.splits == 1) {
-    s += "    " + outRow + "[col] = fz_out<" + a.To + ">::of(os / ls);\n  }\n";
+    s += storeOut("    ", "os", "ls") + "  }\n";
     return s;
   }
   // Splits: this block's partial to the scratch, then the last block of
@@ -145,7 +161,7 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "    float *const fz_po = fz_pml + " + str(scratch.outputFloats) + ";\n";
   s += "    if (col == 0) {\n      fz_pml[(fz_part * 16 + row) * 2] = mx;\n";
   s += "      fz_pml[(fz_part * 16 + row) * 2 + 1] = ls;\n    }\n";
-  s += "    fz_po[(fz_part * 16 + row) * " + str(D) + " + col] = os;\n  }\n";
+  s += "    *reinterpret_cast<float4 *>(&fz_po[(fz_part * 16 + row) * " + str(D) + " + col]) = os;\n  }\n";
   s += "  __shared__ bool fz_last;\n";
   s += lastBlockHandshake("  ", "reinterpret_cast<unsigned *>(fz_scratch) + fz_e * " + str(rowTiles) +
                                     " + blockIdx.z",
@@ -164,8 +180,7 @@ std::string decodeAttentionBody(const AttentionText &a) {
   const int64_t perLane = (splits + 31) / 32;
   s += "  float *const fz_f = fz_red, *const fz_sum = fz_red + " + str(splits * 16) +
        ";  // [split][row], [row]\n";
-  s += "  for (int row = warp; row < 16; row += 4) {\n";
-  s += "    if (fz_r0 + row >= " + str(RL) + ") continue;\n";
+  s += "  for (int row = warp; row < fz_rows; row += 4) {\n";
   s += "    float mw[" + str(perLane) + "], lw[" + str(perLane) + "], mx = fz_ninf, ls = 0.f;\n";
   s += "    #pragma unroll\n    for (int j = 0; j < " + str(perLane) + "; ++j) {\n";
   s += "      const int w = lane + 32 * j;\n";
@@ -181,26 +196,28 @@ std::string decodeAttentionBody(const AttentionText &a) {
   s += "      ls += f * lw[j];\n    }\n";
   s += "    #pragma unroll\n    for (int o = 16; o > 0; o /= 2) ls += __shfl_xor_sync(0xffffffffu, ls, o);\n";
   s += "    if (lane == 0) fz_sum[row] = ls;\n  }\n  __syncthreads();\n";
-  // Each thread's outputs (16 x D over the threads), their partials read 16
-  // splits at a time for all of them: the loads of a round all in flight.
-  const int64_t each = 16 * D / kThreads;
-  s += "  float fz_os[" + str(each) + "];\n";
-  s += "  #pragma unroll\n  for (int i = 0; i < " + str(each) + "; ++i) fz_os[i] = 0.f;\n";
-  s += "  for (int w0 = 0; w0 < " + str(splits) + "; w0 += 16) {\n";
-  s += "    #pragma unroll\n    for (int i = 0; i < " + str(each) + "; ++i) {\n";
-  s += "      const int c = threadIdx.x + i * " + str(kThreads) + ", row = c / " + str(D) +
-       ", col = c % " + str(D) + ";\n";
-  s += "      if (fz_r0 + row >= " + str(RL) + ") continue;\n";
-  s += "      #pragma unroll\n      for (int j = 0; j < 16; ++j) {\n";
+  // Four columns of a row a thread, their partials read `chunk` splits at a
+  // time, the loads of a chunk all in flight.
+  const int64_t chunk = std::min<int64_t>(splits, 16);
+  const std::string guard = splits % chunk ? "w < " + str(splits) : "";
+  s += "  for (int u = threadIdx.x; u < " + units + "; u += " + str(kThreads) + ") {\n";
+  s += "    const int row = u / " + str(D / 4) + ", col = (u % " + str(D / 4) + ") * 4;\n";
+  s += "    float4 os = make_float4(0.f, 0.f, 0.f, 0.f);\n";
+  s += "    for (int w0 = 0; w0 < " + str(splits) + "; w0 += " + str(chunk) + ") {\n";
+  s += "      float4 p[" + str(chunk) + "];\n";
+  s += "      #pragma unroll\n      for (int j = 0; j < " + str(chunk) + "; ++j) {\n";
   s += "        const int w = w0 + j;\n";
-  s += "        if (w < " + str(splits) + ")\n";
-  s += "          fz_os[i] += fz_f[w * 16 + row] * __ldcg(&fz_po[((fz_first + w) * 16 + row) * " +
-       str(D) + " + col]);\n      }\n    }\n  }\n";
-  s += "  #pragma unroll\n  for (int i = 0; i < " + str(each) + "; ++i) {\n";
-  s += "    const int c = threadIdx.x + i * " + str(kThreads) + ", row = c / " + str(D) +
-       ", col = c % " + str(D) + ", rho = fz_r0 + row;\n";
-  s += "    if (rho < " + str(RL) + ")\n";
-  s += "      " + outRow + "[col] = fz_out<" + a.To + ">::of(fz_os[i] / fz_sum[row]);\n  }\n";
+  const std::string partial = "__ldcg(reinterpret_cast<const float4 *>(&fz_po[((fz_first + w) * 16 + row) * " +
+                           str(D) + " + col]))";
+  s += "        p[j] = " + (guard.empty() ? partial : guard + " ? " + partial + " : make_float4(0.f, 0.f, 0.f, 0.f)") +
+       ";\n      }\n";
+  s += "      #pragma unroll\n      for (int j = 0; j < " + str(chunk) + "; ++j) {\n";
+  s += "        const float f = " + (guard.empty() ? std::string("fz_f[(w0 + j) * 16 + row]")
+                                                    : "w0 + j < " + str(splits) + " ? fz_f[(w0 + j) * 16 + row] : 0.f") +
+       ";\n";
+  s += "        os.x += f * p[j].x; os.y += f * p[j].y; os.z += f * p[j].z; os.w += f * p[j].w;\n";
+  s += "      }\n    }\n";
+  s += storeOut("    ", "os", "fz_sum[row]") + "  }\n";
   return s;
 }
 
