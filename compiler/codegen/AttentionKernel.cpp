@@ -31,11 +31,10 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-constexpr int kThreads = 256;  ///< 8 warps: a warp per 16 query rows
-
 } // namespace
 
 std::string portableAttentionBody(const AttentionText &a) {
+  const int64_t threads = a.R / 16 * 32;  // a warp per 16 query rows
   std::string s;
   // The last query tiles first: under a causal mask they stream the most
   // keys, and the short ones fill in behind them.
@@ -47,7 +46,7 @@ std::string portableAttentionBody(const AttentionText &a) {
   // Tiles of `tileRows` x D, 16 bytes a copy; rows past the end are zeros.
   auto tile = [&](int64_t tileRows, const std::string &dst, const std::string &src,
                   const std::string &row0, int64_t rowsTotal, int64_t srcLd) {
-    return "    for (int c = threadIdx.x; c < " + str(tileRows * D / 8) + "; c += " + str(kThreads) +
+    return "    for (int c = threadIdx.x; c < " + str(tileRows * D / 8) + "; c += " + str(threads) +
            ") {\n      const int r = c / " + str(D / 8) + ", k8 = (c % " + str(D / 8) +
            ") * 8;\n      const int g = " + row0 + " + r;\n      fz_cp16z(" + dst + " + r * " +
            str(a.ld) + " + k8, " + src + " + (long long)min(g, " + str(rowsTotal - 1) + ") * " +
@@ -58,7 +57,7 @@ std::string portableAttentionBody(const AttentionText &a) {
   auto keyTile = [&](const std::string &dst, const std::string &j0) {
     if (!a.k.keysContiguous)
       return tile(N, dst, "fz_gk", j0, S, a.k.ld);
-    return "    for (int c = threadIdx.x; c < " + str(D * N / 8) + "; c += " + str(kThreads) +
+    return "    for (int c = threadIdx.x; c < " + str(D * N / 8) + "; c += " + str(threads) +
            ") {\n      const int d = c / " + str(N / 8) + ", c8 = (c % " + str(N / 8) +
            ") * 8;\n      const int g = " + j0 + " + c8;\n      fz_cp16z(" + dst + " + d * " +
            str(a.kld) + " + c8, fz_gk + (long long)d * " + str(a.k.ld) + " + min(g, " + str(S - 8) +
@@ -103,7 +102,7 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   // memory at each tile instead of held, which keeps a thread within the 128
   // registers that allows. Hopper: a warpgroup's S and O accumulators (64 +
   // up to 64 registers a thread) leave room for one block.
-  const int threads = a.tiles.decode ? 128 : a.wg ? kThreads + 128 : kThreads;
+  const int64_t threads = a.tiles.decode ? 128 : a.wg ? a.R / 16 * 32 + 128 : a.R / 16 * 32;
   t.qualifiers = "__launch_bounds__(" + str(threads) + ", " + str(a.tiles.blocksPerSm) + ")";
   t.params = parameters(fusion);
   if (a.wg) {  // the TMA's views of Q, K and V (spec.tensorMaps), the barriers

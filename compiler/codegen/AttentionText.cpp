@@ -342,7 +342,7 @@ std::string AttentionText::schedule() const {
   }
   return "attention " + str(B) + " x " + str(L) + " queries x " + str(S) + " keys, head dim " +
          str(D) + ": blocks of " + str(R) + " queries (" +
-         (wg ? "a warpgroup loading by the TMA, 2 taking turns on wgmma" : "8 warps, mma.sync") +
+         (wg ? "a warpgroup loading by the TMA, 2 taking turns on wgmma" : str(R / 16) + " warps, mma.sync") +
          "), keys and values streamed in tiles of " + str(N) +
          " through 2 buffers, online softmax in fp32; the scores never leave the SM" +
          std::string(m.causal ? "; key tiles past a block's queries skipped (causal)" : "") + reads;

@@ -37,11 +37,13 @@ constexpr double kCausalCost = 1.29;
 // measurements of bench/NOTES.md ("the Hopper form").
 constexpr double kWgmmaShare = 0.84;
 constexpr double kHopperBlockSeconds = 6.4e-6;
-// The decode form with its keys split spends time beyond its bytes that
-// grows with the splits: none with one, about 3 us with 4, 10-12 us with 32
-// (H200, 2048 to 65536 keys), whose cause is not yet known (bench/NOTES.md,
-// "the decode form"). Fitted to those measurements, not a mechanism.
-constexpr double kDecodeSplitSeconds = 2.2e-6, kDecodePerSplitSeconds = 0.26e-6;
+// The decode form with its keys split spends about 0.15 us a split beyond
+// its bytes: the last block of a row tile waits for the slowest split and
+// reads every split's partial back, and a short split's first tiles arrive
+// late (H200, bench/NOTES.md "the decode form": 4.8 us with 32 splits of
+// 2048 or 8192 keys, 2.1 us with 32 splits of 65536 keys). Fitted to five
+// shapes, within 4%.
+constexpr double kDecodePerSplitSeconds = 0.15e-6;
 
 } // namespace
 
@@ -99,8 +101,7 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
     double memory = bytes / (p.hbmBytesPerSec * p.gemvBandwidthFraction);
     double tensor = 4.0 * 16.0 * rowTiles * entries * double(m.keys * m.headDim) /
                     (p.gemmFlopsPerSec * kMmaShare);
-    double splits = t.splits > 1 ? kDecodeSplitSeconds + kDecodePerSplitSeconds * double(t.splits)
-                                 : 0.0;
+    double splits = t.splits > 1 ? kDecodePerSplitSeconds * double(t.splits) : 0.0;
     return std::max(memory, tensor) + splits + p.launchSeconds;
   }
   std::vector<int64_t> work = m.keyTilesPerBlock(t);

@@ -188,8 +188,9 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
     m.batch *= b;
   if (vs.back() != m.headDim)
     return decline("takes values of the queries' head dim (" + std::to_string(m.headDim) + ")");
-  if (m.headDim % 16 != 0 || m.headDim > 128)
-    return decline("takes head dims that are a multiple of 16 up to 128 (this one is " +
+  if (m.headDim % 16 != 0 || m.headDim > kAttentionMaxHeadDim)
+    return decline("takes head dims that are a multiple of 16 up to " +
+                   std::to_string(kAttentionMaxHeadDim) + " (this one is " +
                    std::to_string(m.headDim) + ")");
   if (m.batch > 65535)
     return decline("takes at most 65535 heads and batches");
@@ -235,8 +236,12 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
     t.decode = true;
     t.rows = 16;
     t.keys = kAttentionKeys;
-    t.stages = 3;
     const int64_t ld = D + 8;
+    // Three buffers where they fit (head dims up to 128; 256 on Hopper),
+    // else two.
+    for (t.stages = 3; t.stages > 2; --t.stages)
+      if ((t.rows * ld + t.stages * 2 * t.keys * ld) * 2 <= profile.smemPerBlock)
+        break;
     t.sharedBytes = (t.rows * ld + t.stages * 2 * t.keys * ld) * 2;
     t.blocksPerSm = std::clamp<int64_t>((profile.smemPerBlock + 1024) / (t.sharedBytes + 1024), 1, 4);
     // Splits of the keys: the fewest that fill the SMs' slots as well as
@@ -272,8 +277,21 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
     return t;
   }
   const int64_t ld = D + 8;
-  const int64_t keyTile = m.keysContiguous ? D * (t.keys + 8) : t.keys * ld;
-  t.sharedBytes = (t.rows * ld + 2 * keyTile + 2 * t.keys * ld) * 2;
+  auto bytes = [&] {
+    const int64_t keyTile = m.keysContiguous ? D * (t.keys + 8) : t.keys * ld;
+    return (t.rows * ld + 2 * keyTile + 2 * t.keys * ld) * 2;
+  };
+  if (D > 128) {
+    // A warp's output rows take D / 2 registers a thread: one block an SM,
+    // of 128 query rows and 64 keys a tile where those fit in shared memory
+    // (Hopper), else 64 rows and 32 keys (sm_80).
+    t.blocksPerSm = 1;
+    if (bytes() > profile.smemPerBlock) {
+      t.rows = kAttentionRows / 2;
+      t.keys = kAttentionKeys / 2;
+    }
+  }
+  t.sharedBytes = bytes();
   return t;
 }
 

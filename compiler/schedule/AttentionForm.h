@@ -39,6 +39,8 @@ constexpr int64_t kAttentionRows = 128, kAttentionKeys = 64;
 /// Fewer query rows than this a head (decode) take the decode form: the keys
 /// split over blocks, so that every SM streams.
 constexpr int64_t kDecodeQueries = 64;
+/// Head dims the kernel takes: multiples of 16 up to this.
+constexpr int64_t kAttentionMaxHeadDim = 256;
 
 /// Keys or values that the kernel reads in place although no strided view
 /// reads them: grouped-query heads written as a repeat (reshape or

@@ -14,7 +14,7 @@ std::string randomAttentionGraph(uint64_t seed) {
   const int64_t b = 1 + pick(2), h = std::vector<int64_t>{1, 3, 4}[pick(3)];
   const int64_t l = std::vector<int64_t>{64, 77, 130, 200, 257}[pick(5)];
   const int64_t keys = std::vector<int64_t>{1, 8, 77, 128, 200, 333}[pick(6)];
-  const int64_t d = std::vector<int64_t>{16, 64, 80, 96, 128}[pick(5)];
+  const int64_t d = std::vector<int64_t>{16, 64, 80, 96, 128, 256}[pick(6)];
   const std::string dt = pick(2) ? "bf16" : "f16";
   const bool causal = pick(2) == 0;
   const int mask = pick(3);  // none, additive over keys, boolean rows x keys
@@ -48,7 +48,7 @@ std::string randomDecodeAttentionGraph(uint64_t seed) {
   const int64_t rep = rng.of<int64_t>({1, 2, 4, 8}), h = kv * rep;
   const int64_t l = rng.of<int64_t>({1, 2, 5, 16, 40});
   const int64_t keys = rng.of<int64_t>({3, 77, 1000, 4097, 9000});
-  const int64_t d = rng.of<int64_t>({16, 64, 80, 128});
+  const int64_t d = rng.of<int64_t>({16, 64, 80, 128, 256});
   const std::string dt = rng.pick(2) ? "bf16" : "f16";
   const int64_t appended = keys > 2 ? rng.pick(3) : 0;  // rows joined to the cache
   const int mask = rng.pick(3);                           // none, additive over keys, causal

@@ -282,13 +282,26 @@ TEST(Attention, HopperFormWhereItsTilesFit) {
   DeviceProfile h200 = *measuredProfile("h200", {}), a100 = *measuredProfile("a100", {});
   AttentionMatch m;
   m.queries = m.keys = 1024;
-  for (int64_t d : {16, 64, 80, 96, 128}) {
+  for (int64_t d : {16, 64, 80, 96, 128, 256}) {
     m.headDim = d;
     AttentionTiles t = attentionTiles(m, h200);
     EXPECT_EQ(t.wgmma, d == 64 || d == 128) << d;
     EXPECT_LE(t.sharedBytes, h200.smemPerBlock) << d;
     EXPECT_FALSE(attentionTiles(m, a100).wgmma) << d;
+    EXPECT_LE(attentionTiles(m, a100).sharedBytes, a100.smemPerBlock) << d;
   }
+  // Head dim 256: one block an SM, of 128 rows on Hopper, of 64 rows and
+  // 32-key tiles where shared memory is smaller.
+  m.headDim = 256;
+  EXPECT_EQ(attentionTiles(m, h200).rows, kAttentionRows);
+  EXPECT_EQ(attentionTiles(m, h200).blocksPerSm, 1);
+  EXPECT_EQ(attentionTiles(m, a100).rows, kAttentionRows / 2);
+  EXPECT_EQ(attentionTiles(m, a100).keys, kAttentionKeys / 2);
+  // The decode form keeps three buffers where they fit, else two.
+  m.queries = 1;
+  EXPECT_EQ(attentionTiles(m, h200).stages, 3);
+  EXPECT_EQ(attentionTiles(m, a100).stages, 2);
+  EXPECT_LE(attentionTiles(m, a100).sharedBytes, a100.smemPerBlock);
   m.headDim = 128;
   DeviceProfile sm80 = h200;
   sm80.arch = "sm_80";
@@ -301,7 +314,7 @@ TEST(Attention, KernelsCompileWithNvrtc) {
   if (llvm::Error err = loadNvrtc())
     GTEST_SKIP() << "NVRTC not available: " << llvm::toString(std::move(err));
   for (const char *arch : {"sm_90a", "sm_80"})
-    for (int d : {64, 80, 96, 128})
+    for (int d : {64, 80, 96, 128, 256})
       for (bool causal : {false, true}) {
         mlir::MLIRContext ctx;
         std::string label = std::string(arch) + " head dim " + std::to_string(d) +
