@@ -126,7 +126,11 @@ std::string decodeAttentionBody(const AttentionText &a) {
   // the largest max, each partial scaled by exp(its max - that); a partial
   // whose keys were all masked (max -inf) counts 0, and a row with all its
   // keys masked ends 0 / 0 = NaN, as the reference's softmax gives.
-  const std::string outRow = "(out0 + (fz_e * " + str(RL) + " + fz_r0 + row) * " + str(D) + "LL)";
+  // Row rho of the block is query rho % L of head fz_e * R + rho / L.
+  const std::string outRow =
+      "(" + (L == 1 ? a.outRow("fz_e * " + str(R) + " + fz_r0 + row", "0")
+                    : a.outRow("fz_e * " + str(R) + " + (fz_r0 + row) / " + str(L),
+                               "(fz_r0 + row) % " + str(L))) + ")";
   auto storeOut = [&](const std::string &in, const std::string &x, const std::string &sum) {
     std::string t;
     for (int k = 0; k < 4; ++k)

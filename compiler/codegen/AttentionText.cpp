@@ -278,13 +278,43 @@ std::string AttentionText::store() const {
   x += "    l += __shfl_xor_sync(0xffffffffu, l, 2);\n";
   x += "    const int fz_i = fz_q0 + warp * 16 + lane / 4 + 8 * h;\n";
   x += "    if (fz_i < " + str(L) + ") {\n";
-  x += "      " + To + " *const fz_row = out0 + (fz_b * " + str(L) + " + fz_i) * " + str(D) +
-       "LL;\n";
+  x += "      " + To + " *const fz_row = " + outRow("fz_b", "fz_i") + ";\n";
   x += "      #pragma unroll\n      for (int d = 0; d < " + str(D / 8) + "; ++d) {\n";
   x += "        fz_row[d * 8 + 2 * (lane % 4)] = fz_out<" + To + ">::of(fz_o[d][2 * h] / l);\n";
   x += "        fz_row[d * 8 + 2 * (lane % 4) + 1] = fz_out<" + To +
        ">::of(fz_o[d][2 * h + 1] / l);\n      }\n    }\n  }\n";
   return x;
+}
+
+std::string AttentionText::outRow(const std::string &b, const std::string &i) const {
+  if (!m.outTranspose)
+    return "out0 + (" + b + " * " + str(L) + " + " + i + ") * " + str(D) + "LL";
+  // Each dim's stride in the transposed result, which is contiguous.
+  MatmulOp output = m.output;
+  TransposeOp transpose = m.outTranspose;
+  ArrayRef<int64_t> shape = shapeOf(output.getResult());
+  ArrayRef<int64_t> perm = transpose.getPerm();
+  std::vector<int64_t> stride(shape.size());
+  int64_t run = 1;
+  for (size_t j = perm.size(); j-- > 0;) {
+    stride[perm[j]] = run;
+    run *= shape[perm[j]];
+  }
+  const size_t rows = shape.size() - 2;
+  std::string x = "(long long)(" + i + ") * " + str(stride[rows]);
+  int64_t inner = 1;
+  for (size_t d = rows; d-- > 0;) {
+    if (shape[d] > 1) {
+      std::string index = "(long long)(" + b + ")";
+      if (inner > 1)
+        index = "(" + index + " / " + str(inner) + ")";
+      if (inner * shape[d] < B)
+        index = "(" + index + " % " + str(shape[d]) + ")";
+      x += " + " + index + " * " + str(stride[d]);
+    }
+    inner *= shape[d];
+  }
+  return "out0 + " + x;
 }
 
 std::string AttentionText::outputProduct(const std::string &vt) const {
@@ -323,6 +353,15 @@ std::string AttentionText::helpers() const {
 }
 
 std::string AttentionText::schedule() const {
+  auto written = [&]() -> std::string {
+    if (!m.outTranspose)
+      return "";
+    std::string shape;
+    TransposeOp transpose = m.outTranspose;
+    for (int64_t d : shapeOf(transpose.getResult()))
+      shape += (shape.empty() ? "" : ", ") + str(d);
+    return "; the output written transposed, as [" + shape + "]";
+  };
   std::string reads;
   for (const std::vector<AttentionRows> *pieces : {&ks, &vs})
     if (pieces->front().repeat > 1 || pieces->size() > 1) {
@@ -338,14 +377,16 @@ std::string AttentionText::schedule() const {
            " blocks of up to " + str(tiles.splitTiles * tiles.keys) + ", 4 warps (mma.sync) taking 16 of each " +
            str(tiles.keys) + "-key tile through " + str(tiles.stages) +
            " buffers, online softmax in fp32" +
-           (tiles.splits > 1 ? "; the splits' partials combined by the last block" : "") + reads;
+           (tiles.splits > 1 ? "; the splits' partials combined by the last block" : "") + reads +
+           written();
   }
   return "attention " + str(B) + " x " + str(L) + " queries x " + str(S) + " keys, head dim " +
          str(D) + ": blocks of " + str(R) + " queries (" +
          (wg ? "a warpgroup loading by the TMA, 2 taking turns on wgmma" : str(R / 16) + " warps, mma.sync") +
          "), keys and values streamed in tiles of " + str(N) +
          " through 2 buffers, online softmax in fp32; the scores never leave the SM" +
-         std::string(m.causal ? "; key tiles past a block's queries skipped (causal)" : "") + reads;
+         std::string(m.causal ? "; key tiles past a block's queries skipped (causal)" : "") + reads +
+         written();
 }
 
 } // namespace fusec::codegen::detail

@@ -87,6 +87,10 @@ public:
   std::string pack(const std::string &dst, const std::string &kk) const;
   /// O / l into the output, each row's sum gathered from its four threads.
   std::string store() const;
+  /// The output row of batch entry `b` (over the products' batch dims) and
+  /// query `i`: rows in [batch..., L] order, or in the order of the
+  /// transpose the kernel writes through (AttentionMatch::outTranspose).
+  std::string outRow(const std::string &b, const std::string &i) const;
   /// Buffer `t % 2` of K and of V.
   std::string kBuf(const std::string &t) const;
   std::string vBuf(const std::string &t) const;

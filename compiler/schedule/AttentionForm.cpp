@@ -160,6 +160,13 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   m.output = output;
   m.logits = logits;
+  if (output->hasOneUse())
+    if (auto t = dyn_cast<TransposeOp>(*output->getUsers().begin())) {
+      ArrayRef<int64_t> perm = t.getPerm();
+      if (perm.back() == static_cast<int64_t>(perm.size()) - 1 &&
+          !llvm::equal(perm, llvm::seq<int64_t>(0, static_cast<int64_t>(perm.size()))))
+        m.outTranspose = t;
+    }
   m.causal = isCausal(logits);
   m.ops = std::move(group);
 

@@ -102,6 +102,11 @@ struct AttentionMatch {
   std::optional<AttentionOperand> kIn, vIn;
   /// Query heads that share one K/V entry (1 without grouped-query heads).
   int64_t repeat = 1;
+  /// The output's only reader where it is a transpose that keeps the head
+  /// dim last ([B, H, L, D] to [B, L, H, D]): the kernel writes its rows in
+  /// that order, and outlining makes the transpose the group's result, so
+  /// the next product reads heads side by side without a copy.
+  TransposeOp outTranspose;
   bool decode() const { return queries < kDecodeQueries; }
   /// Blocks of rows over one batch entry (decode: over the query rows of
   /// the `repeat` heads that share one K/V entry).

@@ -93,6 +93,12 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   for (Operation *op : group)
     if (!op->hasAttr("fusec.recomputed")) {  // counted in the group it was cloned from
       Cost c = unfusedCost(op);
+      if (s.kind == GroupKind::Attention && isView(op)) {
+        // The transpose an attention kernel writes through is, unfused, a
+        // copy for the product that reads it.
+        c.bytes = 2 * tensorBytes(op->getResult(0));
+        c.launches = 1;
+      }
       unfused += c;
       // A product alone runs on cuBLASLt, as in the --no-fuse plan (views
       // and generators cost nothing).
@@ -268,7 +274,12 @@ LogicalResult outlineGroups(func::FuncOp func, const std::vector<OpGroup> &group
       if (auto mm = dyn_cast<MatmulOp>(op))
         if (failed(materializeMatmulOperands(func, mm, profile, index, streamed)))
           return failure();
-    if (failed(outlineOne(func, g, profile, index++)))
+    // An attention kernel writes its output through the transpose that
+    // alone reads it: the transpose is the group's result.
+    OpGroup members = g;
+    if (streamed && streamed->outTranspose)
+      members.push_back(streamed->outTranspose);
+    if (failed(outlineOne(func, members, profile, index++)))
       return failure();
   }
   // Graph outputs that no kernel writes (an input, a view, a constant) are copied.

@@ -6,6 +6,21 @@
 #include <vector>
 
 namespace fusec::test {
+namespace {
+
+/// With `transposed`, the output [b, h, l, d] goes back to tokens, [b, l, h,
+/// d] (what a model's output projection reads).
+void addTokenTranspose(nlohmann::json &g, bool transposed) {
+  if (!transposed)
+    return;
+  g["nodes"].push_back({{"name", "o_tokens"},
+                        {"op", "transpose"},
+                        {"inputs", {"o"}},
+                        {"attrs", {{"perm", {0, 2, 1, 3}}}}});
+  g["outputs"] = nlohmann::json::array({"o_tokens"});
+}
+
+} // namespace
 
 std::string randomAttentionGraph(uint64_t seed) {
   using Json = nlohmann::json;
@@ -38,6 +53,7 @@ std::string randomAttentionGraph(uint64_t seed) {
                              {"inputs", args},
                              {"attrs", {{"causal", causal}}}}});
   g["outputs"] = Json::array({"o"});
+  addTokenTranspose(g, pick(2) == 0);
   return g.dump();
 }
 
@@ -95,6 +111,7 @@ std::string randomDecodeAttentionGraph(uint64_t seed) {
   g["inputs"] = inputs;
   g["nodes"] = nodes;
   g["outputs"] = Json::array({"o"});
+  addTokenTranspose(g, rng.pick(2) == 0);
   return g.dump();
 }
 

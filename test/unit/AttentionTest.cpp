@@ -250,6 +250,43 @@ TEST(Attention, DecodeKeepsItsValuesInTheInterpreter) {
   }
 }
 
+// An output read only by a transpose back to tokens is written in that
+// order by every form: no copy kernel follows, the values are the
+// interpreter's, and the kernel's stores index [b, l, h, d].
+TEST(Attention, OutputTransposeIsWrittenByTheKernel) {
+  const std::string transposed = R"({"fusec": 1, "name": "t", "inputs": [
+    {"name": "q", "dtype": "bf16", "shape": [2, 3, QUERIES, 64]},
+    {"name": "k", "dtype": "bf16", "shape": [2, 3, 200, 64]},
+    {"name": "v", "dtype": "bf16", "shape": [2, 3, 200, 64]}],
+    "nodes": [{"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "k", "v"]},
+              {"name": "o_tokens", "op": "transpose", "inputs": ["o"], "attrs": {"perm": [0, 2, 1, 3]}},
+              {"name": "o_flat", "op": "reshape", "inputs": ["o_tokens"], "attrs": {"shape": [-1, 192]}}],
+    "outputs": ["o_flat"]})";
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (int queries : {5, 130}) {  // the decode form, then the portable or Hopper form
+      SCOPED_TRACE(std::string(arch) + " queries " + std::to_string(queries));
+      std::string text = transposed;
+      text.replace(text.find("QUERIES"), 7, std::to_string(queries));
+      mlir::MLIRContext ctx;
+      auto plan = planFor(ctx, text, "t.json", true, arch);
+      ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+      EXPECT_EQ(plan->steps.size(), 1u);  // no copy after the attention kernel
+      const PlanKernel *k = attentionKernel(*plan);
+      ASSERT_NE(k, nullptr);
+      EXPECT_NE(k->schedule.find("the output written transposed, as [2, " +
+                                 std::to_string(queries) + ", 3, 64]"),
+                std::string::npos)
+          << k->schedule;
+      // Query i of head h in batch b starts at ((b * L + i) * 3 + h) * 64.
+      EXPECT_NE(k->source.find(" * 192"), std::string::npos);
+    }
+  for (int queries : {5, 130}) {
+    std::string text = transposed;
+    text.replace(text.find("QUERIES"), 7, std::to_string(queries));
+    expectSameResults(text, 7, true, nullptr, nullptr, "auto", true);
+  }
+}
+
 // The price counts waves of blocks: one block more than the SM slots (the
 // form's blocks an SM) takes a second round of key tiles; a causal mask
 // prices only the tiles the kernel computes. On both forms.
