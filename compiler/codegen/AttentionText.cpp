@@ -288,7 +288,7 @@ std::string AttentionText::store() const {
 
 std::string AttentionText::outRow(const std::string &b, const std::string &i) const {
   if (!m.outTranspose)
-    return "out0 + (" + b + " * " + str(L) + " + " + i + ") * " + str(D) + "LL";
+    return "out0 + ((long long)(" + b + ") * " + str(L) + " + (" + i + ")) * " + str(D);
   // Each dim's stride in the transposed result, which is contiguous.
   MatmulOp output = m.output;
   TransposeOp transpose = m.outTranspose;
