@@ -2,9 +2,8 @@
 //
 // The attention kernel's Hopper form (sm_90a, head dims 64 and 128;
 // attentionTiles in schedule/AttentionForm.h), the techniques of
-// FlashAttention-3 written from its paper: persistent blocks of three
-// warpgroups, each taking tiles of 128 query rows from a counter (the next
-// tile's Q in a second buffer). Warpgroup 0's first thread loads Q and the tiles of 128
+// FlashAttention-3 written from its paper: a block of three warpgroups owns
+// 128 query rows. Warpgroup 0's first thread loads Q and the tiles of 128
 // keys and values by the TMA (3-D tensor maps, a matrix per batch entry,
 // 128-byte swizzled boxes as wgmma reads them, zeros past the keys), each
 // into a free buffer (an "empty" barrier per buffer, which the 8 computing
@@ -63,18 +62,9 @@ __device__ __forceinline__ unsigned long long fz_wg_desc_mn(unsigned addr, unsig
 } // namespace
 
 std::string hopperAttentionBody(const AttentionText &a) {
-  // Work items: a query tile of a batch entry, the entries' tiles in turn,
-  // each entry's last query tile (under a causal mask the longest) first,
-  // as the hardware would hand out blocks. Each block's loading thread takes
-  // the next item from a counter in the scratch, so a block that finishes
-  // early takes more, and loads the next item's Q and first tiles while
-  // the computing warpgroups finish this one.
-  const int64_t tiles = a.queryTiles(), items = tiles * a.B;
-  auto item = [&](const std::string &in) {
-    return a.item("(" + str(tiles - 1) + " - fz_w % " + str(tiles) + ") * " + str(a.R),
-                  "fz_w / " + str(tiles), in);
-  };
-  const std::string qBuf = "fz_sq + (fz_k & 1) * " + str(a.R * a.D);
+  // The last query tiles first: under a causal mask they stream the most
+  // keys, and the short ones fill in behind them.
+  std::string s = a.item("(gridDim.x - 1 - blockIdx.x) * " + str(a.R), "blockIdx.y", "  ");
   auto pv = [&](const std::string &t) {
     // V is [keys, D] with D contiguous: the N-major B, 16 keys (2048
     // bytes) a step, its 64-column slabs N x 128 bytes apart.
@@ -91,9 +81,7 @@ std::string hopperAttentionBody(const AttentionText &a) {
   auto rescale = "    #pragma unroll\n    for (int d = 0; d < " + str(a.D / 8) +
                  "; ++d) {\n      fz_o[d][0] *= fz_sc[0]; fz_o[d][1] *= fz_sc[0];\n"
                  "      fz_o[d][2] *= fz_sc[1]; fz_o[d][3] *= fz_sc[1];\n    }\n";
-  // Barriers: full 0, 1: K's buffers; 2, 3: V's; 4, 5: Q's. Empty likewise.
-  // K and V tiles go round their two buffers across items (ring position
-  // fz_n + t), Q's by item (fz_k).
+  // Barriers: full 0, 1: K's buffers; 2, 3: V's; 4: Q. Empty 0-3 likewise.
   auto bar = [&](const std::string &which, int base, const std::string &t) {
     return "fz_smem_u32(&" + which + "[" + str(base) + " + ((" + t + ") & 1)])";
   };
@@ -124,85 +112,62 @@ std::string hopperAttentionBody(const AttentionText &a) {
   // its index), issues its products, and hands the turn to the other.
   const std::string myTurn = "    fz_bar_sync(1 + warp / 4, 256);\n";
   const std::string yourTurn = "    fz_bar_arrive(2 - warp / 4, 256);\n";
-  std::string s;
-  s += "  __shared__ __align__(8) unsigned long long fz_full[6], fz_empty[6];\n";
-  s += "  __shared__ int fz_item[2];  // the work item whose Q is in each buffer\n";
+  s += a.declarations();
+  s += "  __shared__ __align__(8) unsigned long long fz_full[5], fz_empty[4];\n";
   s += "  if (threadIdx.x == 0) {\n";
-  s += "    for (int b = 0; b < 6; ++b) {\n      fz_mbar_init(fz_smem_u32(&fz_full[b]), 1);\n"
-       "      fz_mbar_init(fz_smem_u32(&fz_empty[b]), 8);\n    }\n";
+  s += "    for (int b = 0; b < 5; ++b) fz_mbar_init(fz_smem_u32(&fz_full[b]), 1);\n";
+  s += "    for (int b = 0; b < 4; ++b) fz_mbar_init(fz_smem_u32(&fz_empty[b]), 8);\n";
   s += "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n  }\n";
   s += "  __syncthreads();\n";
   s += "  if (warp < 0) {  // the loads\n";
   s += "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 24;\");\n";
-  s += "    if (threadIdx.x != 0) return;\n";
-  s += "    unsigned *const fz_next = reinterpret_cast<unsigned *>(fz_scratch);\n";
-  s += "    #pragma unroll 1\n    for (int fz_k = 0, fz_n = 0;; ++fz_k) {\n";
-  s += "      const int fz_w = (int)atomicAdd(fz_next, 1u);\n";
-  s += "      if (fz_k >= 2) fz_mbar_wait(" + bar("fz_empty", 4, "fz_k") + ", " + parity("fz_k - 2") + ");\n";
-  s += "      fz_item[fz_k & 1] = fz_w;\n";
-  s += "      if (fz_w >= " + str(items) + ") {  // none left: the computing warps stop\n";
-  s += "        // Every block's last fetch finds none: the launch's last fetch\n";
-  s += "        // readies the counter for the next launch.\n";
-  s += "        if (fz_w == " + str(items) + " + (int)gridDim.x - 1) *fz_next = 0u;\n";
-  s += "        fz_mbar_arrive(" + bar("fz_full", 4, "fz_k") + ");\n        return;\n      }\n";
-  s += item("      ");
-  s += a.tileCount("      ");
-  s += load(a.q, "fz_tmQ", bar("fz_full", 4, "fz_k"), qBuf, "fz_q0", a.R);
+  s += "    if (threadIdx.x == 0) {\n";
+  s += load(a.q, "fz_tmQ", "fz_smem_u32(&fz_full[4])", "fz_sq", "fz_q0", a.R);
   s += "      #pragma unroll 1\n      for (int t = 0; t < fz_tiles; ++t) {\n";
-  s += "        const int n = fz_n + t;\n";
-  s += "        if (n >= 2) fz_mbar_wait(" + bar("fz_empty", 0, "n") + ", " + parity("n - 2") + ");\n";
-  s += load(a.k, "fz_tmK", bar("fz_full", 0, "n"), a.kBuf("n"), "t * " + str(a.N), a.N);
-  s += "        if (n >= 2) fz_mbar_wait(" + bar("fz_empty", 2, "n") + ", " + parity("n - 2") + ");\n";
-  s += load(a.v, "fz_tmV", bar("fz_full", 2, "n"), a.vBuf("n"), "t * " + str(a.N), a.N);
-  s += "      }\n      fz_n += fz_tiles;\n    }\n  }\n";
+  s += "        if (t >= 2) fz_mbar_wait(" + bar("fz_empty", 0, "t") + ", " + parity("t - 2") + ");\n";
+  s += load(a.k, "fz_tmK", bar("fz_full", 0, "t"), a.kBuf("t"), "t * " + str(a.N), a.N);
+  s += "        if (t >= 2) fz_mbar_wait(" + bar("fz_empty", 2, "t") + ", " + parity("t - 2") + ");\n";
+  s += load(a.v, "fz_tmV", bar("fz_full", 2, "t"), a.vBuf("t"), "t * " + str(a.N), a.N);
+  s += "      }\n    }\n    return;\n  }\n";
   s += "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 240;\");\n";
   s += "  unsigned fz_pa[" + str(a.N / 16) + "][4];  // P(t - 1), the A fragments of its product\n";
   s += "  float fz_sc[2];\n";
   s += "  if (warp >= 4) fz_bar_arrive(1, 256);  // the first warpgroup's turn first\n";
-  s += "  #pragma unroll 1\n  for (int fz_k = 0, fz_n = 0;; ++fz_k) {\n";
-  s += "  fz_mbar_wait(" + bar("fz_full", 4, "fz_k") + ", " + parity("fz_k") + ");\n";
-  s += "  const int fz_w = fz_item[fz_k & 1];\n";
-  s += "  if (fz_w >= " + str(items) + ") break;\n";
-  s += item("  ");
-  s += a.declarations();
+  s += "  fz_mbar_wait(fz_smem_u32(&fz_full[4]), 0);\n";
   s += "  {\n  const int fz_t = 0;\n";
-  s += waitFull(0, "fz_n");
+  s += waitFull(0, "0");
   s += myTurn;
-  s += a.scores(a.kBuf("fz_n"), qBuf);
+  s += a.scores("fz_sk");
   s += yourTurn;
   s += "    fz_wg_wait<0>();\n    fz_keep(fz_acc);\n";
-  s += release(0, "fz_n");
+  s += release(0, "0");
   s += a.softmax(true);
   s += packAll();
   s += "  }\n";
   s += "  #pragma unroll 1\n  for (int fz_t = 1; fz_t < fz_tiles; ++fz_t) {\n";
   s += "    fz_keep(fz_o);\n    fz_keep(fz_pa);\n";
-  s += waitFull(0, "fz_n + fz_t");
-  s += waitFull(2, "fz_n + fz_t - 1");
+  s += waitFull(0, "fz_t");
+  s += waitFull(2, "fz_t - 1");
   s += myTurn;
-  s += a.scores(a.kBuf("fz_n + fz_t"), qBuf);
-  s += pv("fz_n + fz_t - 1");
+  s += a.scores(a.kBuf("fz_t"));
+  s += pv("fz_t - 1");
   s += yourTurn;
   s += "    fz_wg_wait<1>();  // S(t); P(t - 1) V(t - 1) may still run\n    fz_keep(fz_acc);\n";
-  s += release(0, "fz_n + fz_t");
+  s += release(0, "fz_t");
   s += a.softmax(true);
   s += "    fz_wg_wait<0>();\n    fz_keep(fz_o);\n    fz_keep(fz_pa);\n";
-  s += release(2, "fz_n + fz_t - 1");
+  s += release(2, "fz_t - 1");
   s += rescale;
   s += packAll();
   s += "  }\n";
   s += "  fz_keep(fz_o);\n  fz_keep(fz_pa);\n";
-  s += waitFull(2, "fz_n + fz_tiles - 1");
+  s += waitFull(2, "fz_tiles - 1");
   s += myTurn;
-  s += pv("fz_n + fz_tiles - 1");
+  s += pv("fz_tiles - 1");
   s += yourTurn;
   s += "  fz_wg_wait<0>();\n  fz_keep(fz_o);\n  fz_keep(fz_pa);\n";
-  s += release(2, "fz_n + fz_tiles - 1");
-  s += release(4, "fz_k");
-  s += a.store();
-  s += "  fz_n += fz_tiles;\n  }\n";
   s += "  if (warp < 4) fz_bar_sync(1, 256);  // the other's first hand-over, matched\n";
-  return s;
+  return s + a.store();
 }
 
 std::string hopperAttentionHelpers(const AttentionText &a) {

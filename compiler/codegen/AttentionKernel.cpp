@@ -24,8 +24,6 @@
 #include "compiler/codegen/AttentionText.h"
 #include "compiler/codegen/KernelSpec.h"
 
-#include <algorithm>
-
 using namespace mlir;
 
 namespace fusec::codegen::detail {
@@ -119,16 +117,6 @@ llvm::Expected<KernelSpec> generateAttention(FusionOp fusion, const DeviceProfil
   t.helpers = a.wg ? hopperAttentionHelpers(a) : a.helpers();
   spec.grid = static_cast<unsigned>((a.L + a.R - 1) / a.R);
   spec.gridY = static_cast<unsigned>(a.B);
-  if (a.wg) {
-    // Persistent: a block an SM, the work items from a counter in the
-    // scratch (zeroed once; the launch's last fetch zeroes it again).
-    spec.grid = static_cast<unsigned>(std::min<int64_t>(
-        a.queryTiles() * a.B, int64_t(profile.smCount) * a.tiles.blocksPerSm));
-    spec.gridY = 1;
-    spec.scratchBytes = 16;
-    spec.scratchZeroOnce = 16;
-    t.params.push_back(kScratchParam);
-  }
   if (a.tiles.decode) {  // splits x K/V entries x row tiles
     spec.grid = static_cast<unsigned>(a.tiles.splits);
     spec.gridY = static_cast<unsigned>(a.B / a.m.repeat);

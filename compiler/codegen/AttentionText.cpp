@@ -97,7 +97,7 @@ llvm::Expected<AttentionText> AttentionText::of(FusionOp fusion, const DevicePro
   a.kld = a.N + 8;
   a.kTile = a.wg ? a.N * a.D : a.k.keysContiguous ? a.D * a.kld : a.N * a.ld;
   a.vTile = a.wg ? a.N * a.D : a.N * a.ld;
-  a.qTile = a.wg ? 2 * a.R * a.D : a.R * a.ld;  // Hopper: two Q buffers
+  a.qTile = a.wg ? a.R * a.D : a.R * a.ld;
   if (a.tiles.decode)  // a tile of the block's keys: the 4 warps' 16 each
     a.kTile = a.vTile = a.tiles.keys * a.ld;
   DType dt = dtypeOf(m->scores.getLhs());
@@ -191,16 +191,14 @@ std::string AttentionText::declarations() const {
   x += "  #pragma unroll\n  for (int d = 0; d < " + str(D / 8) +
        "; ++d) fz_o[d][0] = fz_o[d][1] = fz_o[d][2] = fz_o[d][3] = 0.f;\n";
   x += "  float fz_m[2] = {fz_ninf, fz_ninf}, fz_l[2] = {0.f, 0.f};\n";
-  return x + tileCount("  ");
-}
-
-std::string AttentionText::tileCount(const std::string &in) const {
   if (m.causal)
     // Keys past a block's last query are masked for all its rows: their
     // tiles are skipped, not computed.
-    return in + "const int fz_tiles = min(" + str((S + N - 1) / N) + ", (fz_q0 + " + str(R - 1) +
-           ") / " + str(N) + " + 1);\n";
-  return in + "const int fz_tiles = " + str((S + N - 1) / N) + ";\n";
+    x += "  const int fz_tiles = min(" + str((S + N - 1) / N) + ", (fz_q0 + " + str(R - 1) +
+         ") / " + str(N) + " + 1);\n";
+  else
+    x += "  const int fz_tiles = " + str((S + N - 1) / N) + ";\n";
+  return x;
 }
 
 std::string AttentionText::scores(const std::string &kt, const std::string &qt) const {
@@ -383,12 +381,9 @@ std::string AttentionText::schedule() const {
            written();
   }
   return "attention " + str(B) + " x " + str(L) + " queries x " + str(S) + " keys, head dim " +
-         str(D) + ": " +
-         (wg ? "persistent blocks taking tiles of " + str(R) +
-                   " queries from a counter (a warpgroup loading by the TMA, the next tile's Q "
-                   "during this one; 2 taking turns on wgmma)"
-             : "blocks of " + str(R) + " queries (" + str(R / 16) + " warps, mma.sync)") +
-         ", keys and values streamed in tiles of " + str(N) +
+         str(D) + ": blocks of " + str(R) + " queries (" +
+         (wg ? "a warpgroup loading by the TMA, 2 taking turns on wgmma" : str(R / 16) + " warps, mma.sync") +
+         "), keys and values streamed in tiles of " + str(N) +
          " through 2 buffers, online softmax in fp32; the scores never leave the SM" +
          std::string(m.causal ? "; key tiles past a block's queries skipped (causal)" : "") + reads +
          written();

@@ -76,11 +76,6 @@ public:
   /// The logits' function fz_logit, the output accumulators fz_o (zero),
   /// the rows' max and sum, and fz_tiles (the key tiles this block streams).
   std::string declarations() const;
-  /// fz_tiles for the query tile at fz_q0 (at `indent`).
-  std::string tileCount(const std::string &indent) const;
-  /// Query tiles a batch entry has; the Hopper form's work items are these
-  /// times the batch entries.
-  int64_t queryTiles() const { return (L + R - 1) / R; }
   /// S = Q K^T into fz_acc for this warp's 16 rows and the N keys of tile
   /// `kt` (Hopper: issued, not waited for; Q from `qt`).
   std::string scores(const std::string &kt, const std::string &qt = "fz_sq") const;

@@ -276,12 +276,11 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
   if (profile.arch == "sm_90a" && profile.wgmmaFlopsPerSec > 0 &&
       !m.keysContiguous && (D == 64 || D == 128)) {
     // A warpgroup's S (64 x 128 fp32) and O (64 x D) stay in registers: one
-    // block of two warpgroups (and the loading one) an SM, with two buffers
-    // of Q (the next work item's), two of K and two of V.
+    // block of two warpgroups an SM.
     t.wgmma = true;
     t.keys = 2 * kAttentionKeys;
     t.blocksPerSm = 1;
-    t.sharedBytes = (2 * t.rows * D + 4 * t.keys * D) * 2 + 1024;
+    t.sharedBytes = (t.rows * D + 4 * t.keys * D) * 2 + 1024;
     return t;
   }
   const int64_t ld = D + 8;
