@@ -3,6 +3,7 @@
 
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/interp/Interpreter.h"
+#include "compiler/support/Printable.h"
 #include "frontends/onnx/OnnxReader.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/DeviceMeasurements.h"
@@ -55,6 +56,7 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   impl.options = options;
   // GEMM tile configurations measured by `fusec bench --autotune`.
   impl.options.gemmTuning = TuningCache::defaultEntries();
+  impl.options.gemmTuningFile = printable(TuningCache::defaultPath().value_or(""));
   // The copy bandwidth `fusec bench` measured on this machine, if it did.
   if (std::optional<std::string> path = measuredDevicePath())
     impl.options.measured = loadMeasuredDevice(*path, options.device);
@@ -67,6 +69,8 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   if (!plan)
     return plan.takeError();
   impl.plan = std::move(*plan);
+  for (const std::string &w : impl.plan.warnings)
+    llvm::errs() << "fusec: warning: " << w << "\n";
   impl.plan.inputScales = randomInputScales(graphFunction(*impl.original));
   return program;
 }

@@ -1,5 +1,6 @@
 //===- CacheFile.cpp - small JSON files of measurements in the cache dir --===//
 #include "runtime/CacheFile.h"
+#include "compiler/support/ReadFile.h"
 
 #include "compiler/support/StrictJson.h"
 
@@ -23,9 +24,15 @@ std::optional<std::string> cacheFilePath(const std::string &file) {
 
 nlohmann::json loadCacheEntries(const std::string &path, const std::string &tag,
                                 std::string *warning) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
+  auto buffer = readFileBounded(path, "cache file", FileLimits::kCacheEntry);
+  if (!buffer) {
+    llvm::Error err = buffer.takeError();
+    const bool missing = isMissingFile(err);
+    const std::string why = llvm::toString(std::move(err));
+    if (!missing && warning)  // a FIFO, a directory, an oversized file in its place
+      *warning = why + "; ignoring it";
     return nlohmann::json::object();  // nothing measured yet
+  }
   std::string why;
   nlohmann::json j = parseStrictJsonOrDiscard((*buffer)->getBuffer().begin(),
                                               (*buffer)->getBuffer().end(), why);

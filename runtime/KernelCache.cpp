@@ -6,7 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelCache.h"
 
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
 #include "compiler/support/AtomicFile.h"
+#include "compiler/support/ReadFile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -286,19 +291,18 @@ KernelCache::loadFromDisk(const Digest &key, const KernelSource &kernel) {
   std::optional<std::string> path = entryPath(kernel);
   if (!path)
     return nullptr;
-  // Volatile: read into memory rather than mmap, so that another process
-  // damaging the file while we look at it cannot fault us.
-  auto buffer = llvm::MemoryBuffer::getFile(*path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/true);
+  // Read into memory, not mapped, so that another process damaging the
+  // file while we look at it cannot fault us; a FIFO or an oversized file
+  // in its place is refused, not waited on.
+  auto buffer = readFileBounded(*path, "kernel cache entry", FileLimits::kCacheEntry);
   if (!buffer) {
     // A miss, unless the file exists and cannot be read. (ENOTDIR: the
     // directory is unusable, which storeOnDisk warns about once.)
-    std::error_code ec = buffer.getError();
-    if (ec != std::errc::no_such_file_or_directory &&
-        ec != std::errc::not_a_directory)
-      report(CacheLogLevel::Debug,
-             "cannot read kernel cache entry " + *path + ": " + ec.message());
+    llvm::Error err = buffer.takeError();
+    const bool missing = isMissingFile(err);
+    const std::string why = llvm::toString(std::move(err));
+    if (!missing && !llvm::StringRef(why).contains(std::strerror(ENOTDIR)))
+      rejectEntry(*path, why);
     return nullptr;
   }
   auto compiled = decodeEntry((*buffer)->getBuffer(), key, kernel.emitPtx);
@@ -347,8 +351,9 @@ void KernelCache::storeOnDisk(const Digest &key, const KernelSource &kernel,
 void KernelCache::rejectEntry(const std::string &path, llvm::StringRef reason) {
   ++corruptEntries;
   // Best effort: the entry is rewritten after the compile anyway; removing it
-  // now keeps a damaged file from lingering if that write fails.
-  (void)llvm::sys::fs::remove(path);
+  // now keeps a damaged file from lingering if that write fails. (unlink:
+  // llvm::sys::fs::remove leaves a FIFO in place.)
+  (void)::unlink(path.c_str());
   {
     std::lock_guard<std::mutex> lock(reportMutex);
     if (!reportedPaths.insert(path).second)

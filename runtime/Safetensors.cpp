@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
 
+#include "compiler/support/ReadFile.h"
+
 #include "compiler/support/AtomicFile.h"
 #include "compiler/support/StrictJson.h"
 
@@ -212,10 +214,9 @@ llvm::Expected<TensorMap> parseSafetensors(llvm::StringRef file, llvm::StringRef
 
 llvm::Expected<TensorMap> readSafetensors(llvm::StringRef path,
                                           SafetensorsMetadata *metadata) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(
-      path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  auto buffer = readFileBounded(path, "tensors file", FileLimits::tensors());
   if (!buffer)
-    return fail(path, "cannot read file: " + buffer.getError().message());
+    return buffer.takeError();
   return parseSafetensors(path, (*buffer)->getBuffer(), metadata);
 }
 

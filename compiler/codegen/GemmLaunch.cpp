@@ -15,6 +15,7 @@
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ScalarOps.h"
 #include "compiler/cost/CostModel.h"
+#include "compiler/support/Printable.h"
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
 
@@ -256,10 +257,22 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
   if (choice.candidate >= 0) {
     if (choice.candidate < (int)candidates.size())
       g.cfg = candidates[choice.candidate];
-  } else if (choice.tuned) {
-    if (auto it = choice.tuned->find(key); it != choice.tuned->end())
-      GemmConfig::parse(it->second, g.cfg);  // an unparsable entry keeps the heuristic's
   }
+  // A tuned entry is data from disk: one that does not parse, is another
+  // kernel's, or does not fit this GPU is not used, and said so.
+  std::optional<std::string> tunedEntry;
+  auto unused = [&](const std::string &why) {
+    if (tunedEntry && choice.unused)
+      choice.unused->push_back("entry '" + printable(key) + "' (configuration '" +
+                               printable(*tunedEntry) + "') " + why);
+    tunedEntry.reset();
+  };
+  if (choice.candidate < 0 && choice.tuned)
+    if (auto it = choice.tuned->find(key); it != choice.tuned->end()) {
+      tunedEntry = it->second;
+      if (!GemmConfig::parse(it->second, g.cfg))
+        unused("does not parse");
+    }
   // Sibling products need cooperative wgmma tiles of one block each: a
   // tile's part picks its maps, a dual tile holds both products.
   auto cooperative = [](const GemmConfig &c) {
@@ -275,10 +288,15 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
       return fail("no wgmma tile configuration for products side by side");
   }
   if ((!g.parts.empty() || g.mm2) && !g.cfg.wgv &&
-      (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128)))
+      (!cooperative(g.cfg) || (g.mm2 && g.cfg.bn != 128))) {
+    unused("is not a tile configuration for products side by side or a dual product");
     g.cfg = candidates.front();  // a tuned entry or candidate they cannot take
-  if (!takes(g.cfg))
+  }
+  if (!takes(g.cfg)) {
+    unused("configures another kernel than this matmul's (" +
+           stringifyKernelFamily(path).str() + ")");
     g.cfg = candidates.front();
+  }
   int64_t &stageBytes = g.stageBytes;
   auto size = [&] {
     if (g.cfg.wgv) {
@@ -308,6 +326,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     // A tuned or candidate configuration that does not fit (a smaller GPU's
     // shared memory): the first candidate the matmul takes that does.
     std::string rejected = g.cfg.str();
+    unused("needs more shared memory or threads than a block of this GPU has");
     bool fits = false;
     for (const GemmConfig &c : candidates) {
       if (!takes(c))

@@ -27,6 +27,9 @@ struct KernelSpec : KernelLaunch {
 struct GemmChoice {
   int candidate = -1;
   const std::map<std::string, std::string> *tuned = nullptr;
+  /// Where a tuned entry for the kernel's key does not apply, why (the
+  /// heuristic's configuration is used instead).
+  std::vector<std::string> *unused = nullptr;
 };
 
 /// Completes a family's kernel (compiler/families/): its header comment, its

@@ -1,6 +1,5 @@
 //===- Compile.cpp - graph module -> fused module -> executable plan ------===//
 #include "compiler/pipeline/Compile.h"
-#include "compiler/support/Printable.h"
 
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/families/KernelFamily.h"
@@ -10,6 +9,7 @@
 #include "compiler/pipeline/Arena.h"
 #include "compiler/pipeline/SharedLaunch.h"
 #include "compiler/pipeline/InPlaceOutputs.h"
+#include "compiler/support/Printable.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/plan/MatmulTuning.h"
@@ -161,6 +161,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
   llvm::DenseMap<Operation *, Value> inPlace = outputsWrittenInPlace(func);
   for (auto [copy, source] : inPlace)
     outputOf[source] = outputOf.lookup(copy->getResult(0));
+  std::vector<std::string> unused;  // tuned entries that did not apply
   for (Operation &op : func.getBody().front().without_terminator()) {
     auto f = dyn_cast<FusionOp>(op);
     if (!f)
@@ -202,12 +203,16 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
                  t != options.gemmTuning.end()) {
         if (std::optional<int> r = parseMatmulRankConfig(t->second))
           step.matmul.algoRank = *r;
+        else
+          unused.push_back("entry '" + printable(t->first) + "' (configuration '" +
+                           printable(t->second) + "') does not parse as a cuBLASLt algorithm rank");
       }
       plan.workspaceBytes = 32 << 20;
     } else {
       FamilyTarget target{*profile, plan.arch};
       target.gemm.candidate = options.gemmCandidate;
       target.gemm.tuned = &options.gemmTuning;
+      target.gemm.unused = &unused;
       auto k = emitKernel(f, target);
       if (!k)
         return k.takeError();
@@ -234,6 +239,10 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
   if (options.fuse && options.shareLaunches)
     shareLaunches(plan);
   placeTemporaries(plan);
+  const std::string file = options.gemmTuningFile.empty() ? "the GEMM tuning cache"
+                                                           : options.gemmTuningFile;
+  for (const std::string &u : unused)
+    plan.warnings.push_back(file + ": " + u + "; using the heuristic's configuration");
   return plan;
 }
 

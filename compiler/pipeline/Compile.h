@@ -29,6 +29,7 @@ struct CompileOptions {
   /// (runtime/TuningCache.h), and for autotuning the candidate index every
   /// GEMM kernel and cuBLASLt product takes (-1: none).
   std::map<std::string, std::string> gemmTuning;
+  std::string gemmTuningFile;  ///< where gemmTuning was read, for warnings
   int gemmCandidate = -1;
   bool overlapLaunches = true;  ///< PlanDesc::overlapLaunches
   /// Independent small kernels next to each other share one launch

@@ -93,6 +93,9 @@ struct PlanDesc {
   /// Kernel steps joined into one launch (shareLaunches), for explain:
   /// "k2_matmul + k3_matmul: ...".
   std::vector<std::string> sharedLaunches;
+  /// What the compile ignored and the user should hear of: GEMM tuning
+  /// entries that do not apply (file and entry named).
+  std::vector<std::string> warnings;
   /// What those joins are predicted to save, us: for each pair, the two
   /// kernels' predictions less the joined kernel's (explain's whole graph).
   double sharedLaunchSavedUs = 0;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontends/json/GraphReader.h"
+#include "compiler/support/ReadFile.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/StrictJson.h"
 
@@ -652,10 +653,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
 llvm::Expected<OwningOpRef<ModuleOp>> importGraphFile(llvm::StringRef path,
                                                        MLIRContext &ctx,
                                                        const SizeBindings &sizes) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = readFileBounded(path, "graph", FileLimits::kGraph);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read graph '%s': %s",
-                                   path.str().c_str(), buffer.getError().message().c_str());
+    return buffer.takeError();
   return importGraphText((*buffer)->getBuffer(), path, ctx, sizes);
 }
 

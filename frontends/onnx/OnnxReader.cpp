@@ -1,5 +1,6 @@
 //===- OnnxReader.cpp - ONNX models -> fusec's graph format ---------------===//
 #include "frontends/onnx/OnnxReader.h"
+#include "compiler/support/ReadFile.h"
 
 #include "frontends/onnx/Converter.h"
 
@@ -27,11 +28,7 @@ llvm::Expected<onnx::ModelProto> parseModel(llvm::StringRef bytes, llvm::StringR
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readModel(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read model '%s': %s",
-                                   path.str().c_str(), buffer.getError().message().c_str());
-  return std::move(*buffer);
+  return readFileBounded(path, "model", FileLimits::kModel);
 }
 
 } // namespace
@@ -80,10 +77,11 @@ llvm::Expected<std::string> onnxFileToGraphJson(llvm::StringRef path, const Size
 }
 
 llvm::Expected<NamedDims> namedDimsOfModelFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  const bool onnx = path.ends_with(".onnx");
+  auto buffer = readFileBounded(path, onnx ? "model" : "graph",
+                                onnx ? FileLimits::kModel : FileLimits::kGraph);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read graph '%s': %s",
-                                   path.str().c_str(), buffer.getError().message().c_str());
+    return buffer.takeError();
   llvm::StringRef bytes = (*buffer)->getBuffer();
   if (!path.ends_with(".onnx"))
     return namedDimsOfGraphText(bytes, path);

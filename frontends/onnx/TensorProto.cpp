@@ -1,5 +1,6 @@
 //===- TensorProto.cpp - values of ONNX tensors, as the importer reads them -===//
 #include "frontends/onnx/TensorProto.h"
+#include "compiler/support/ReadFile.h"
 
 #include "compiler/support/DType.h"
 #include "compiler/support/Float16.h"
@@ -153,11 +154,9 @@ llvm::Expected<HostTensor> initializerValues(const onnx::TensorProto &t, llvm::S
     if (length != bytes)
       return weightError(modelPath, what + ": external data holds " + std::to_string(length) +
                                         " bytes, its dims and dtype " + std::to_string(bytes));
-    auto slice = llvm::MemoryBuffer::getFileSlice(file, length, offset, /*IsVolatile=*/false);
+    auto slice = readFileSlice(file, "external data", offset, length);
     if (!slice)
-      return weightError(modelPath, what + ": cannot read " + std::to_string(length) +
-                                        " bytes at offset " + std::to_string(offset) + " of '" +
-                                        std::string(file) + "': " + slice.getError().message());
+      return weightError(modelPath, what + ": " + llvm::toString(slice.takeError()));
     std::memcpy(out.data(), (*slice)->getBufferStart(), bytes);
     return out;
   }

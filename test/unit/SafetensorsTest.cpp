@@ -98,7 +98,7 @@ TEST_F(SafetensorsTest, MissingFile) {
   llvm::Expected<TensorMap> r = readSafetensors(missing);
   ASSERT_FALSE(static_cast<bool>(r));
   EXPECT_EQ(llvm::toString(r.takeError()),
-            missing + ": cannot read file: No such file or directory");
+            "cannot read tensors file '" + missing + "': No such file or directory");
 }
 
 TEST_F(SafetensorsTest, TooShortForTheHeaderLength) {

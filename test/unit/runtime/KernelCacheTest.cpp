@@ -258,6 +258,27 @@ TEST(KernelCache, EachDamagedEntryIsReportedOnce) {
   EXPECT_EQ(log.count(CacheLogLevel::Warning), 0u);
 }
 
+// A FIFO in an entry's place is not waited on: it is discarded as a damaged
+// entry, the kernel compiled, and the entry written again.
+TEST(KernelCache, FifoInPlaceOfAnEntryIsDiscarded) {
+  FUSEC_REQUIRE_NVRTC();
+  TempDir dir;
+  KernelSource kernel = axpyKernel("axpy", "sm_80", 0);
+  KernelCache writer(diskOptions(dir.path()));
+  ASSERT_TRUE(bool(writer.getOrCompile(kernel)));
+  const std::string entry = *writer.entryPath(kernel);
+  ASSERT_EQ(::unlink(entry.c_str()), 0);
+  ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
+  LogRecorder log;
+  KernelCache cache(diskOptions(dir.path(), &log));
+  ASSERT_TRUE(bool(cache.getOrCompile(kernel)));
+  EXPECT_EQ(cache.stats().corruptEntries, 1u);
+  EXPECT_EQ(cache.stats().compiles, 1u);
+  struct stat st;
+  ASSERT_EQ(::stat(entry.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));  // written again as a file
+}
+
 TEST(KernelCache, CompileErrorsAreReturnedAndNotCached) {
   FUSEC_REQUIRE_NVRTC();
   TempDir dir;
