@@ -8,7 +8,9 @@
 #include "tools/fusec/Driver.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -17,8 +19,33 @@
 #define FUSEC_VERSION "unknown"
 #endif
 
+namespace {
+
+/// LLVM's fatal errors (report_fatal_error) as fusec errors: the message,
+/// then exit status 1 (LLVM exits after the handler).
+void fatalError(void *, const char *reason, bool) {
+  llvm::errs() << "fusec: error: " << reason << "\n";
+}
+
+/// Output that could not be written (a full disk, a closed pipe) is an
+/// error of the command, not LLVM's fatal "IO failure" when the stream closes.
+int checkOutput(int exitCode) {
+  llvm::outs().flush();
+  if (!llvm::outs().has_error())
+    return exitCode;
+  std::error_code ec = llvm::outs().error();
+  llvm::outs().clear_error();
+  llvm::errs() << "fusec: error: cannot write the standard output: " << ec.message() << "\n";
+  return fusec::cli::kUserError;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  llvm::install_fatal_error_handler(fatalError);
+  llvm::setBugReportMsg("fusec crashed: a bug. Please report it with the command line and the "
+                        "files it read.\n");
   CLI::App app{"fusec: a graph-level fusion compiler for NVIDIA GPUs", "fusec"};
   app.set_version_flag("--version", std::string("fusec ") + FUSEC_VERSION);
   app.require_subcommand(1);
@@ -64,5 +91,5 @@ int main(int argc, char **argv) {
                  << "\nRun 'fusec --help' or 'fusec <command> --help' for usage.\n";
     return fusec::cli::kUsageError;
   }
-  return exitCode;
+  return checkOutput(exitCode);
 }
