@@ -155,36 +155,100 @@ double hostMemoryBytes() {
   return pages > 0 && page > 0 ? double(pages) * double(page) : 0;
 }
 
+namespace {
+
+int64_t elementsOf(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() ? shape::numElements(t.getShape()) : 0;
+}
+
+std::string nodeName(Operation *op) {
+  auto loc = dyn_cast<NameLoc>(op->getLoc());
+  return "node " + (loc ? "'" + loc.getName().str() + "' " : std::string()) + "(" +
+         op->getName().stripDialect().str() + ")";
+}
+
+/// The most elements `block`'s evaluation holds at once beyond its arguments
+/// (which its caller holds), as evalBlock frees them: an op's results join
+/// the values still to be read, a fusion's body adds its own most while it
+/// runs, the return copies the results. `where` names the op at the peak.
+int64_t peakElements(Block &block, std::string &where) {
+  llvm::DenseMap<Value, int64_t> pendingReads;
+  for (Operation &op : block)
+    for (Value v : blockValuesReadBy(&op, block))
+      ++pendingReads[v];
+  int64_t live = 0, peak = 0;
+  for (Operation &op : block) {
+    if (op.hasTrait<mlir::OpTrait::ReturnLike>()) {
+      int64_t copies = 0;
+      for (Value v : op.getOperands())
+        copies += elementsOf(v);
+      if (live + copies > peak) {
+        peak = live + copies;
+        where = "the outputs";
+      }
+      break;
+    }
+    int64_t inner = 0;
+    std::string innerWhere;
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      inner = peakElements(fusion.getBodyBlock(), innerWhere);
+    for (Value r : op.getResults())
+      live += elementsOf(r);
+    if (live + inner > peak) {
+      peak = live + inner;
+      where = innerWhere.empty() ? nodeName(&op) : innerWhere;
+    }
+    for (Value v : blockValuesReadBy(&op, block))
+      if (--pendingReads[v] == 0 && v.getDefiningOp())
+        live -= elementsOf(v);
+  }
+  return peak;
+}
+
+} // namespace
+
 llvm::Error checkInterpreterFits(func::FuncOp func) {
+  double machine = hostMemoryBytes();
+  if (machine <= 0)
+    return llvm::Error::success();
   int64_t most = 0;
   std::string what;
   auto consider = [&](Value v, const std::string &name) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t || !t.hasStaticShape())
-      return;
-    int64_t n = shape::numElements(t.getShape());
-    if (n > most) {
+    if (int64_t n = elementsOf(v); n > most) {
       most = n;
-      what = name + " " + shape::str(t.getShape());
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        what = name + " " + shape::str(t.getShape());
     }
   };
   for (BlockArgument a : func.getArguments())
     consider(a, "argument " + std::to_string(a.getArgNumber()));
   func.walk([&](Operation *op) {
-    for (Value r : op->getResults()) {
-      auto loc = dyn_cast<NameLoc>(op->getLoc());
-      consider(r, "node " + (loc ? "'" + loc.getName().str() + "' " : std::string()) + "(" +
-                      op->getName().stripDialect().str() + ")");
-    }
+    for (Value r : op->getResults())
+      consider(r, nodeName(op));
   });
-  double machine = hostMemoryBytes(), need = double(most) * 8;
-  if (machine <= 0 || need <= machine / 2)
-    return llvm::Error::success();
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "the reference interpreter would hold %s: %.1f GiB at 8 bytes an element, more than half "
-      "of this machine's %.1f GiB",
-      what.c_str(), need / (1 << 30), machine / (1 << 30));
+  double need = double(most) * 8;
+  if (need > machine / 2)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the reference interpreter would hold %s: %.1f GiB at 8 bytes an element, more than "
+        "half of this machine's %.1f GiB",
+        what.c_str(), need / (1 << 30), machine / (1 << 30));
+  // The graph as a whole: its arguments and the most its values hold at
+  // once (each value can fit while all of them together do not).
+  std::string where;
+  int64_t args = 0;
+  for (BlockArgument a : func.getArguments())
+    args += elementsOf(a);
+  need = (double(args) + double(peakElements(func.front(), where))) * 8;
+  if (need > machine / 2)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the reference interpreter would hold %.1f GiB at once (its inputs and, at %s, the "
+        "values still to be read), at 8 bytes an element: more than half of this machine's "
+        "%.1f GiB",
+        need / (1 << 30), where.c_str(), machine / (1 << 30));
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<HostTensor>> interpret(func::FuncOp func,

@@ -32,7 +32,9 @@ double hostMemoryBytes();
 /// An error naming the largest tensor of `func` (an argument or an op's
 /// result, regions included) when holding it, at 8 bytes an element (the
 /// interpreter's double temporaries), would take more than half of this
-/// machine's memory: the allocation would otherwise abort the process.
+/// machine's memory: the allocation would otherwise abort the process. The
+/// same for the graph as a whole: its arguments and the most of its values
+/// alive at once, freed as the interpreter frees them.
 llvm::Error checkInterpreterFits(mlir::func::FuncOp func);
 
 /// Evaluates `func` with one HostTensor per argument. An argument whose dtype

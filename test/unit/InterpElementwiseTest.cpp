@@ -332,3 +332,50 @@ TEST_F(InterpTest, IotaCountsAlongOneDim) {
 }
 
 } // namespace
+
+namespace {
+
+/// A function of `outputs` results, each x + c of one input of n elements.
+std::string manyOutputs(int64_t n, int outputs) {
+  std::string t = "tensor<" + std::to_string(n) + "xf32>";
+  std::string s = "func.func @f(%x: " + t + ") -> (";
+  for (int i = 0; i < outputs; ++i)
+    s += (i ? ", " : "") + t;
+  s += ") {\n";
+  for (int i = 0; i < outputs; ++i)
+    s += "  %" + std::to_string(i) + " = fusec.exp %x : (" + t + ") -> " + t + "\n";
+  s += "  return";
+  for (int i = 0; i < outputs; ++i)
+    s += std::string(i ? "," : "") + " %" + std::to_string(i);
+  s += " : ";
+  for (int i = 0; i < outputs; ++i)
+    s += (i ? ", " : "") + t;
+  return s + "\n}\n";
+}
+
+} // namespace
+
+// Every value fits in half the machine's memory, but not all of them at once:
+// refused before anything is allocated, the point of the peak named. One
+// output fits.
+TEST_F(InterpTest, WholeGraphMemoryIsCheckedBeforeEvaluation) {
+  const double machine = hostMemoryBytes();
+  if (machine <= 0)
+    GTEST_SKIP() << "this machine's memory is unknown";
+  const int64_t n = static_cast<int64_t>(machine / 2 / 8 * 0.3);  // 30% of the limit each
+  mlir::OwningOpRef<mlir::ModuleOp> big = parse(manyOutputs(n, 4));
+  ASSERT_TRUE(big);
+  auto f = *big->getOps<mlir::func::FuncOp>().begin();
+  llvm::Error err = checkInterpreterFits(f);
+  ASSERT_TRUE(bool(err));
+  std::string msg = llvm::toString(std::move(err));
+  EXPECT_NE(msg.find("at once (its inputs and, at the outputs, the values still to be read)"),
+            std::string::npos)
+      << msg;
+  // One output: the input, the result and its copy at the return, 90%.
+  mlir::OwningOpRef<mlir::ModuleOp> small = parse(manyOutputs(n, 1));
+  ASSERT_TRUE(small);
+  llvm::Error fits = checkInterpreterFits(*small->getOps<mlir::func::FuncOp>().begin());
+  EXPECT_FALSE(bool(fits));
+  llvm::consumeError(std::move(fits));
+}
