@@ -10,6 +10,8 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/shape/ShapeRules.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -400,9 +402,39 @@ std::string nodeLabel(Operation *op) {
   return op->getName().stripDialect().str();
 }
 
+int64_t kernelBuffers(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 32> members(ops.begin(), ops.end());
+  llvm::DenseSet<Value> reads;
+  std::vector<Value> work;
+  for (Operation *op : ops)
+    work.insert(work.end(), op->operand_begin(), op->operand_end());
+  while (!work.empty()) {
+    Value v = work.back();
+    work.pop_back();
+    Operation *d = v.getDefiningOp();
+    if (d && members.count(d))
+      continue;
+    if (d && (isView(d) || isGenerator(d))) {  // read in place, or computed inline
+      work.insert(work.end(), d->operand_begin(), d->operand_end());
+      continue;
+    }
+    reads.insert(v);
+  }
+  int64_t writes = 0;
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      writes += llvm::any_of(r.getUsers(), [&](Operation *u) { return !members.count(u); });
+  return static_cast<int64_t>(reads.size()) + writes;
+}
+
 bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why) {
   if (ops.empty()) {
     why = "empty group";
+    return false;
+  }
+  if (int64_t n = kernelBuffers(ops); n > kMaxKernelBuffers) {
+    why = "one kernel would take " + std::to_string(n) + " buffers, more than the " +
+          std::to_string(kMaxKernelBuffers) + " a launch passes";
     return false;
   }
   SmallVector<Operation *> reductions, matmuls;

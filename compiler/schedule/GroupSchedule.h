@@ -48,8 +48,20 @@ struct GroupSchedule {
 /// planner's decisions name it (explain's rejections and GEMM choices).
 std::string nodeLabel(mlir::Operation *op);
 
+/// The buffers a kernel may take: a launch passes at most 64 parameters
+/// (runtime/Executable.cpp), the buffers, a scratch and up to 8 tensor maps
+/// among them. A concat of more inputs is joined in rounds of
+/// kConcatInputsPerKernel (SplitWideConcats.cpp).
+constexpr int64_t kMaxKernelBuffers = 48, kConcatInputsPerKernel = 32;
+
+/// The buffers a kernel of `ops` reads and writes: the values it reads from
+/// outside (through views, which it reads in place) and those it writes that
+/// are read outside.
+int64_t kernelBuffers(llvm::ArrayRef<mlir::Operation *> ops);
+
 /// Classifies `ops` (compute ops only, in program order). On failure returns
-/// false and sets `why` to a one-line reason.
+/// false and sets `why` to a one-line reason, as for a group that would take
+/// more than kMaxKernelBuffers buffers.
 bool classifyGroup(llvm::ArrayRef<mlir::Operation *> ops, GroupSchedule &schedule,
                    std::string &why);
 

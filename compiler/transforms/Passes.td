@@ -51,6 +51,21 @@ def FusecFoldRepeatedHeads : Pass<"fusec-fold-repeated-heads", "mlir::func::Func
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecSplitWideConcats : Pass<"fusec-split-wide-concats", "mlir::func::FuncOp"> {
+  let summary = "Join many tensors in rounds, so that no kernel takes more buffers than it may";
+  let description = [{
+    A kernel's parameters are its buffers, and a launch takes a bounded
+    number (kMaxKernelBuffers, GroupSchedule.h). A concat of more inputs than
+    that becomes concats of at most kConcatInputsPerKernel inputs each,
+    joined by concats of their results, along the same axis:
+
+    ```
+    concat(x0, ..., x99) => concat(concat(x0..x31), concat(x32..x63), ...)
+    ```
+  }];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@ namespace fusec {
 
 void buildDecomposePipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createFusecDecompose());
+  pm.addNestedPass<mlir::func::FuncOp>(createFusecSplitWideConcats());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }
