@@ -432,6 +432,11 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     why = "empty group";
     return false;
   }
+  if (static_cast<int64_t>(ops.size()) > kMaxKernelOps) {
+    why = "one kernel would hold " + std::to_string(ops.size()) + " ops, more than the " +
+          std::to_string(kMaxKernelOps) + " a kernel takes";
+    return false;
+  }
   if (int64_t n = kernelBuffers(ops); n > kMaxKernelBuffers) {
     why = "one kernel would take " + std::to_string(n) + " buffers, more than the " +
           std::to_string(kMaxKernelBuffers) + " a launch passes";

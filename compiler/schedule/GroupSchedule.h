@@ -53,6 +53,9 @@ std::string nodeLabel(mlir::Operation *op);
 /// among them. A concat of more inputs is joined in rounds of
 /// kConcatInputsPerKernel (SplitWideConcats.cpp).
 constexpr int64_t kMaxKernelBuffers = 48, kConcatInputsPerKernel = 32;
+/// The ops a kernel holds: bounds its source, NVRTC's time on it, and the
+/// planner's work per merge (a chain of any length plans in linear time).
+constexpr int64_t kMaxKernelOps = 256;
 
 /// The buffers a kernel of `ops` reads and writes: the values it reads from
 /// outside (through views, which it reads in place) and those it writes that

@@ -69,7 +69,6 @@ bool Grouping::createsCycle(const OpGroup &merged) const {
 }
 
 bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
-  OpGroup merged = united(groups[producer], groups[consumer]);
   if (matmulsClosed)
     for (size_t g : {producer, consumer})
       if (llvm::any_of(groups[g], [](Operation *op) { return isa<MatmulOp>(op); }))
@@ -79,6 +78,14 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
     rejections.push_back({producerName, nodeLabel(at), std::move(why), code, fused, apart});
     return false;
   };
+  // Checked before anything walks the merged group, so that a long chain
+  // plans in time linear in its length.
+  const size_t size = groups[producer].size() + groups[consumer].size();
+  if (size > static_cast<size_t>(kMaxKernelOps))
+    return reject(DecisionReason::NoKernelFamily,
+                  "one kernel would hold " + std::to_string(size) + " ops, more than the " +
+                      std::to_string(kMaxKernelOps) + " a kernel takes");
+  OpGroup merged = united(groups[producer], groups[consumer]);
   GroupSchedule schedule;
   std::string why;
   if (!classifyGroup(merged, schedule, why))
