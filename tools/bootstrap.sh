@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ python3 zlib1g-dev libzstd-dev libncurses-dev
           llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
           libcli11-dev nlohmann-json3-dev libgtest-dev
-          libonnx-dev libprotobuf-dev protobuf-compiler)
+          libonnx-dev libprotobuf-dev protobuf-compiler
+          clang-19 libclang-rt-19-dev)  # the fuzz targets (ctest fuzz.smoke)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

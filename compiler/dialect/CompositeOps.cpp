@@ -50,7 +50,8 @@ LogicalResult LayerNormOp::verify() {
 
 LogicalResult ArgMaxOp::verify() {
   shape::Shape out;
-  std::string err = shape::reduce(shapeOf(getInput()), {getAxis()}, getKeepdims(), out);
+  std::string err =
+      shape::reduce(shapeOf(getInput()), {static_cast<int64_t>(getAxis())}, getKeepdims(), out);
   if (err.empty() && shapeOf(getInput())[size_t(getAxis())] == 0)
     err = "argmax over an empty dim";
   if (!err.empty())

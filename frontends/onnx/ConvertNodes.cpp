@@ -21,6 +21,8 @@ void Converter::addNode(const onnx::NodeProto &n) {
       failNode(n, "its mask output is not supported (inference has none)");
     if (n.input_size() < 1 || n.input(0).empty())
       failNode(n, "needs 1 input(s)");
+    if (n.output_size() < 1 || n.output(0).empty())
+      failNode(n, "needs 1 output");
     alias[n.output(0)] = resolve(n.input(0));
     return;
   }
@@ -340,10 +342,18 @@ void Converter::split(const onnx::NodeProto &n) {
     for (int64_t p = 0, left = dim; p < count; ++p, left -= each)
       sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
   }
+  // Sizes that cover the dim exactly, each checked before it is added (a
+  // huge size would overflow the sum).
+  bool covers = static_cast<int64_t>(sizes.size()) == parts;
   int64_t total = 0;
-  for (int64_t z : sizes)
-    total += z < 0 ? dim + 1 : z;  // a negative size makes the check fail
-  if (static_cast<int64_t>(sizes.size()) != parts || total != dim)
+  for (int64_t z : sizes) {
+    if (z < 0 || z > dim - total) {
+      covers = false;
+      break;
+    }
+    total += z;
+  }
+  if (!covers || total != dim)
     failNode(n, "its split sizes do not cover dim " + std::to_string(axis) + " of " +
                     std::to_string(dim) + " in " + std::to_string(parts) + " outputs");
   const Known *k = knownValue(n.input(0));
