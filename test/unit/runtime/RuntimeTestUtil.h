@@ -61,5 +61,12 @@ std::vector<std::string> listDirectory(const std::string &dir);
 /// Runs the kernel cache worker (see RuntimeTestMain.cpp); returns the exit
 /// status for main().
 int runKernelCacheWorker(const std::string &dir);
+/// A worker that tolerates damaged entries (another process corrupts them):
+/// every kernel must still compile or load, and it writes "name digest" of
+/// each final cubin to `out`.
+int runTolerantKernelCacheWorker(const std::string &dir, const std::string &out);
+/// Damages the entries of `dir` (truncates, flips bytes, replaces, removes)
+/// until it is killed.
+int runKernelCacheCorruptor(const std::string &dir);
 
 } // namespace fusec::test
