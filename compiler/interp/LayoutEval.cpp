@@ -116,6 +116,8 @@ void evalConcat(ConcatOp op, Operands in, HostTensor &out) {
   int64_t offset = 0;
   for (const HostTensor *t : in) {
     int64_t chunk = numElements(llvm::ArrayRef<int64_t>(t->shape()).drop_front(axis)) * elem;
+    if (chunk == 0)
+      continue;  // an empty input has no data to copy (memcpy from null is undefined)
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(out.data() + o * outChunk + offset, t->data() + o * chunk, chunk);
     offset += chunk;
@@ -132,6 +134,8 @@ void evalGather(GatherOp op, const HostTensor &data, const HostTensor &indices, 
   int64_t outer = numElements(ds.take_front(axis));
   int64_t chunk = numElements(ds.drop_front(axis + 1)) * elem;
   int64_t count = indices.numel();
+  if (chunk == 0)
+    return;  // rows of no elements: nothing to copy
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k = 0; k < count; ++k) {
       int64_t i = indices.getInt(k);

@@ -157,7 +157,8 @@ llvm::Expected<HostTensor> initializerValues(const onnx::TensorProto &t, llvm::S
     auto slice = readFileSlice(file, "external data", offset, length);
     if (!slice)
       return weightError(modelPath, what + ": " + llvm::toString(slice.takeError()));
-    std::memcpy(out.data(), (*slice)->getBufferStart(), bytes);
+    if (bytes > 0)
+      std::memcpy(out.data(), (*slice)->getBufferStart(), bytes);
     return out;
   }
   if (!t.raw_data().empty()) {
