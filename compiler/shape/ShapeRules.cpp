@@ -148,6 +148,10 @@ std::string reshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> target,
     if (target[i] < 0)
       return "negative dimension " + std::to_string(target[i]) + " in shape " +
              str(target);
+    // Checked before multiplying, as checkDims does: dims from a file can be
+    // large enough to overflow the product.
+    if (target[i] != 0 && known > kMaxElements / target[i])
+      return "shape " + str(target) + " has more than 2^40 elements";
     known *= target[i];
   }
   int64_t total = numElements(in);
