@@ -6,10 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelCache.h"
 
-#include <cerrno>
-#include <cstring>
-#include <unistd.h>
-
 #include "compiler/support/AtomicFile.h"
 #include "compiler/support/ReadFile.h"
 
@@ -27,6 +23,7 @@
 #include <array>
 #include <cstdlib>
 #include <thread>
+#include <unistd.h>
 
 #define DEBUG_TYPE "fusec-kernel-cache"
 
@@ -296,12 +293,13 @@ KernelCache::loadFromDisk(const Digest &key, const KernelSource &kernel) {
   // in its place is refused, not waited on.
   auto buffer = readFileBounded(*path, "kernel cache entry", FileLimits::kCacheEntry);
   if (!buffer) {
-    // A miss, unless the file exists and cannot be read. (ENOTDIR: the
-    // directory is unusable, which storeOnDisk warns about once.)
+    // A miss, unless the file exists and cannot be read. (A folder on the
+    // path that is not one: the directory is unusable, which storeOnDisk
+    // warns about once.)
     llvm::Error err = buffer.takeError();
     const bool missing = isMissingFile(err);
     const std::string why = llvm::toString(std::move(err));
-    if (!missing && !llvm::StringRef(why).contains(std::strerror(ENOTDIR)))
+    if (!missing)
       rejectEntry(*path, why);
     return nullptr;
   }

@@ -11,7 +11,6 @@
 #include "compiler/shape/ShapeRules.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -402,6 +401,13 @@ std::string nodeLabel(Operation *op) {
   return op->getName().stripDialect().str();
 }
 
+std::string tooManyKernelOps(int64_t ops) {
+  if (ops <= kMaxKernelOps)
+    return "";
+  return "one kernel would hold " + std::to_string(ops) + " ops, more than the " +
+         std::to_string(kMaxKernelOps) + " a kernel takes";
+}
+
 int64_t kernelBuffers(ArrayRef<Operation *> ops) {
   llvm::SmallPtrSet<Operation *, 32> members(ops.begin(), ops.end());
   llvm::DenseSet<Value> reads;
@@ -432,11 +438,8 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     why = "empty group";
     return false;
   }
-  if (static_cast<int64_t>(ops.size()) > kMaxKernelOps) {
-    why = "one kernel would hold " + std::to_string(ops.size()) + " ops, more than the " +
-          std::to_string(kMaxKernelOps) + " a kernel takes";
+  if (why = tooManyKernelOps(static_cast<int64_t>(ops.size())); !why.empty())
     return false;
-  }
   if (int64_t n = kernelBuffers(ops); n > kMaxKernelBuffers) {
     why = "one kernel would take " + std::to_string(n) + " buffers, more than the " +
           std::to_string(kMaxKernelBuffers) + " a launch passes";

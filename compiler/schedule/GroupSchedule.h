@@ -57,6 +57,9 @@ constexpr int64_t kMaxKernelBuffers = 48, kConcatInputsPerKernel = 32;
 /// planner's work per merge (a chain of any length plans in linear time).
 constexpr int64_t kMaxKernelOps = 256;
 
+/// Why a kernel of `ops` ops is too large (kMaxKernelOps), or "".
+std::string tooManyKernelOps(int64_t ops);
+
 /// The buffers a kernel of `ops` reads and writes: the values it reads from
 /// outside (through views, which it reads in place) and those it writes that
 /// are read outside.

@@ -51,7 +51,7 @@ read(llvm::StringRef path, llvm::StringRef what, uint64_t offset, uint64_t lengt
   f.fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (f.fd < 0) {
     int e = errno;
-    if (e == ENOENT)
+    if (e == ENOENT || e == ENOTDIR)  // no such file, or no such folder on its path
       return llvm::make_error<MissingFile>("cannot read " + what.str() + " '" + printable(path) +
                                                "': " + std::strerror(e),
                                            llvm::inconvertibleErrorCode());

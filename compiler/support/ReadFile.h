@@ -38,8 +38,8 @@ readFileBounded(llvm::StringRef path, llvm::StringRef what, uint64_t limit);
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readFileSlice(llvm::StringRef path, llvm::StringRef what, uint64_t offset, uint64_t length);
 
-/// Whether reading `path` failed because the file does not exist (a cache
-/// miss rather than a damaged entry).
+/// Whether reading `path` failed because the file does not exist, or a
+/// folder on its path does not (a cache miss rather than a damaged entry).
 bool isMissingFile(const llvm::Error &err);
 
 } // namespace fusec

@@ -80,11 +80,10 @@ bool Grouping::tryMerge(size_t producer, size_t consumer, Operation *at) {
   };
   // Checked before anything walks the merged group, so that a long chain
   // plans in time linear in its length.
-  const size_t size = groups[producer].size() + groups[consumer].size();
-  if (size > static_cast<size_t>(kMaxKernelOps))
-    return reject(DecisionReason::NoKernelFamily,
-                  "one kernel would hold " + std::to_string(size) + " ops, more than the " +
-                      std::to_string(kMaxKernelOps) + " a kernel takes");
+  if (std::string why = tooManyKernelOps(
+          static_cast<int64_t>(groups[producer].size() + groups[consumer].size()));
+      !why.empty())
+    return reject(DecisionReason::NoKernelFamily, why);
   OpGroup merged = united(groups[producer], groups[consumer]);
   GroupSchedule schedule;
   std::string why;
