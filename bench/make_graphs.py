@@ -282,6 +282,36 @@ def llama_decode(b, cache):
                  "block output and the new k/v" % (b, cache, b, cache, cache + 1))
 
 
+def row_stats_cases():
+    """Log-sum-exp over a product's rows: the logits are the largest tensor and
+    only their row max and sum of exponentials are needed."""
+    def lse(name, m, n, k, target, description):
+        inputs = [("h", "bf16", [m, k]), ("w", "bf16", [n, k])]
+        nodes = [node("wt", "transpose", ["w"], perm=[1, 0]),
+                 node("logits", "matmul", ["h", "wt"]),
+                 node("x", "cast", ["logits"], dtype="f32"),
+                 node("mx", "max", ["x"], axes=-1, keepdims=True),
+                 node("d", "sub", ["x", "mx"]), node("e", "exp", ["d"]),
+                 node("l", "sum", ["e"], axes=-1, keepdims=True),
+                 node("logl", "log", ["l"]), node("lse", "add", ["logl", "mx"])]
+        outputs = ["lse"]
+        if target:
+            inputs.append(("target_logit", "f32", [m, 1]))
+            nodes.append(node("loss", "sub", ["lse", "target_logit"]))
+            outputs = ["loss"]
+        return graph(name, inputs, nodes, outputs, description)
+    return {
+        "lse_retrieval": lse(
+            "lse_retrieval", 4096, 131072, 128, False,
+            "logsumexp(q @ keys^T, -1): 4096 queries against 131072 keys of 128 "
+            "(a contrastive loss's normalizer); the 1 GB of logits need not be written"),
+        "cross_entropy_gpt2": lse(
+            "cross_entropy_gpt2", 8192, 50257, 768, True,
+            "logsumexp(h @ wte^T, -1) - target logit: GPT-2's cross-entropy over its "
+            "50257-token vocabulary for 8192 tokens (823 MB of f32-cast bf16 logits)"),
+    }
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     graphs = memory_bound(8192, 8192)
@@ -316,6 +346,7 @@ def main():
         for k in ("rms_norm", "softmax", "add_rms_norm", "gelu_bias"):
             graphs[k + "_%dx4096" % rows] = small[k + "_%dx4096" % rows]
     graphs.update(gemm_cases())
+    graphs.update(row_stats_cases())
     graphs["llama_block_prefill"] = llama_prefill(4096)
     for b in (1, 32):
         graphs["llama_block_decode_b%d" % b] = llama_decode(b, 4096)

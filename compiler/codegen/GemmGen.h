@@ -11,6 +11,7 @@
 #include "compiler/schedule/GemmConfig.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/KernelLaunch.h"
+#include "compiler/schedule/RowStatsForm.h"
 #include "compiler/schedule/StridedView.h"
 
 #include <string>
@@ -147,6 +148,16 @@ struct GemmGen {
   static constexpr const char *kBoxedIndex =
       "fz_sr * 64 + (((fz_sc >> 3) ^ (fz_sr & 7)) << 3) + (fz_sc & 7)";
   int64_t boxesBytes(int slots) const { return cfg.bm / 64 * slots * kBoxBytes; }
+  /// Streamed row statistics (RowStatsForm.h): the portable kernel's
+  /// epilogue reduces each tile's rows to a (max, sum of exponentials) pair
+  /// instead of storing the product, and the last tile of each row tile
+  /// merges the pairs and computes the group's results (rowStatsEpilogue).
+  std::optional<RowStatsMatch> rowStats;
+  /// Its scratch: a counter per row tile, then the pairs (maxima, then
+  /// sums), one per row and tile column.
+  int64_t rowStatsCounterBytes() const;
+  int64_t rowStatsScratchBytes() const;
+  std::string rowStatsEpilogue();
 
   /// For a computed operand: the statements (at `indent`) computing its
   /// element at row `r`, column `c` of matrix fz_b, and in `value` the

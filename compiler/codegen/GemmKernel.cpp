@@ -432,9 +432,9 @@ KernelText GemmGen::source() {
   KernelText text;
   text.qualifiers = "__launch_bounds__(" + str(threads) + ")";
   text.params = parameters(fusion);
-  if (cfg.splitK > 1)
+  if (cfg.splitK > 1 || rowStats)
     text.params.push_back(kScratchParam);
-  text.staticShared = cfg.splitK > 1;  // fz_last
+  text.staticShared = cfg.splitK > 1 || rowStats;  // fz_last
   std::string s;
   s += "  extern __shared__ __align__(16) unsigned char fz_dyn[];\n";
   s += "  " + elem + " *const fz_smem = reinterpret_cast<" + elem + " *>(fz_dyn);\n";
@@ -503,6 +503,12 @@ KernelText GemmGen::source() {
          "\n        for (int sp = 0; sp < " + str(cfg.splitK) + "; ++sp)\n"
          "          t += __ldcg(&fz_part[(long long)sp * " + str(planes) +
          " + fz_o + l]);\n      }\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
+  }
+  if (rowStats) {
+    s += rowStatsEpilogue();
+    s += "#undef fz_As\n#undef fz_Bs\n";
+    text.body = s;
+    return text;
   }
   // Epilogue: per accumulator pair.
   stagedStore = stagingFits();

@@ -108,6 +108,14 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
   }
   if (!mms.empty())
     g.mm = mms[0];
+  // Streamed row statistics: the portable kernel with their epilogue.
+  for (Operation &op : fusion.getBodyBlock()) {
+    std::string why;
+    if (isa<SumOp>(op) && (g.rowStats = matchRowStats(&op, why)))
+      break;
+  }
+  if (g.rowStats && (path != KernelFamily::Fusec || mms.size() != 1))
+    return mismatch("streamed row statistics run on the portable GEMM, one product");
   if (!g.mm)
     return fail("no matmul in the group");
   DType dt = dtypeOf(g.mm.getLhs());
@@ -183,7 +191,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
                     (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN") +
                     (g.mm2 ? " dual" : "") + (g.a.computed ? " aP" : "") +
-                    (g.b.computed ? " bP" : "");
+                    (g.b.computed ? " bP" : "") + (g.rowStats ? " rowstats" : "");
   if (!g.parts.empty()) {
     key += " parts";
     for (const GemmGen::Part &p : g.parts)
@@ -297,6 +305,9 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
            stringifyKernelFamily(path).str() + ")");
     g.cfg = candidates.front();
   }
+  // The statistics epilogue reduces whole products: K is not split.
+  if (g.rowStats)
+    g.cfg.splitK = 1;
   int64_t &stageBytes = g.stageBytes;
   auto size = [&] {
     if (g.cfg.wgv) {
@@ -342,7 +353,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
 
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
-  spec.family = "matmul";
+  spec.family = g.rowStats ? "streamed_rows" : "matmul";
   // The TMA's view of a K-contiguous operand: boxes of `box` rows x 64 k.
   auto map = [&](const Operand &o, unsigned arg, int64_t rows, int box) {
     TensorMapParam t;
@@ -505,13 +516,22 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     spec.scratchBytes = static_cast<unsigned>(scratch);
     spec.scratchZeroOnce = static_cast<unsigned>(counterBytes);
   }
+  if (g.rowStats) {
+    if (g.rowStatsScratchBytes() > int64_t(std::numeric_limits<unsigned>::max()))
+      return fail("the row statistics' partial pairs need more scratch than a launch takes");
+    spec.scratchBytes = static_cast<unsigned>(g.rowStatsScratchBytes());
+    spec.scratchZeroOnce = static_cast<unsigned>(g.rowStatsCounterBytes());
+  }
   spec.gemmConfig = g.cfg.str();
   spec.gemmKey = key;
   spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
                   (g.shape.batch > 1 ? " x" + str(g.shape.batch) + " batches" : "") +
                   ", tiles " + g.cfg.str() + ", A " + (g.a.kContiguous ? "K" : "M") +
                   "-contiguous, B " + (g.b.kContiguous ? "K" : "N") + "-contiguous" +
-                  (g.a.vector && g.b.vector ? "" : ", element-wise copies") + prologueNote(g);
+                  (g.a.vector && g.b.vector ? "" : ", element-wise copies") + prologueNote(g) +
+                  (g.rowStats ? "; rows reduced to a (max, sum of exponentials) pair a tile, "
+                                "merged by each row tile's last tile; the product never written"
+                              : "");
   return spec;
 }
 

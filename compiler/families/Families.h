@@ -15,6 +15,9 @@ const KernelFamilyDef &columnCooperative();
 const KernelFamilyDef &columnTiled();
 /// A softmax streamed between two products (Attention.cpp).
 const KernelFamilyDef &attention();
+/// A product's row max and sum of exponentials, streamed in its epilogue
+/// (StreamedRows.cpp).
+const KernelFamilyDef &streamedRows();
 /// fusec's GEMM and GEMV kernels, one family per GemmPath (FusecGemm.cpp).
 const KernelFamilyDef &fusecGemm(KernelFamily path);
 /// cuBLASLt, one family per library path (Cublaslt.cpp).

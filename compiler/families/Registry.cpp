@@ -42,6 +42,8 @@ std::vector<const KernelFamilyDef *> familiesFor(GroupKind kind) {
     return {};  // the planner's choice (MatmulPaths.cpp), stored at outlining
   case GroupKind::Attention:
     return {&attention()};
+  case GroupKind::StreamedRows:
+    return {&streamedRows()};
   }
   return {};
 }
@@ -57,6 +59,7 @@ const KernelFamilyDef &kernelFamily(KernelFamily id) {
   case KernelFamily::ColumnCooperative: return columnCooperative();
   case KernelFamily::ColumnTiled: return columnTiled();
   case KernelFamily::Attention: return attention();
+  case KernelFamily::StreamedRows: return streamedRows();
   case KernelFamily::Library:
   case KernelFamily::LibraryEpilogue:
   case KernelFamily::LibraryBatchedRows: return cublaslt(id);

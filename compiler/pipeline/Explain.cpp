@@ -1,5 +1,6 @@
 //===- Explain.cpp - what fusion decided, and what it predicts ------------===//
 #include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/RowStatsForm.h"
 #include "compiler/pipeline/Explain.h"
 #include "compiler/support/Printable.h"
 #include "compiler/pipeline/InPlaceOutputs.h"
@@ -129,6 +130,16 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
           k.computedShare = m->computedShare(attentionTiles(*m, profile));
         }
       }
+      if (k.kind == "streamed_rows")
+        for (Operation &op : f.getBodyBlock()) {
+          std::string why;
+          if (std::optional<RowStatsMatch> m =
+                  isa<SumOp>(op) ? matchRowStats(&op, why) : std::nullopt) {
+            ArrayRef<int64_t> s = shapeOf(m->product.getResult());
+            k.streamedShape.assign(s.begin(), s.end());
+            k.streamedBytes = tensorBytes(m->product.getResult());
+          }
+        }
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
       for (Value v : f.getResults())
@@ -223,8 +234,12 @@ std::string explainText(const Explanation &e) {
       std::string shape;
       for (int64_t d : k.streamedShape)
         shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      s += "  streamed: the scores [" + shape + "] (" + mb(k.streamedBytes) +
-           ") and the probabilities stay on chip, never written or read back";
+      if (k.kind == "streamed_rows")
+        s += "  streamed: the product [" + shape + "] (" + mb(k.streamedBytes) +
+             ") and its exponentials stay on chip, reduced to a row max and sum per tile";
+      else
+        s += "  streamed: the scores [" + shape + "] (" + mb(k.streamedBytes) +
+             ") and the probabilities stay on chip, never written or read back";
       if (k.computedShare < 1) {
         char share[64];
         std::snprintf(share, sizeof share, "; %.0f%% of the key tiles computed (causal)",
@@ -311,7 +326,8 @@ std::string explainJson(const Explanation &e) {
       j["kernels"][i]["gemm_alternatives"] = e.kernels[i].gemmAlternatives;
     }
     if (e.kernels[i].streamedBytes > 0)
-      j["kernels"][i]["streamed"] = {{"tensor", "scores"},
+      j["kernels"][i]["streamed"] = {{"tensor", e.kernels[i].kind == "streamed_rows" ? "product"
+                                                                                 : "scores"},
                                      {"shape", e.kernels[i].streamedShape},
                                      {"bytes", e.kernels[i].streamedBytes},
                                      {"computed_share", e.kernels[i].computedShare}};

@@ -14,15 +14,6 @@ using namespace mlir;
 namespace fusec {
 namespace {
 
-/// Whether `op` reduces the last axis of its input, keeping it as 1.
-bool reducesLastAxis(Operation *op) {
-  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
-  auto keep = op->getAttrOfType<BoolAttr>("keepdims");
-  int64_t rank = static_cast<int64_t>(shapeOf(op->getOperand(0)).size());
-  return axes && keep && keep.getValue() && axes.asArrayRef().size() == 1 &&
-         axes.asArrayRef()[0] == rank - 1;
-}
-
 /// The compute op behind `v`, null for block arguments, views and generators.
 Operation *computeDef(Value v) {
   Operation *d = v.getDefiningOp();
@@ -63,6 +54,78 @@ bool isCausal(Value logits) {
 
 } // namespace
 
+bool reducesLastAxis(Operation *op) {
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  auto keep = op->getAttrOfType<BoolAttr>("keepdims");
+  int64_t rank = static_cast<int64_t>(shapeOf(op->getOperand(0)).size());
+  return axes && keep && keep.getValue() && axes.asArrayRef().size() == 1 &&
+         axes.asArrayRef()[0] == rank - 1;
+}
+
+std::optional<ScoresChain> scoresChain(Value logits) {
+  ArrayRef<int64_t> sShape = shapeOf(logits);
+  ScoresChain c;
+  std::vector<Operation *> chain;  // from the scores to the logits
+  llvm::SmallPtrSet<Operation *, 16> inChain;
+  std::vector<Value> work{logits};
+  while (!work.empty()) {
+    Value v = work.back();
+    work.pop_back();
+    Operation *d = v.getDefiningOp();
+    if (!d || isView(d) || isGenerator(d))
+      continue;
+    if (auto mm = dyn_cast<MatmulOp>(d)) {
+      if (c.scores && c.scores != mm)
+        return std::nullopt;
+      c.scores = mm;
+      continue;
+    }
+    // Other ops are what the chain reads (a mask, index math): side inputs.
+    if (!isElementwise(d) || d->getNumResults() != 1 || shapeOf(d->getResult(0)) != sShape)
+      continue;
+    if (!inChain.insert(d).second)
+      continue;
+    chain.push_back(d);
+    for (Value o : d->getOperands())
+      work.push_back(o);
+  }
+  if (!c.scores || shapeOf(c.scores.getResult()) != sShape)
+    return std::nullopt;
+  // Ops of the chain that do not depend on the scores are index math (a
+  // causal mask from iotas) or read inputs: addSideOps decides which of
+  // them the group computes.
+  Value scores = c.scores.getResult();
+  std::sort(chain.begin(), chain.end(),
+            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::SmallPtrSet<Operation *, 16> onScores;
+  for (Operation *op : chain)
+    if (llvm::any_of(op->getOperands(), [&](Value o) {
+          return o == scores || (o.getDefiningOp() && onScores.count(o.getDefiningOp()));
+        })) {
+      onScores.insert(op);
+      c.onScores.push_back(op);
+    }
+  return c;
+}
+
+void addSideOps(std::vector<Operation *> &group, ArrayRef<Operation *> onScores) {
+  // Elementwise ops on iotas and inputs that the chain reads and the group
+  // alone reads (a causal mask's comparison), and theirs in turn; the
+  // others' results are inputs of the group.
+  std::vector<Operation *> readers(onScores.begin(), onScores.end());
+  for (size_t i = 0; i < readers.size(); ++i)
+    for (Value o : readers[i]->getOperands()) {
+      Operation *d = computeDef(o);
+      if (!d || llvm::is_contained(group, d) || isa<MatmulOp>(d) || !isElementwise(d) ||
+          d->getNumResults() != 1)
+        continue;
+      if (llvm::all_of(d->getUsers(), [&](Operation *u) { return llvm::is_contained(group, u); })) {
+        group.push_back(d);
+        readers.push_back(d);
+      }
+    }
+}
+
 std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
   why.clear();
   auto output = dyn_cast<MatmulOp>(op);
@@ -92,64 +155,16 @@ std::optional<AttentionMatch> matchAttention(Operation *op, std::string &why) {
   ArrayRef<int64_t> sShape = shapeOf(logits);
   if (sShape.size() < 2 || shapeOf(div.getResult()) != sShape)
     return std::nullopt;
-  AttentionMatch m;
-  std::vector<Operation *> chain;  // from the scores to the logits
-  llvm::SmallPtrSet<Operation *, 16> inChain;
-  std::vector<Value> work{logits};
-  while (!work.empty()) {
-    Value v = work.back();
-    work.pop_back();
-    Operation *d = v.getDefiningOp();
-    if (!d || isView(d) || isGenerator(d))
-      continue;
-    if (auto mm = dyn_cast<MatmulOp>(d)) {
-      if (m.scores && m.scores != mm)
-        return std::nullopt;
-      m.scores = mm;
-      continue;
-    }
-    // Other ops are what the chain reads (a mask, index math): side inputs.
-    if (!isElementwise(d) || d->getNumResults() != 1 || shapeOf(d->getResult(0)) != sShape)
-      continue;
-    if (!inChain.insert(d).second)
-      continue;
-    chain.push_back(d);
-    for (Value o : d->getOperands())
-      work.push_back(o);
-  }
-  if (!m.scores || shapeOf(m.scores.getResult()) != sShape)
+  std::optional<ScoresChain> chain = scoresChain(logits);
+  if (!chain)
     return std::nullopt;
-  // Ops of the chain that do not depend on the scores are index math (a
-  // causal mask from iotas) or read inputs: they stay in the group only
-  // where the group alone reads them; otherwise their result is an input.
-  Value scores = m.scores.getResult();
+  AttentionMatch m;
+  m.scores = chain->scores;
   std::vector<Operation *> group{m.scores, max, sub, exp, sum, div, output};
   if (probsCast)
     group.push_back(probsCast);
-  std::sort(chain.begin(), chain.end(),
-            [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  llvm::SmallPtrSet<Operation *, 16> onScores;
-  for (Operation *c : chain)
-    if (llvm::any_of(c->getOperands(), [&](Value o) {
-          return o == scores || (o.getDefiningOp() && onScores.count(o.getDefiningOp()));
-        })) {
-      onScores.insert(c);
-      group.push_back(c);
-    }
-  // Side ops: elementwise ops on iotas and inputs that the chain reads and
-  // the group alone reads (a causal mask's comparison), and theirs in turn.
-  std::vector<Operation *> readers(onScores.begin(), onScores.end());
-  for (size_t i = 0; i < readers.size(); ++i)
-    for (Value o : readers[i]->getOperands()) {
-      Operation *d = computeDef(o);
-      if (!d || llvm::is_contained(group, d) || isa<MatmulOp>(d) || !isElementwise(d) ||
-          d->getNumResults() != 1)
-        continue;
-      if (llvm::all_of(d->getUsers(), [&](Operation *u) { return llvm::is_contained(group, u); })) {
-        group.push_back(d);
-        readers.push_back(d);
-      }
-    }
+  group.insert(group.end(), chain->onScores.begin(), chain->onScores.end());
+  addSideOps(group, chain->onScores);
   // Every value computed inside stays inside: S and P never reach memory.
   for (Operation *g : group)
     if (g != output.getOperation())

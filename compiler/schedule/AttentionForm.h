@@ -136,6 +136,24 @@ std::optional<HeadRepeat> headRepeat(mlir::Value v);
 std::optional<AttentionOperand> attentionOperand(mlir::Value v, const std::vector<int64_t> &batch,
                                                  bool keys, bool pieces);
 
+/// Shared by the streamed forms (this one and RowStatsForm.h).
+/// Whether `op` reduces the last axis of its input, keeping it as 1.
+bool reducesLastAxis(mlir::Operation *op);
+
+/// The product a softmax's logits come from, through elementwise ops of the
+/// product's shape: the product and those ops that depend on it, in program
+/// order (other ops of the chain read only inputs or index math).
+struct ScoresChain {
+  MatmulOp scores;
+  std::vector<mlir::Operation *> onScores;
+};
+std::optional<ScoresChain> scoresChain(mlir::Value logits);
+
+/// Adds to `group` the elementwise ops on iotas and inputs that the ops
+/// `onScores` read and that the group alone reads (a causal mask's
+/// comparison), and theirs in turn.
+void addSideOps(std::vector<mlir::Operation *> &group, llvm::ArrayRef<mlir::Operation *> onScores);
+
 /// The streamed softmax whose output product is `op`, where the attention
 /// kernel takes it; otherwise nullopt, with the reason in `why` when `op` is
 /// such a product the kernel declines (empty when it is no such product).

@@ -1,6 +1,7 @@
 //===- GroupSchedule.cpp - which kernel family can run a group of ops -----===//
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/RowStatsForm.h"
 
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
@@ -27,13 +28,14 @@ const char *groupKindName(GroupKind k) {
   case GroupKind::ColumnReduction: return "column_reduction";
   case GroupKind::Matmul: return "matmul";
   case GroupKind::Attention: return "attention";
+  case GroupKind::StreamedRows: return "streamed_rows";
   }
   return "?";
 }
 
 std::optional<GroupKind> parseGroupKind(llvm::StringRef name) {
   for (GroupKind k : {GroupKind::Pointwise, GroupKind::RowReduction, GroupKind::ColumnReduction,
-                      GroupKind::Matmul, GroupKind::Attention})
+                      GroupKind::Matmul, GroupKind::Attention, GroupKind::StreamedRows})
     if (name == groupKindName(k))
       return k;
   return std::nullopt;
@@ -466,6 +468,23 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     ArrayRef<int64_t> d = shapeOf(m->output.getResult());
     s.domain.assign(d.begin(), d.end());
     s.reducedAxes.clear();
+    return true;
+  }
+  // So are a product's streamed row statistics (RowStatsForm.h).
+  for (Operation *op : ops) {
+    std::string declined;
+    std::optional<RowStatsMatch> m = isa<SumOp>(op) ? matchRowStats(op, declined) : std::nullopt;
+    if (!m || !llvm::all_of(m->ops, [&](Operation *o) { return llvm::is_contained(ops, o); }))
+      continue;
+    if (m->ops.size() != ops.size()) {
+      why = opLabel(op) + " streams the row statistics of " + opLabel(m->product) +
+            ": a kernel of its own, which takes no other ops";
+      return false;
+    }
+    s.kind = GroupKind::StreamedRows;
+    ArrayRef<int64_t> d = shapeOf(m->product.getResult());
+    s.domain.assign(d.begin(), d.end());
+    s.reducedAxes = {static_cast<int64_t>(d.size()) - 1};
     return true;
   }
   if (matmuls.size() > 1)

@@ -14,6 +14,8 @@
 //   matmul            one matmul and an elementwise epilogue on its result
 //   attention         a row softmax of a product's scores feeding a second
 //                     product over the same axis, streamed (AttentionForm.h)
+//   streamed_rows     a row max and sum of exponentials over a product's
+//                     output, streamed in its epilogue (RowStatsForm.h)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -28,7 +30,7 @@
 
 namespace fusec {
 
-enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul, Attention };
+enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul, Attention, StreamedRows };
 
 const char *groupKindName(GroupKind k);
 /// The kind a name from groupKindName stands for.

@@ -3,12 +3,16 @@
 // The first planner pass: each softmax that rescales a contraction
 // (schedule/AttentionForm.h) becomes one group before the greedy merges,
 // which then cannot take its ops apart (classifyGroup names the group
-// attention and refuses other ops in it). The matmuls' products that match
-// but that the kernel declines stay to the other passes, their reason
+// attention and refuses other ops in it). So does each row max and sum of
+// exponentials over a product (schedule/RowStatsForm.h) where streaming it
+// is predicted faster than the product followed by a row reduction. The
+// matches that the kernels decline stay to the other passes, their reason
 // recorded.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/families/KernelFamily.h"
 #include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/RowStatsForm.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/transforms/FusionOutlining.h"
 #include "compiler/transforms/PassProfile.h"
@@ -27,6 +31,27 @@ using namespace mlir;
 namespace fusec {
 namespace {
 
+/// The streamed row statistics against the product on cuBLASLt followed
+/// by a row reduction of its output: empty when streaming is faster, else
+/// why it is not taken.
+std::string rowStatsSlower(RowStatsMatch m, const DeviceProfile &p) {
+  double fused = predictSeconds(groupCost(m.ops), p, KernelFamily::StreamedRows);
+  std::vector<Operation *> rest;
+  for (Operation *op : m.ops)
+    if (op != m.product.getOperation())
+      rest.push_back(op);
+  double unfused = predictSeconds(unfusedCost(m.product), p, libraryGemmPath(m.product)) +
+                   predictSeconds(groupCost(rest), p, KernelFamily::RowReduction);
+  if (fused < unfused)
+    return "";
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "streaming the row statistics on fusec's portable GEMM is predicted at %.1f us, "
+                "the product on cuBLASLt and a row reduction at %.1f us",
+                fused * 1e6, unfused * 1e6);
+  return buf;
+}
+
 struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -40,8 +65,25 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
       position[ops[i]] = static_cast<int64_t>(i);
     Builder b(func.getContext());
     SmallVector<Attribute> declined;
+    auto decline = [&](Operation *first, Operation *last, const std::string &why) {
+      declined.push_back(DecisionAttr::get(b.getContext(), nodeLabel(first), nodeLabel(last),
+                                           DecisionReason::NoKernelFamily, why, FloatAttr(),
+                                           FloatAttr()));
+    };
     for (Operation *op : ops) {
       std::string why;
+      if (isa<SumOp>(op)) {
+        std::optional<RowStatsMatch> r = matchRowStats(op, why);
+        if (r && (why = rowStatsSlower(*r, *profile)).empty() &&
+            llvm::none_of(r->ops, [&](Operation *o) { return group.count(o); })) {
+          for (Operation *o : r->ops)
+            group[o] = position[r->ops.front()];
+          continue;
+        }
+        if (!why.empty())
+          decline(r ? r->product.getOperation() : op, op, why);
+        continue;
+      }
       std::optional<AttentionMatch> m = matchAttention(op, why);
       if (m && attentionTiles(*m, *profile).sharedBytes > profile->smemPerBlock) {
         why = "the attention kernel's tiles of head dim " + std::to_string(m->headDim) +
@@ -54,9 +96,7 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
         if (!why.empty()) {
           auto mm = cast<MatmulOp>(op);
           Operation *scores = mm.getLhs().getDefiningOp();
-          declined.push_back(DecisionAttr::get(
-              b.getContext(), nodeLabel(scores ? scores : op), nodeLabel(op),
-              DecisionReason::NoKernelFamily, why, FloatAttr(), FloatAttr()));
+          decline(scores ? scores : op, op, why);
         }
         continue;
       }

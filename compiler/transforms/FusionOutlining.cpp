@@ -131,6 +131,14 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
     fusion->setAttr("predicted_us", b.getF64FloatAttr(seconds * 1e6));
     return;
   }
+  // Streamed row statistics run on their own family (the portable GEMM with
+  // a statistics epilogue).
+  if (s.kind == GroupKind::StreamedRows) {
+    fusion.setFamily(KernelFamily::StreamedRows);
+    fusion->setAttr("predicted_us", b.getF64FloatAttr(
+                                        predictSeconds(fused, p, KernelFamily::StreamedRows) * 1e6));
+    return;
+  }
   // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt
   // under --no-fuse): that is its kernel family.
   for (Operation *op : group)

@@ -21,6 +21,7 @@
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/LibraryEpilogue.h"
+#include "compiler/schedule/RowStatsForm.h"
 #include "compiler/schedule/StridedView.h"
 #include "compiler/transforms/Grouping.h"
 #include "compiler/transforms/Passes.h"
@@ -102,6 +103,11 @@ void Grouping::chooseMatmulPaths() {
     auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
     if (it == groups[g].end() || isAttentionGroup(groups[g]))
       continue;
+    // Streamed row statistics run on the portable GEMM, their epilogue its own.
+    if (isRowStatsGroup(groups[g])) {
+      setChosenGemmPath(*it, GemmPath::Fusec);
+      continue;
+    }
     if (markSiblings(groups[g]))
       continue;
     auto mm = cast<MatmulOp>(*it);

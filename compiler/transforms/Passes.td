@@ -94,7 +94,7 @@ defvar GroupingOptions = [
 // `fusec.recomputed` lists (#fusec.decision records for `fusec explain`).
 
 def FusecFormAttention : Pass<"fusec-form-attention", "mlir::func::FuncOp"> {
-  let summary = "Group each softmax that rescales a contraction into one streamed kernel";
+  let summary = "Group each softmax that rescales a contraction, and each row log-sum-exp of a product, into one streamed kernel";
   let description = [{
     The streaming-reduction rule (compiler/schedule/AttentionForm.h): a row
     softmax over the last axis of a product's scores, after elementwise ops
@@ -110,9 +110,19 @@ def FusecFormAttention : Pass<"fusec-form-attention", "mlir::func::FuncOp"> {
       => every op above {fusec.group = N}, every other compute op a group
          of its own
     ```
+    The same rule without the second product (RowStatsForm.h): the row max
+    and sum of exponentials over a product's output, and the elementwise ops
+    on them (a log-sum-exp), become one group streamed in the product's
+    epilogue, where nothing else reads the product and the cost model
+    predicts it faster than the product followed by a row reduction:
+
+    ```
+    x = matmul(h, w); m = max(x); l = sum(exp(sub(x, m))); lse = add(log(l), m)
+      => every op above {fusec.group = N}
+    ```
     Where the structure matches but the kernel declines (head dim, dtype,
-    layout, few query rows), the reason is recorded in `fusec.rejected`.
-    A function without such a softmax is left as it is.
+    layout, few query rows; or streaming is predicted slower), the reason is
+    recorded in `fusec.rejected`. A function without either is left as it is.
   }];
   let options = GroupingOptions;
   let dependentDialects = ["::fusec::FusecDialect"];

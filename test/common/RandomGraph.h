@@ -50,6 +50,14 @@ std::string randomAttentionGraph(uint64_t seed);
 /// `seed`.
 std::string randomDecodeAttentionGraph(uint64_t seed);
 
+/// A log-sum-exp over a product's rows (the streamed row statistics): h
+/// [(2,) M, K] @ w^T or @ [K, N], bf16 or f16, M 1-300, N 1-8192, K 16-128;
+/// the logits upcast to f32 or not, scaled, a bias added, columns past a
+/// vocabulary size masked to -inf (all of them in some graphs); lse =
+/// log(sum(exp(x - max))) + max as the output, with the max beside it, or
+/// less a target logit (a cross-entropy loss). Deterministic in `seed`.
+std::string randomRowStatsGraph(uint64_t seed);
+
 /// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand
 /// transposed; a weight shared by the batch) followed by a random elementwise
 /// epilogue (bias, residual, per-row scale, gelu, silu, relu, tanh, sigmoid,

@@ -1,0 +1,117 @@
+//===- RowStatsForm.cpp - a product's row max and sum of exponentials -----===//
+#include "compiler/schedule/RowStatsForm.h"
+
+#include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/StridedView.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace fusec {
+namespace {
+
+bool before(Operation *a, Operation *b) { return a->isBeforeInBlock(b); }
+
+/// The ops of the rows' shape that compute on m and l (and on inputs, or
+/// values computed before the product, which cannot depend on the group):
+/// log(l) + m and what follows it.
+std::vector<Operation *> tailOf(RowStatsMatch m, ArrayRef<int64_t> rowShape) {
+  llvm::SmallPtrSet<Operation *, 8> accepted{m.max, m.sum};
+  std::vector<Operation *> candidates, work{m.max, m.sum}, tail;
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Operation *op = work.back();
+    work.pop_back();
+    for (Operation *u : op->getUsers())
+      if (u != m.sub.getOperation() && isElementwise(u) && u->getNumResults() == 1 &&
+          shapeOf(u->getResult(0)) == rowShape && seen.insert(u).second) {
+        candidates.push_back(u);
+        work.push_back(u);
+      }
+  }
+  std::sort(candidates.begin(), candidates.end(), before);
+  for (Operation *c : candidates) {
+    bool ok = true;
+    for (Value o : c->getOperands()) {
+      Operation *d = o.getDefiningOp();
+      if (!d || accepted.count(d) || before(d, m.product))
+        continue;
+      ok = false;
+    }
+    if (ok) {
+      accepted.insert(c);
+      tail.push_back(c);
+    }
+  }
+  return tail;
+}
+
+} // namespace
+
+std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
+  why.clear();
+  RowStatsMatch m;
+  m.sum = dyn_cast<SumOp>(op);
+  if (!m.sum || !reducesLastAxis(m.sum))
+    return std::nullopt;
+  m.exp = m.sum.getInput().getDefiningOp<ExpOp>();
+  m.sub = m.exp ? m.exp.getInput().getDefiningOp<SubOp>() : SubOp();
+  m.max = m.sub ? m.sub.getRhs().getDefiningOp<MaxOp>() : MaxOp();
+  if (!m.max || m.max.getInput() != m.sub.getLhs() || !reducesLastAxis(m.max))
+    return std::nullopt;
+  m.logits = m.sub.getLhs();
+  ArrayRef<int64_t> sShape = shapeOf(m.logits);
+  if (sShape.size() < 2 || shapeOf(m.sub.getResult()) != sShape)
+    return std::nullopt;
+  std::optional<ScoresChain> chain = scoresChain(m.logits);
+  if (!chain)
+    return std::nullopt;
+  m.product = chain->scores;
+  std::vector<Operation *> group{m.product, m.max, m.sub, m.exp, m.sum};
+  group.insert(group.end(), chain->onScores.begin(), chain->onScores.end());
+  addSideOps(group, chain->onScores);
+  // The product, the logits and the exponentials stay inside: that is the
+  // point. m and l may be read outside.
+  for (Operation *g : group)
+    if (g != m.max.getOperation() && g != m.sum.getOperation())
+      for (Operation *u : g->getUsers())
+        if (!llvm::is_contained(group, u))
+          return std::nullopt;
+  m.tail = tailOf(m, shapeOf(m.sum.getResult()));
+  group.insert(group.end(), m.tail.begin(), m.tail.end());
+  std::sort(group.begin(), group.end(), before);
+  m.ops = std::move(group);
+  m.rows = sShape.end()[-2];
+  m.cols = sShape.back();
+  for (int64_t b : matmulBatchShape(m.product))
+    m.batch *= b;
+
+  auto decline = [&](std::string reason) -> std::optional<RowStatsMatch> {
+    why = "the streamed row statistics " + reason;
+    return std::nullopt;
+  };
+  DType dt = dtypeOf(m.product.getLhs());
+  if ((dt != DType::BF16 && dt != DType::F16) || dtypeOf(m.product.getRhs()) != dt)
+    return decline("take a product of bf16 or f16 operands of one dtype");
+  if (m.batch > 65535)
+    return decline("take at most 65535 matrices in the batch");
+  return m;
+}
+
+bool isRowStatsGroup(ArrayRef<Operation *> ops) {
+  for (Operation *op : ops) {
+    if (!isa<SumOp>(op))
+      continue;
+    std::string why;
+    std::optional<RowStatsMatch> m = matchRowStats(op, why);
+    if (m && m->ops.size() == ops.size() &&
+        llvm::all_of(ops, [&](Operation *o) { return llvm::is_contained(m->ops, o); }))
+      return true;
+  }
+  return false;
+}
+
+} // namespace fusec
