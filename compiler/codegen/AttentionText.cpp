@@ -343,10 +343,7 @@ std::string AttentionText::vBuf(const std::string &t) const {
 }
 
 std::string AttentionText::helpers() const {
-  return "// 2^x (the exponential unit's approximation, as __expf uses it).\n"
-         "__device__ __forceinline__ float fz_ex2(float x) {\n"
-         "  float y;\n  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n  return y;\n}\n"
-         "// Two floats as the 16-bit pair of an mma fragment, the first in the low half.\n"
+  return "// Two floats as the 16-bit pair of an mma fragment, the first in the low half.\n"
          "__device__ __forceinline__ unsigned fz_pack2(float lo, float hi) {\n"
          "  return (unsigned)fz_out<" + T + ">::of(lo).bits | ((unsigned)fz_out<" + T +
          ">::of(hi).bits << 16);\n}\n";

@@ -157,7 +157,21 @@ struct GemmGen {
   /// sums), one per row and tile column.
   int64_t rowStatsCounterBytes() const;
   int64_t rowStatsScratchBytes() const;
-  std::string rowStatsEpilogue();
+  /// Where the statistics epilogue finds a thread's accumulators and who
+  /// takes part. A thread holds `slices` row slices (loop variable i) of
+  /// two rows (h) and `pairs` column pairs (j, l); `acc`, `row`, `col` are
+  /// the accumulator, its row and column in those variables, `tileRow` its
+  /// row within the tile. `warpsN` warps side by side along N combine their
+  /// rows' pairs in shared memory (`warpN`: this warp's place). The
+  /// computing threads: `threads` of them, `thread` and `warp` their index
+  /// from 0, `sync` their barrier, `leader` the first; `persistent`: the
+  /// kernel goes on to its next tile after the merge (else it returns).
+  struct RowStatsLayout {
+    int slices = 1, pairs = 1, warpsN = 1, threads = 0;
+    std::string acc, row, col, tileRow, warpN, thread, warp, sync, leader, indent;
+    bool persistent = false;
+  };
+  std::string rowStatsEpilogue(const RowStatsLayout &layout);
 
   /// For a computed operand: the statements (at `indent`) computing its
   /// element at row `r`, column `c` of matrix fz_b, and in `value` the

@@ -505,7 +505,23 @@ KernelText GemmGen::source() {
          " + fz_o + l]);\n      }\n      acc[i][j][2 * h + l] = t;\n    }\n  }\n";
   }
   if (rowStats) {
-    s += rowStatsEpilogue();
+    RowStatsLayout l;
+    l.slices = mi;
+    l.pairs = ni;
+    l.warpsN = cfg.bn / cfg.wn;
+    l.threads = threads;
+    l.acc = "acc[i][j][2 * h + l]";
+    l.row = "fz_m0 + fz_wm + i * 16 + lane / 4 + h * 8";
+    l.tileRow = "fz_wm + i * 16 + lane / 4 + h * 8";
+    l.col = "fz_n0 + fz_wn + j * 8 + (lane % 4) * 2 + l";
+    l.warpN = "warp % " + str(l.warpsN);
+    l.thread = "threadIdx.x";
+    l.warp = "warp";
+    l.sync = "__syncthreads();";
+    l.leader = "threadIdx.x == 0";
+    l.indent = "  ";
+    s += "  __shared__ bool fz_last;\n";
+    s += rowStatsEpilogue(l);
     s += "#undef fz_As\n#undef fz_Bs\n";
     text.body = s;
     return text;

@@ -59,6 +59,13 @@ std::string prologueNote(const GemmGen &g) {
          " computed by the prologue as loaded";
 }
 
+/// What the schedule line says of streamed row statistics.
+std::string rowStatsNote(const GemmGen &g) {
+  return g.rowStats ? "; rows reduced to a (max, sum of exponentials) pair a tile, merged by each "
+                      "row tile's last tile; the product never written"
+                    : "";
+}
+
 } // namespace
 
 llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
@@ -114,8 +121,9 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     if (isa<SumOp>(op) && (g.rowStats = matchRowStats(&op, why)))
       break;
   }
-  if (g.rowStats && (path != KernelFamily::Fusec || mms.size() != 1))
-    return mismatch("streamed row statistics run on the portable GEMM, one product");
+  if (g.rowStats && ((path != KernelFamily::Fusec && path != KernelFamily::FusecWgmma) ||
+                     mms.size() != 1))
+    return mismatch("streamed row statistics run on fusec's GEMM, one product");
   if (!g.mm)
     return fail("no matmul in the group");
   DType dt = dtypeOf(g.mm.getLhs());
@@ -259,6 +267,11 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     }
   };
   llvm::erase_if(candidates, [&](const GemmConfig &c) { return !takes(c); });
+  // The statistics epilogue runs on the Hopper kernel's cooperative
+  // consumers (all of a tile's rows in one block; ping-pong consumers of
+  // 128 x 128 tiles were slower on the H200: bench/NOTES.md), no clusters.
+  if (g.rowStats)
+    llvm::erase_if(candidates, [](const GemmConfig &c) { return c.pingpong || c.cluster > 1; });
   if (candidates.empty())
     return mismatch("no configuration of its kernel takes this matmul");
   g.cfg = candidates.front();
@@ -305,7 +318,12 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
            stringifyKernelFamily(path).str() + ")");
     g.cfg = candidates.front();
   }
-  // The statistics epilogue reduces whole products: K is not split.
+  // The statistics epilogue reduces whole products (K not split) of a tile
+  // in one block.
+  if (g.rowStats && (g.cfg.pingpong || g.cfg.cluster > 1)) {
+    unused("is not a tile configuration for streamed row statistics");
+    g.cfg = candidates.front();
+  }
   if (g.rowStats)
     g.cfg.splitK = 1;
   int64_t &stageBytes = g.stageBytes;
@@ -442,7 +460,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     // groups are even when the tile rows are).
     if (tilesM % g.cfg.cluster != 0)
       g.cfg.cluster = 1;
-    g.tmaStore = g.tmaStoreApplies(profile.smemPerBlock);
+    g.tmaStore = !g.rowStats && g.tmaStoreApplies(profile.smemPerBlock);
     if (!g.parts.empty() && !g.tmaStore)
       return fail("configuration " + g.cfg.str() + " leaves no room for the output boxes of "
                   "products side by side");
@@ -482,6 +500,10 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
       tile(outArg, fusion.getResult(0), g.shape.n);
     if (g.tmaResidual >= 0)
       tile(g.tmaResidual, fusion.getBodyBlock().getArgument(g.tmaResidual), g.shape.n);
+    if (g.rowStats) {
+      spec.scratchBytes = static_cast<unsigned>(g.rowStatsScratchBytes());
+      spec.scratchZeroOnce = static_cast<unsigned>(g.rowStatsCounterBytes());
+    }
     spec.gemmConfig = g.cfg.str();
     spec.gemmKey = key;
     spec.schedule = "GEMM " + str(g.shape.m) + "x" + str(g.shape.n) + "x" + str(g.shape.k) +
@@ -493,7 +515,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
                     (g.mm2 ? ", dual product (two weights, one A tile)" : "") +
                     (g.parts.empty() ? ""
                                      : ", " + str(g.parts.size()) +
-                                           " products side by side along N (A read once)");
+                                           " products side by side along N (A read once)") +
+                    rowStatsNote(g);
     return spec;
   }
   spec.text = g.source();
@@ -529,9 +552,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
                   ", tiles " + g.cfg.str() + ", A " + (g.a.kContiguous ? "K" : "M") +
                   "-contiguous, B " + (g.b.kContiguous ? "K" : "N") + "-contiguous" +
                   (g.a.vector && g.b.vector ? "" : ", element-wise copies") + prologueNote(g) +
-                  (g.rowStats ? "; rows reduced to a (max, sum of exponentials) pair a tile, "
-                                "merged by each row tile's last tile; the product never written"
-                              : "");
+                  rowStatsNote(g);
   return spec;
 }
 

@@ -4,19 +4,25 @@
 namespace fusec::codegen::detail {
 
 std::string lastBlockHandshake(const std::string &in, const std::string &counter,
-                               const std::string &total, const std::string &leave) {
+                               const std::string &total, const std::string &leave,
+                               const std::string &sync, const std::string &leader) {
+  // The barrier orders every thread's partials before the leader's fence,
+  // which is cumulative: one fence a block publishes them all, and one
+  // after the count makes the other blocks' visible to the threads the
+  // second barrier releases. (A fence in every thread costs a round trip
+  // to the memory system each, under the whole GPU's traffic.)
   std::string s;
-  s += in + "__threadfence();  // this block's partials, before it is counted\n";
-  s += in + "__syncthreads();\n";
-  s += in + "if (threadIdx.x == 0) {\n";
+  s += in + sync + "  // this block's partials are stored\n";
+  s += in + "if (" + leader + ") {\n";
+  s += in + "  __threadfence();  // ... and visible before the block is counted\n";
   s += in + "  unsigned *const fz_count = " + counter + ";\n";
   s += in + "  fz_last = atomicAdd(fz_count, 1u) == " + total + " - 1;\n";
   s += in + "  if (fz_last) *fz_count = 0;  // ready for the next launch\n";
+  s += in + "  __threadfence();  // the other blocks' partials, before they are read\n";
   s += in + "}\n";
-  s += in + "__syncthreads();\n";
+  s += in + sync + "\n";
   if (!leave.empty())
     s += in + "if (!fz_last) " + leave + "\n";
-  s += in + "__threadfence();  // the other blocks' partials, before they are read\n";
   return s;
 }
 

@@ -14,14 +14,19 @@
 
 namespace fusec::codegen::detail {
 
-/// After this block's partials are stored: a fence, then thread 0 counts the
-/// block in at `counter` (an `unsigned *` expression); the block that brings
-/// the count to `total` sets `fz_last` (a `__shared__ bool` the kernel
-/// declares) and resets the counter for the next launch. The other blocks run
-/// `leave` ("continue;", "return;"; empty: they go on, with fz_last false).
-/// The last block then fences again, so the others' partials are visible.
-/// Each line starts with `in`.
+/// After this block's partials are stored: a barrier, then the leader fences
+/// and counts the block in at `counter` (an `unsigned *` expression); the
+/// block that brings the count to `total` sets `fz_last` (a `__shared__
+/// bool` the kernel declares) and resets the counter for the next launch.
+/// The leader fences again (the others' partials are then visible to the
+/// block past the second barrier). The other blocks run `leave`
+/// ("continue;", "return;"; empty: they go on, with fz_last false).
+/// Each line starts with `in`. `sync` is the barrier of the threads taking
+/// part, `leader` the condition of the one that counts (a warp-specialized
+/// kernel's computing warps: a named barrier and their first thread).
 std::string lastBlockHandshake(const std::string &in, const std::string &counter,
-                               const std::string &total, const std::string &leave);
+                               const std::string &total, const std::string &leave,
+                               const std::string &sync = "__syncthreads();",
+                               const std::string &leader = "threadIdx.x == 0");
 
 } // namespace fusec::codegen::detail

@@ -54,9 +54,6 @@ llvm::Error unsupported(const char *why) {
 }
 
 const char *kHelpers = R"(// ---- online softmax, L2 cache hints ----
-__device__ __forceinline__ float fz_ex2(float x) {
-  float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y;
-}
 // Folds a batch of rows x[] into a running (max m, sum s of exp(. - m)); the
 // sum is rescaled only when the max grows, which is rare after the first rows
 // (one exponential per element, not two). A NaN in x is dropped by fmaxf but

@@ -46,6 +46,12 @@ __device__ __forceinline__ float fz_round_f16(float v) { return fz_in(fz_out<fz_
 __device__ __forceinline__ int fz_f2i(float v) { return __float2int_rz(v); }
 __device__ __forceinline__ long long fz_f2ll(float v) { return __float2ll_rz(v); }
 
+// 2^x by the exponential unit (the approximation __expf uses): the streamed
+// softmaxes take exp(x - m) as fz_ex2(fmaf(x, log2(e), -m log2(e))), one
+// instruction before it.
+__device__ __forceinline__ float fz_ex2(float x) {
+  float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y;
+}
 // Fast transcendentals, used only where the result is stored as f16/bf16: their
 // error (a few fp32 ulp, 2^-11 relative for tanh.approx) is far below half a
 // 16-bit ulp (2^-9 relative for bf16).

@@ -348,6 +348,8 @@ KernelText GemmGen::hopperSource() {
   text.helpers = kHopperHelpers + wgmmaWrapper(BN, elem) + "\n";
   text.qualifiers = "__launch_bounds__(" + str(threads) + ", 1)";
   text.params = parameters(fusion);
+  if (rowStats)
+    text.params.push_back(kScratchParam);
   text.moreParams =
       ",\n    const __grid_constant__ fz_tmap fz_tmA, const __grid_constant__ fz_tmap fz_tmB" +
       std::string(mm2 ? ", const __grid_constant__ fz_tmap fz_tmB2" : "") + partMaps("fz_tmB") +
@@ -361,6 +363,8 @@ KernelText GemmGen::hopperSource() {
   s += "  const unsigned fz_A = fz_base, fz_B = fz_base + " + str(S * aBytes) + ";\n";
   s += "  __shared__ __align__(8) unsigned long long fz_full[" + str(S) + "], fz_empty[" + str(S) +
        "];\n";
+  if (rowStats)
+    s += "  __shared__ bool fz_last;  // this block's tile was its row tile's last\n";
   if (pingpong)
     s += "  __shared__ __align__(8) unsigned long long fz_turn[2];  // whose mainloop is next\n";
   if (tmaResidual >= 0)
@@ -531,6 +535,25 @@ KernelText GemmGen::hopperSource() {
   s += "    if (threadIdx.x % 128 == 0)  // the tile's last buffer\n";
   s += "      " + release("(it - 1) % " + str(S));
   // Epilogue from the accumulators.
+  if (rowStats) {
+    // Cooperative consumers (generateGemm leaves out ping-pong): the
+    // consumers' rows of one tile together.
+    RowStatsLayout l;
+    l.slices = mBlocks;
+    l.pairs = BN / 8;
+    l.col = "fz_n0 + j * 8 + (lane % 4) * 2 + l";
+    l.acc = "acc[i][4 * j + 2 * h + l]";
+    l.indent = "    ";
+    l.persistent = true;
+    l.threads = consumers * 128;
+    l.row = "fz_m0 + fz_cw * 64 + fz_w * 16 + lane / 4 + h * 8";
+    l.thread = "(threadIdx.x - 128)";
+    l.warp = "((threadIdx.x - 128) / 32)";
+    l.sync = "fz_bar_sync(1, " + str(l.threads) + ");";
+    l.leader = "threadIdx.x == 128";
+    text.body = s + rowStatsEpilogue(l) + "  }\n";
+    return text;
+  }
   if (tmaStore) {
     text.body = s + tmaEpilogue(S * (aBytes + bStage));
     return text;

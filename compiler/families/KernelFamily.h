@@ -64,10 +64,15 @@ public:
 };
 
 struct AttentionMatch;
+struct RowStatsMatch;
 namespace families {
 /// The attention family's time for a group it runs: its blocks' key tiles
 /// spread over the SMs (Attention.cpp).
 double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p);
+/// The streamed row statistics' time for a group of cost `c` on the
+/// profile's device and target (its `arch`: which GEMM kernel runs it;
+/// StreamedRows.cpp).
+double rowStatsSeconds(const RowStatsMatch &m, const Cost &c, const DeviceProfile &p);
 } // namespace families
 
 /// Predicted seconds of a group of cost `c` run by `family`.

@@ -2,6 +2,7 @@
 #include "compiler/schedule/RowStatsForm.h"
 
 #include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -99,6 +100,11 @@ std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
   if (m.batch > 65535)
     return decline("take at most 65535 matrices in the batch");
   return m;
+}
+
+KernelFamily rowStatsPath(const RowStatsMatch &m, const std::string &arch) {
+  Operation *product = const_cast<MatmulOp &>(m.product).getOperation();
+  return wgmmaApplies(product, arch) ? KernelFamily::FusecWgmma : KernelFamily::Fusec;
 }
 
 bool isRowStatsGroup(ArrayRef<Operation *> ops) {

@@ -52,6 +52,11 @@ struct RowStatsMatch {
 /// declines (empty when it is none).
 std::optional<RowStatsMatch> matchRowStats(mlir::Operation *op, std::string &why);
 
+/// The GEMM kernel that streams a match on `arch`: the Hopper TMA + wgmma
+/// kernel where it takes the product (K-contiguous operands from memory,
+/// more than 64 rows, one matrix), else the portable mma.sync kernel.
+KernelFamily rowStatsPath(const RowStatsMatch &m, const std::string &arch);
+
 /// Whether `ops` (program order) are exactly one streamed row statistics
 /// group.
 bool isRowStatsGroup(llvm::ArrayRef<mlir::Operation *> ops);

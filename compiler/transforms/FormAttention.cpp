@@ -32,22 +32,26 @@ namespace fusec {
 namespace {
 
 /// The streamed row statistics against the product on cuBLASLt followed
-/// by a row reduction of its output: empty when streaming is faster, else
-/// why it is not taken.
-std::string rowStatsSlower(RowStatsMatch m, const DeviceProfile &p) {
-  double fused = predictSeconds(groupCost(m.ops), p, KernelFamily::StreamedRows);
+/// by a row reduction of its output: empty when streaming is faster (or
+/// `gemm` is "fusec": fusec's GEMM for every product), else why it is not
+/// taken.
+std::string rowStatsSlower(RowStatsMatch m, const DeviceProfile &p, llvm::StringRef gemm) {
+  if (gemm == "cublaslt")
+    return "products run on cuBLASLt (--gemm cublaslt): the row statistics are not streamed";
+  double fused = families::rowStatsSeconds(m, groupCost(m.ops), p);
   std::vector<Operation *> rest;
   for (Operation *op : m.ops)
     if (op != m.product.getOperation())
       rest.push_back(op);
   double unfused = predictSeconds(unfusedCost(m.product), p, libraryGemmPath(m.product)) +
                    predictSeconds(groupCost(rest), p, KernelFamily::RowReduction);
-  if (fused < unfused)
+  if (fused < unfused || gemm == "fusec")
     return "";
   char buf[200];
   std::snprintf(buf, sizeof buf,
-                "streaming the row statistics on fusec's portable GEMM is predicted at %.1f us, "
+                "streaming the row statistics on fusec's %s GEMM is predicted at %.1f us, "
                 "the product on cuBLASLt and a row reduction at %.1f us",
+                rowStatsPath(m, p.arch) == KernelFamily::FusecWgmma ? "wgmma" : "portable",
                 fused * 1e6, unfused * 1e6);
   return buf;
 }
@@ -74,7 +78,7 @@ struct FormAttentionPass : impl::FusecFormAttentionBase<FormAttentionPass> {
       std::string why;
       if (isa<SumOp>(op)) {
         std::optional<RowStatsMatch> r = matchRowStats(op, why);
-        if (r && (why = rowStatsSlower(*r, *profile)).empty() &&
+        if (r && (why = rowStatsSlower(*r, *profile, gemm)).empty() &&
             llvm::none_of(r->ops, [&](Operation *o) { return group.count(o); })) {
           for (Operation *o : r->ops)
             group[o] = position[r->ops.front()];

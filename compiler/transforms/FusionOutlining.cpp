@@ -7,6 +7,7 @@
 #include "compiler/schedule/AttentionForm.h"
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/GroupSchedule.h"
+#include "compiler/schedule/RowStatsForm.h"
 #include "compiler/schedule/StridedView.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -135,8 +136,12 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // a statistics epilogue).
   if (s.kind == GroupKind::StreamedRows) {
     fusion.setFamily(KernelFamily::StreamedRows);
-    fusion->setAttr("predicted_us", b.getF64FloatAttr(
-                                        predictSeconds(fused, p, KernelFamily::StreamedRows) * 1e6));
+    for (Operation *op : group) {
+      std::string why;
+      if (std::optional<RowStatsMatch> m = isa<SumOp>(op) ? matchRowStats(op, why) : std::nullopt)
+        fusion->setAttr("predicted_us",
+                        b.getF64FloatAttr(families::rowStatsSeconds(*m, fused, p) * 1e6));
+    }
     return;
   }
   // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt

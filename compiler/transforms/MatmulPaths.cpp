@@ -103,9 +103,13 @@ void Grouping::chooseMatmulPaths() {
     auto it = llvm::find_if(groups[g], [](Operation *op) { return isa<MatmulOp>(op); });
     if (it == groups[g].end() || isAttentionGroup(groups[g]))
       continue;
-    // Streamed row statistics run on the portable GEMM, their epilogue its own.
+    // Streamed row statistics run on fusec's GEMM, their epilogue its own.
     if (isRowStatsGroup(groups[g])) {
-      setChosenGemmPath(*it, GemmPath::Fusec);
+      for (Operation *op : groups[g]) {
+        std::string why;
+        if (auto m = isa<SumOp>(op) ? matchRowStats(op, why) : std::nullopt)
+          setChosenGemmPath(*it, rowStatsPath(*m, arch));
+      }
       continue;
     }
     if (markSiblings(groups[g]))

@@ -452,6 +452,24 @@ int main(int argc, char **argv) {
       rowStatsStreamed += expectSchedule(*p, "the product never written") ? 1 : 0;
   }
   std::printf("the row statistics were streamed in %d of 40 random graphs\n", rowStatsStreamed);
+  // Enough tiles for every SM: on Hopper the persistent blocks take
+  // several tiles each, one row tile's last tile merging between others.
+  check("row stats over 256 tiles", R"({"fusec": 1, "name": "row_stats_tiles", "inputs": [
+          {"name": "h", "dtype": "bf16", "shape": [512, 64]},
+          {"name": "w", "dtype": "bf16", "shape": [16384, 64]}],
+        "nodes": [
+          {"name": "wt", "op": "transpose", "inputs": ["w"], "attrs": {"perm": [1, 0]}},
+          {"name": "logits", "op": "matmul", "inputs": ["h", "wt"]},
+          {"name": "x", "op": "cast", "inputs": ["logits"], "attrs": {"dtype": "f32"}},
+          {"name": "mx", "op": "max", "inputs": ["x"], "attrs": {"axes": -1, "keepdims": true}},
+          {"name": "d", "op": "sub", "inputs": ["x", "mx"]},
+          {"name": "e", "op": "exp", "inputs": ["d"]},
+          {"name": "l", "op": "sum", "inputs": ["e"], "attrs": {"axes": -1, "keepdims": true}},
+          {"name": "logl", "op": "log", "inputs": ["l"]},
+          {"name": "lse", "op": "add", "inputs": ["logl", "mx"]}],
+        "outputs": ["lse", "mx"]})",
+        "row_stats_tiles.json", true, 3, random, "auto", -1, nullptr,
+        major >= 9 ? "persistent blocks over 256 tiles" : "the product never written");
   if (rowStatsStreamed < 25 && selected("random row stats")) {
     std::printf("FAIL the streamed row statistics were formed too rarely\n");
     ++random.failed;

@@ -70,6 +70,10 @@ TEST(RowStats, LogSumExpOverAProductIsOneKernel) {
     const PlanKernel *k = streamedKernel(*plan);
     ASSERT_NE(k, nullptr) << arch;
     EXPECT_NE(k->schedule.find("the product never written"), std::string::npos) << k->schedule;
+    // Hopper's TMA + wgmma GEMM where it takes the product, else the portable one.
+    EXPECT_EQ(k->schedule.find("wgmma consumer") != std::string::npos,
+              std::string(arch) == "sm_90a")
+        << k->schedule;
     // Three row tiles of 128, 64 tile columns: a counter per row tile, then a
     // pair of floats per row and tile column.
     EXPECT_EQ(k->scratchBytes, 256u + 2u * 300u * 64u * 4u) << k->schedule;
