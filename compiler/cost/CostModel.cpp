@@ -76,8 +76,22 @@ double rooflineSeconds(const Cost &c, const DeviceProfile &p, const KernelRates 
   return std::max(seconds, r.minSeconds);
 }
 
+double libraryMisalignedSeconds(const Cost &c, const DeviceProfile &p) {
+  // H200, bf16, cuBLASLt's heuristic choice (bench/NOTES.md, "unaligned
+  // outputs"): 4096 x 11007 x 4096 3499 us against 541 with N = 11008,
+  // 4096 x 32001 x 4096 10921 against 1540, 8192 x 50257 x 768 6610
+  // against 1010, 4096 x 4097 x 4096 1423; 4096 x 4100 x 4096 (8-byte rows)
+  // 492.
+  constexpr double kHalfAlignedShare = 0.4, kUnalignedShare = 0.14;
+  return (static_cast<double>(c.halfAlignedTensorFlops) * (1 / kHalfAlignedShare - 1) +
+          static_cast<double>(c.unalignedTensorFlops) * (1 / kUnalignedShare - 1)) /
+         p.tensorFlopsPerSec;
+}
+
 double predictSeconds(const Cost &c, const DeviceProfile &p) {
-  return rooflineSeconds(c, p, {p.libraryBandwidthFraction, p.tensorFlopsPerSec});
+  KernelRates r{p.libraryBandwidthFraction, p.tensorFlopsPerSec};
+  r.epilogueSeconds = libraryMisalignedSeconds(c, p);
+  return rooflineSeconds(c, p, r);
 }
 
 double afterProductsSeconds(const Cost &c, const DeviceProfile &p) {
@@ -116,6 +130,10 @@ Cost opFlops(Operation *op) {
     ArrayRef<int64_t> a = shapeOf(mm.getLhs());
     int64_t k = a.back();
     c.tensorFlops = 2 * shape::numElements(shapeOf(mm.getResult())) * k;
+    ArrayRef<int64_t> r = shapeOf(mm.getResult());
+    const int64_t rowBytes = (r.empty() ? 1 : r.back()) * dtypeBytes(dtypeOf(mm.getResult()));
+    if (rowBytes % 16 != 0)
+      (rowBytes % 8 == 0 ? c.halfAlignedTensorFlops : c.unalignedTensorFlops) = c.tensorFlops;
     return c;
   }
   // A reduction does one op per input element; an elementwise op one per output.

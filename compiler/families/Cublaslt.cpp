@@ -39,10 +39,12 @@ public:
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
     KernelRates r{p.libraryBandwidthFraction, p.tensorFlopsPerSec};
+    if (path != KernelFamily::LibraryBatchedRows)
+      r.epilogueSeconds = libraryMisalignedSeconds(c, p);
     if (path == KernelFamily::LibraryEpilogue)
       // Its epilogue reads C (a residual) after the products, as far as the
       // model knows, as fusec's portable GEMM does: charged alike.
-      r.epilogueSeconds = afterProductsSeconds(c, p);
+      r.epilogueSeconds += afterProductsSeconds(c, p);
     if (path == KernelFamily::LibraryBatchedRows) {
       // On 8-256 matrices of 4 rows (grouped-query decode attention, K = 128
       // or 4097) it streams at 4-48% of the copy rate on the H100, and a

@@ -184,3 +184,31 @@ TEST(CostModel, BatchedFewRowProductsFollowTheirDepth) {
   EXPECT_NEAR(predictSeconds(c, p, GemmPath::FusecBatchedStream),
               double(c.bytes) / (p.hbmBytesPerSec * p.libraryBandwidthFraction) + p.launchSeconds, 1e-9);
 }
+
+// cuBLASLt runs products whose output rows are not 16-byte multiples several
+// times slower (docs/cost-model.md, "Unaligned outputs"): their flops are
+// counted apart and the library paths price them so, fusec's GEMM does not.
+TEST(CostModel, UnalignedOutputRowsSlowTheLibraryOnly) {
+  DeviceProfile p = *measuredProfile("h200", {});
+  auto costOf = [&](int n) {
+    std::string text = graph(4096, 4096, n, false);
+    return count(text).matmulAlone;
+  };
+  Cost aligned = costOf(32000), half = costOf(4100), odd = costOf(32001);
+  EXPECT_EQ(aligned.unalignedTensorFlops + aligned.halfAlignedTensorFlops, 0);
+  EXPECT_EQ(half.halfAlignedTensorFlops, half.tensorFlops);
+  EXPECT_EQ(half.unalignedTensorFlops, 0);
+  EXPECT_EQ(odd.unalignedTensorFlops, odd.tensorFlops);
+  // Per flop: about 7x slower unaligned, 2.5x with 8-byte rows, on cuBLASLt;
+  // the same on fusec's wgmma GEMM.
+  auto perFlop = [&](const Cost &c, KernelFamily f) {
+    return predictSeconds(c, p, f) / static_cast<double>(c.tensorFlops);
+  };
+  const double lib = perFlop(aligned, KernelFamily::Library);
+  EXPECT_GT(perFlop(odd, KernelFamily::Library), 5 * lib);
+  EXPECT_GT(perFlop(half, KernelFamily::Library), 2 * lib);
+  EXPECT_LT(perFlop(half, KernelFamily::Library), perFlop(odd, KernelFamily::Library));
+  EXPECT_GT(perFlop(odd, KernelFamily::LibraryEpilogue), 5 * lib);
+  EXPECT_NEAR(perFlop(odd, KernelFamily::FusecWgmma), perFlop(aligned, KernelFamily::FusecWgmma),
+              0.05 * perFlop(aligned, KernelFamily::FusecWgmma));
+}
