@@ -138,7 +138,8 @@ void Converter::addNode(const onnx::NodeProto &n) {
     }
     return emit(out, "reshape", {in.at(0)}, {{"shape", shape}});
   }
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+      op == "ReduceLogSumExp") {
     allowAttrs(n, {"axes", "keepdims", "noop_with_empty_axes"});
     std::optional<std::vector<int64_t>> axes = intsAttr(n, "axes");
     if (!axes && in.size() > 1 && !in[1].empty())
@@ -148,6 +149,36 @@ void Converter::addNode(const onnx::NodeProto &n) {
     Json attrs = {{"keepdims", intAttr(n, "keepdims", 1) != 0}};
     if (axes && !axes->empty())
       attrs["axes"] = *axes;
+    if (op == "ReduceLogSumExp") {
+      // log(sum(exp(x - m))) + m with m = max(x): the max kept as 1 along the
+      // axes, which the streamed row statistics take (RowStatsForm.h), and
+      // a reshape dropping them where keepdims is 0.
+      const bool keep = attrs["keepdims"].get<bool>();
+      Json kept = attrs;
+      kept["keepdims"] = true;
+      emit(fresh(out, "max"), "max", {in.at(0)}, kept);
+      emit(fresh(out, "shifted"), "sub", {in.at(0), fresh(out, "max")});
+      emit(fresh(out, "exp"), "exp", {fresh(out, "shifted")});
+      emit(fresh(out, "sum"), "sum", {fresh(out, "exp")}, kept);
+      emit(fresh(out, "log"), "log", {fresh(out, "sum")});
+      const std::string lse = keep ? out : fresh(out, "kept");
+      emit(lse, "add", {fresh(out, "log"), fresh(out, "max")});
+      if (keep)
+        return;
+      std::vector<int64_t> x = knownShape(n, in.at(0)), dims;
+      const int64_t rank = static_cast<int64_t>(x.size());
+      std::vector<bool> reduced(x.size(), !axes || axes->empty());
+      for (int64_t a : axes ? *axes : std::vector<int64_t>{}) {
+        if (a < -rank || a >= rank)
+          failNode(n, "axis " + std::to_string(a) + " is out of range for rank " +
+                          std::to_string(rank));
+        reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+      }
+      for (size_t d = 0; d < x.size(); ++d)
+        if (!reduced[d])
+          dims.push_back(x[d]);
+      return emit(out, "reshape", {lse}, {{"shape", dims}});
+    }
     std::string name = op == "ReduceMean" ? "mean"
                        : op == "ReduceSum" ? "sum"
                        : op == "ReduceMax" ? "max"
