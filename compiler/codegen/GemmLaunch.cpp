@@ -115,7 +115,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
   }
   if (!mms.empty())
     g.mm = mms[0];
-  // Streamed row statistics: the portable kernel with their epilogue.
+  // Streamed row statistics: fusec's GEMM (the portable or the wgmma
+  // kernel, as rowStatsPath chose) with their epilogue.
   for (Operation &op : fusion.getBodyBlock()) {
     std::string why;
     if (isa<SumOp>(op) && (g.rowStats = matchRowStats(&op, why)))
@@ -369,6 +370,8 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
                   "block has");
   }
 
+  if (g.rowStats && g.rowStatsScratchBytes() > int64_t(std::numeric_limits<unsigned>::max()))
+    return fail("the row statistics' partial pairs need more scratch than a launch takes");
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = g.rowStats ? "streamed_rows" : "matmul";
@@ -540,8 +543,6 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     spec.scratchZeroOnce = static_cast<unsigned>(counterBytes);
   }
   if (g.rowStats) {
-    if (g.rowStatsScratchBytes() > int64_t(std::numeric_limits<unsigned>::max()))
-      return fail("the row statistics' partial pairs need more scratch than a launch takes");
     spec.scratchBytes = static_cast<unsigned>(g.rowStatsScratchBytes());
     spec.scratchZeroOnce = static_cast<unsigned>(g.rowStatsCounterBytes());
   }
