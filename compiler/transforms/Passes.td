@@ -84,7 +84,7 @@ defvar GroupingOptions = [
          "GEMM kernels exist">,
   Option<"gemm", "gemm", "std::string", /*default=*/"\"auto\"",
          "how matmul groups run: auto (the cost model picks), fusec (fusec's GEMM "
-         "with the epilogue fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue as its own kernel)">
+         "with the epilogue fused; row statistics always streamed), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue as its own kernel; nothing streamed)">
 ];
 
 // Until outlining, a group is the compute ops that carry the same

@@ -69,8 +69,9 @@ struct Options {
   /// profile's. load() refuses kernels built for another architecture.
   std::string arch;
   /// How matmul groups run: "auto" (the cost model picks), "fusec" (fusec's
-  /// GEMM with the epilogue fused), "cublaslt" (cuBLASLt, applying the epilogue itself
-  /// where it can, else the epilogue as its own kernel).
+  /// GEMM with the epilogue fused, a row log-sum-exp over a product always
+  /// streamed in it), "cublaslt" (cuBLASLt, applying the epilogue itself where
+  /// it can, else the epilogue as its own kernel; nothing streamed).
   std::string gemm = "auto";
   /// Testing and autotuning: every fusec GEMM kernel takes its i-th tile
   /// configuration candidate and every cuBLASLt product the i-th usable result

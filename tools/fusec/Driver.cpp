@@ -77,7 +77,9 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
   cmd->add_option("--arch", flags.arch, "NVRTC target, e.g. sm_90a, sm_80 (default: the device's)");
   cmd->add_option("--gemm", flags.gemm,
                   "matmul groups: auto (the cost model picks), fusec (fusec's GEMM, epilogue "
-                  "fused), cublaslt (cuBLASLt, applying the epilogue itself where it can, else the epilogue in its own kernel)")
+                  "fused; a row log-sum-exp over a product always streamed in it), cublaslt "
+                  "(cuBLASLt, applying the epilogue itself where it can, else the epilogue in its "
+                  "own kernel; nothing streamed in a product's epilogue)")
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
   cmd->add_flag("--no-share", flags.noShare,
                 "give every kernel its own launch (by default, independent small kernels next "
