@@ -117,11 +117,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
     g.mm = mms[0];
   // Streamed row statistics: fusec's GEMM (the portable or the wgmma
   // kernel, as rowStatsPath chose) with their epilogue.
-  for (Operation &op : fusion.getBodyBlock()) {
-    std::string why;
-    if (isa<SumOp>(op) && (g.rowStats = matchRowStats(&op, why)))
-      break;
-  }
+  g.rowStats = rowStatsOf(fusion);
   if (g.rowStats && ((path != KernelFamily::Fusec && path != KernelFamily::FusecWgmma) ||
                      mms.size() != 1))
     return mismatch("streamed row statistics run on fusec's GEMM, one product");

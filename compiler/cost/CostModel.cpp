@@ -76,22 +76,23 @@ double rooflineSeconds(const Cost &c, const DeviceProfile &p, const KernelRates 
   return std::max(seconds, r.minSeconds);
 }
 
-double libraryMisalignedSeconds(const Cost &c, const DeviceProfile &p) {
+KernelRates libraryRates(const Cost &c, const DeviceProfile &p) {
   // H200, bf16, cuBLASLt's heuristic choice (bench/NOTES.md, "unaligned
   // outputs"): 4096 x 11007 x 4096 3499 us against 541 with N = 11008,
   // 4096 x 32001 x 4096 10921 against 1540, 8192 x 50257 x 768 6610
   // against 1010, 4096 x 4097 x 4096 1423; 4096 x 4100 x 4096 (8-byte rows)
   // 492.
   constexpr double kHalfAlignedShare = 0.4, kUnalignedShare = 0.14;
-  return (static_cast<double>(c.halfAlignedTensorFlops) * (1 / kHalfAlignedShare - 1) +
-          static_cast<double>(c.unalignedTensorFlops) * (1 / kUnalignedShare - 1)) /
-         p.tensorFlopsPerSec;
+  KernelRates r{p.libraryBandwidthFraction, p.tensorFlopsPerSec};
+  r.epilogueSeconds =
+      (static_cast<double>(c.halfAlignedTensorFlops) * (1 / kHalfAlignedShare - 1) +
+       static_cast<double>(c.unalignedTensorFlops) * (1 / kUnalignedShare - 1)) /
+      p.tensorFlopsPerSec;
+  return r;
 }
 
 double predictSeconds(const Cost &c, const DeviceProfile &p) {
-  KernelRates r{p.libraryBandwidthFraction, p.tensorFlopsPerSec};
-  r.epilogueSeconds = libraryMisalignedSeconds(c, p);
-  return rooflineSeconds(c, p, r);
+  return rooflineSeconds(c, p, libraryRates(c, p));
 }
 
 double afterProductsSeconds(const Cost &c, const DeviceProfile &p) {

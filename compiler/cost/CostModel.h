@@ -53,7 +53,7 @@ struct Cost {
   int64_t prologueTileElements = 0, prologueGemvElements = 0;
   /// Of tensorFlops, those of products whose output rows are not a multiple
   /// of 16 bytes (a vocabulary of 50257): of 8 bytes (`halfAligned`), or
-  /// less. cuBLASLt runs them several times slower (libraryMisalignedSeconds).
+  /// less. cuBLASLt runs them several times slower (libraryRates).
   int64_t halfAlignedTensorFlops = 0, unalignedTensorFlops = 0;
   Cost &operator+=(const Cost &o) {
     bytes += o.bytes;
@@ -107,11 +107,12 @@ double rooflineSeconds(const Cost &c, const DeviceProfile &p, const KernelRates 
 /// rates (the library's is the baseline every other path is weighed
 /// against); groups without a product at the copy rate.
 double predictSeconds(const Cost &c, const DeviceProfile &p);
-/// What cuBLASLt spends beyond its rate on products whose output rows are
-/// not 16-byte multiples: measured on the H200, its tensor-core rate drops
-/// to about 40% with 8-byte rows and 14% with narrower ones
-/// (docs/cost-model.md, "Unaligned outputs").
-double libraryMisalignedSeconds(const Cost &c, const DeviceProfile &p);
+/// cuBLASLt's rates for a group of cost `c`: its share of the copy rate, its
+/// tensor-core rate, and the time it spends beyond that rate on products
+/// whose output rows are not 16-byte multiples (measured on the H200, the
+/// rate drops to about 40% with 8-byte rows and 14% with narrower ones:
+/// docs/cost-model.md, "Unaligned outputs").
+KernelRates libraryRates(const Cost &c, const DeviceProfile &p);
 /// A GEMM epilogue's inputs read after the products (a residual, a bias),
 /// one element pair per thread with no registers left to batch the loads: at
 /// about half the copy rate, not overlapped (docs/cost-model.md, "Predicted

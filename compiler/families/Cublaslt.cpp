@@ -38,9 +38,9 @@ public:
                                    "internal error: a cuBLASLt group has no kernel to emit");
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
-    KernelRates r{p.libraryBandwidthFraction, p.tensorFlopsPerSec};
-    if (path != KernelFamily::LibraryBatchedRows)
-      r.epilogueSeconds = libraryMisalignedSeconds(c, p);
+    KernelRates r = path == KernelFamily::LibraryBatchedRows
+                        ? KernelRates{p.libraryBandwidthFraction, p.tensorFlopsPerSec}
+                        : libraryRates(c, p);
     if (path == KernelFamily::LibraryEpilogue)
       // Its epilogue reads C (a residual) after the products, as far as the
       // model knows, as fusec's portable GEMM does: charged alike.

@@ -40,13 +40,12 @@ public:
   GroupKind kind() const override { return GroupKind::StreamedRows; }
   std::string reject(FusionOp fusion, const FamilyTarget &) const override {
     std::string why;
-    if (match(fusion, why))
+    if (rowStatsOf(fusion, &why))
       return "";
     return why.empty() ? "not a row max and sum of exponentials over a product" : why;
   }
   llvm::Expected<KernelSpec> emit(FusionOp fusion, const FamilyTarget &t) const override {
-    std::string why;
-    std::optional<RowStatsMatch> m = match(fusion, why);
+    std::optional<RowStatsMatch> m = rowStatsOf(fusion);
     if (!m)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "internal error: streamed_rows group without its match");
@@ -56,15 +55,6 @@ public:
   double seconds(const Cost &c, const DeviceProfile &p) const override {
     // Without the group's match (rowStatsSeconds has it): the portable GEMM.
     return predictSeconds(c, p, KernelFamily::Fusec);
-  }
-
-private:
-  static std::optional<RowStatsMatch> match(FusionOp fusion, std::string &why) {
-    for (mlir::Operation &op : fusion.getBodyBlock())
-      if (llvm::isa<SumOp>(op))
-        if (std::optional<RowStatsMatch> m = matchRowStats(&op, why))
-          return m;
-    return std::nullopt;
   }
 };
 

@@ -131,14 +131,10 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
         }
       }
       if (k.kind == "streamed_rows")
-        for (Operation &op : f.getBodyBlock()) {
-          std::string why;
-          if (std::optional<RowStatsMatch> m =
-                  isa<SumOp>(op) ? matchRowStats(&op, why) : std::nullopt) {
-            ArrayRef<int64_t> s = shapeOf(m->product.getResult());
-            k.streamedShape.assign(s.begin(), s.end());
-            k.streamedBytes = tensorBytes(m->product.getResult());
-          }
+        if (std::optional<RowStatsMatch> m = rowStatsOf(f)) {
+          ArrayRef<int64_t> s = shapeOf(m->product.getResult());
+          k.streamedShape.assign(s.begin(), s.end());
+          k.streamedBytes = tensorBytes(m->product.getResult());
         }
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));

@@ -471,13 +471,9 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     return true;
   }
   // So are a product's streamed row statistics (RowStatsForm.h).
-  for (Operation *op : ops) {
-    std::string declined;
-    std::optional<RowStatsMatch> m = isa<SumOp>(op) ? matchRowStats(op, declined) : std::nullopt;
-    if (!m || !llvm::all_of(m->ops, [&](Operation *o) { return llvm::is_contained(ops, o); }))
-      continue;
+  if (std::optional<RowStatsMatch> m = rowStatsAmong(ops)) {
     if (m->ops.size() != ops.size()) {
-      why = opLabel(op) + " streams the row statistics of " + opLabel(m->product) +
+      why = opLabel(m->sum) + " streams the row statistics of " + opLabel(m->product) +
             ": a kernel of its own, which takes no other ops";
       return false;
     }

@@ -19,15 +19,20 @@ bool before(Operation *a, Operation *b) { return a->isBeforeInBlock(b); }
 /// The ops of the rows' shape that compute on m and l (and on inputs, or
 /// values computed before the product, which cannot depend on the group):
 /// log(l) + m and what follows it.
-std::vector<Operation *> tailOf(RowStatsMatch m, ArrayRef<int64_t> rowShape) {
-  llvm::SmallPtrSet<Operation *, 8> accepted{m.max, m.sum};
-  std::vector<Operation *> candidates, work{m.max, m.sum}, tail;
+std::vector<Operation *> tailOf(const RowStatsMatch &m, ArrayRef<int64_t> rowShape) {
+  // (Op handles are copied: their accessors are not const.)
+  MaxOp max = m.max;
+  SumOp sum = m.sum;
+  SubOp sub = m.sub;
+  MatmulOp product = m.product;
+  llvm::SmallPtrSet<Operation *, 8> accepted{max, sum};
+  std::vector<Operation *> candidates, work{max, sum}, tail;
   llvm::SmallPtrSet<Operation *, 8> seen;
   while (!work.empty()) {
     Operation *op = work.back();
     work.pop_back();
     for (Operation *u : op->getUsers())
-      if (u != m.sub.getOperation() && isElementwise(u) && u->getNumResults() == 1 &&
+      if (u != sub.getOperation() && isElementwise(u) && u->getNumResults() == 1 &&
           shapeOf(u->getResult(0)) == rowShape && seen.insert(u).second) {
         candidates.push_back(u);
         work.push_back(u);
@@ -38,7 +43,7 @@ std::vector<Operation *> tailOf(RowStatsMatch m, ArrayRef<int64_t> rowShape) {
     bool ok = true;
     for (Value o : c->getOperands()) {
       Operation *d = o.getDefiningOp();
-      if (!d || accepted.count(d) || before(d, m.product))
+      if (!d || accepted.count(d) || before(d, product))
         continue;
       ok = false;
     }
@@ -103,21 +108,36 @@ std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
 }
 
 KernelFamily rowStatsPath(const RowStatsMatch &m, const std::string &arch) {
-  Operation *product = const_cast<MatmulOp &>(m.product).getOperation();
+  MatmulOp product = m.product;
   return wgmmaApplies(product, arch) ? KernelFamily::FusecWgmma : KernelFamily::Fusec;
 }
 
-bool isRowStatsGroup(ArrayRef<Operation *> ops) {
+std::optional<RowStatsMatch> rowStatsAmong(ArrayRef<Operation *> ops) {
   for (Operation *op : ops) {
-    if (!isa<SumOp>(op))
-      continue;
     std::string why;
-    std::optional<RowStatsMatch> m = matchRowStats(op, why);
-    if (m && m->ops.size() == ops.size() &&
-        llvm::all_of(ops, [&](Operation *o) { return llvm::is_contained(m->ops, o); }))
-      return true;
+    std::optional<RowStatsMatch> m = isa<SumOp>(op) ? matchRowStats(op, why) : std::nullopt;
+    if (m && llvm::all_of(m->ops, [&](Operation *o) { return llvm::is_contained(ops, o); }))
+      return m;
   }
-  return false;
+  return std::nullopt;
+}
+
+std::optional<RowStatsMatch> rowStatsGroup(ArrayRef<Operation *> ops) {
+  std::optional<RowStatsMatch> m = rowStatsAmong(ops);
+  if (m && m->ops.size() == ops.size())
+    return m;
+  return std::nullopt;
+}
+
+std::optional<RowStatsMatch> rowStatsOf(FusionOp fusion, std::string *why) {
+  std::string declined;
+  for (Operation &op : fusion.getBodyBlock())
+    if (isa<SumOp>(op))
+      if (std::optional<RowStatsMatch> m = matchRowStats(&op, declined))
+        return m;
+  if (why)
+    *why = declined;
+  return std::nullopt;
 }
 
 } // namespace fusec

@@ -57,8 +57,13 @@ std::optional<RowStatsMatch> matchRowStats(mlir::Operation *op, std::string &why
 /// more than 64 rows, one matrix), else the portable mma.sync kernel.
 KernelFamily rowStatsPath(const RowStatsMatch &m, const std::string &arch);
 
-/// Whether `ops` (program order) are exactly one streamed row statistics
-/// group.
-bool isRowStatsGroup(llvm::ArrayRef<mlir::Operation *> ops);
+/// The streamed row statistics among `ops`: the first sum's match whose ops
+/// are all in `ops` (a candidate group may hold more).
+std::optional<RowStatsMatch> rowStatsAmong(llvm::ArrayRef<mlir::Operation *> ops);
+/// The streamed row statistics whose ops are exactly `ops` (a group).
+std::optional<RowStatsMatch> rowStatsGroup(llvm::ArrayRef<mlir::Operation *> ops);
+/// The streamed row statistics a fused group's body computes; `why` gets a
+/// declined match's reason.
+std::optional<RowStatsMatch> rowStatsOf(FusionOp fusion, std::string *why = nullptr);
 
 } // namespace fusec

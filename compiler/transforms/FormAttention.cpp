@@ -35,15 +35,16 @@ namespace {
 /// by a row reduction of its output: empty when streaming is faster (or
 /// `gemm` is "fusec": fusec's GEMM for every product), else why it is not
 /// taken.
-std::string rowStatsSlower(RowStatsMatch m, const DeviceProfile &p, llvm::StringRef gemm) {
+std::string rowStatsSlower(const RowStatsMatch &m, const DeviceProfile &p, llvm::StringRef gemm) {
   if (gemm == "cublaslt")
     return "products run on cuBLASLt (--gemm cublaslt): the row statistics are not streamed";
   double fused = families::rowStatsSeconds(m, groupCost(m.ops), p);
+  MatmulOp product = m.product;
   std::vector<Operation *> rest;
   for (Operation *op : m.ops)
-    if (op != m.product.getOperation())
+    if (op != product.getOperation())
       rest.push_back(op);
-  double unfused = predictSeconds(unfusedCost(m.product), p, libraryGemmPath(m.product)) +
+  double unfused = predictSeconds(unfusedCost(product), p, libraryGemmPath(product)) +
                    predictSeconds(groupCost(rest), p, KernelFamily::RowReduction);
   if (fused < unfused || gemm == "fusec")
     return "";

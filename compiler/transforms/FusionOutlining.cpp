@@ -136,12 +136,9 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // a statistics epilogue).
   if (s.kind == GroupKind::StreamedRows) {
     fusion.setFamily(KernelFamily::StreamedRows);
-    for (Operation *op : group) {
-      std::string why;
-      if (std::optional<RowStatsMatch> m = isa<SumOp>(op) ? matchRowStats(op, why) : std::nullopt)
-        fusion->setAttr("predicted_us",
-                        b.getF64FloatAttr(families::rowStatsSeconds(*m, fused, p) * 1e6));
-    }
+    if (std::optional<RowStatsMatch> m = rowStatsAmong(group))
+      fusion->setAttr("predicted_us",
+                      b.getF64FloatAttr(families::rowStatsSeconds(*m, fused, p) * 1e6));
     return;
   }
   // A matmul group runs as the planner chose (MatmulPaths.cpp; cuBLASLt

@@ -104,12 +104,8 @@ void Grouping::chooseMatmulPaths() {
     if (it == groups[g].end() || isAttentionGroup(groups[g]))
       continue;
     // Streamed row statistics run on fusec's GEMM, their epilogue its own.
-    if (isRowStatsGroup(groups[g])) {
-      for (Operation *op : groups[g]) {
-        std::string why;
-        if (auto m = isa<SumOp>(op) ? matchRowStats(op, why) : std::nullopt)
-          setChosenGemmPath(*it, rowStatsPath(*m, arch));
-      }
+    if (std::optional<RowStatsMatch> m = rowStatsGroup(groups[g])) {
+      setChosenGemmPath(*it, rowStatsPath(*m, arch));
       continue;
     }
     if (markSiblings(groups[g]))
