@@ -6,7 +6,9 @@
 #include "compiler/support/Printable.h"
 #include "frontends/onnx/OnnxReader.h"
 #include "frontends/json/GraphReader.h"
+#include "runtime/CompileKernels.h"
 #include "runtime/DeviceMeasurements.h"
+#include "runtime/LlvmError.h"
 #include "runtime/TuningCache.h"
 
 #include "mlir/IR/Builders.h"
@@ -179,7 +181,10 @@ llvm::Error Program::Impl::ensureLoaded() {
   }
   if (!cache)
     cache = std::make_unique<KernelCache>(CacheOptions::fromEnvironment());
-  auto e = Executable::create(plan, *cache, *gpu);
+  auto compiled = compileKernels(plan, *cache);
+  if (!compiled)
+    return compiled.takeError();
+  auto e = Executable::create(plan, compiled->images(), *gpu);
   if (!e)
     return e.takeError();
   exe = std::move(*e);

@@ -6,6 +6,7 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/Executable.h"
 #include "runtime/KernelCache.h"
+#include "runtime/LlvmError.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

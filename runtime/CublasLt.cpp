@@ -12,17 +12,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CublasLt.h"
 
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/ADT/bit.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <cublasLt.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -70,10 +66,10 @@ namespace {
 /// The first libcublasLt that dlopen accepts: the loader's search path first
 /// (LD_LIBRARY_PATH, ldconfig), then the usual toolkit directories. Every
 /// failure is kept, so a missing library is reported with where we looked.
-llvm::Expected<std::pair<void *, std::string>> openLibrary() {
-  llvm::SmallVector<std::string, 8> candidates = {"libcublasLt.so.13",
+rt::Expected<std::pair<void *, std::string>> openLibrary() {
+  std::vector<std::string> candidates = {"libcublasLt.so.13",
                                                   "libcublasLt.so.12"};
-  llvm::SmallVector<std::string, 2> dirs;
+  std::vector<std::string> dirs;
   if (const char *home = std::getenv("CUDA_HOME"); home && *home)
     dirs.push_back(std::string(home) + "/lib64");
   dirs.push_back("/usr/local/cuda/lib64");
@@ -88,8 +84,7 @@ llvm::Expected<std::pair<void *, std::string>> openLibrary() {
     const char *why = dlerror();
     tried += "\n  " + (why ? std::string(why) : candidate + ": unknown error");
   }
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "cublasLt: cannot load libcublasLt:" + tried);
+  return rt::Error::failure("cublasLt: cannot load libcublasLt:" + tried);
 }
 
 //===----------------------------------------------------------------------===//
@@ -181,18 +176,18 @@ std::string validate(const MatmulDesc &d) {
 
 /// Every field, so that two descs share a key only if they are the same.
 std::string cacheKey(const MatmulDesc &d, size_t workspaceLimit, int rank) {
-  std::string key;
-  llvm::raw_string_ostream os(key);
+  std::ostringstream os;
+  uint32_t alpha, beta;
+  std::memcpy(&alpha, &d.alpha, 4);
+  std::memcpy(&beta, &d.beta, 4);
   os << 'r' << rank << ':';
   os << static_cast<int>(d.dtype) << ':' << d.transA << d.transB
-     << d.biasEpilogue << d.geluEpilogue << ':' << llvm::format_hex(
-            llvm::bit_cast<uint32_t>(d.alpha), 10)
-     << llvm::format_hex(llvm::bit_cast<uint32_t>(d.beta), 10) << ':'
-     << workspaceLimit;
+     << d.biasEpilogue << d.geluEpilogue << ':' << std::hex << alpha << ',' << beta << std::dec
+     << ':' << workspaceLimit;
   for (const MatrixLayout *l : {&d.a, &d.b, &d.c})
     os << '|' << l->rows << ',' << l->cols << ',' << l->ld << ',' << l->batch
        << ',' << l->batchStride << ',' << l->rowMajor;
-  return key;
+  return os.str();
 }
 
 /// Descriptor storage for one heuristic query or one matmul call.
@@ -202,15 +197,14 @@ struct Descriptors {
 };
 
 /// A failed cuBLASLt call, with the status name and the matmul it was for.
-llvm::Error statusError(const CublasLt::Api &api, cublasStatus_t status,
-                        llvm::StringRef what, const MatmulDesc &desc) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(), "cublasLt: %s failed with %s for %s",
-      what.str().c_str(), api.statusName(status).c_str(),
+rt::Error statusError(const CublasLt::Api &api, cublasStatus_t status,
+                        const char *what, const MatmulDesc &desc) {
+  return rt::errorf("cublasLt: %s failed with %s for %s",
+      what, api.statusName(status).c_str(),
       CublasLt::describe(desc).c_str());
 }
 
-llvm::Error initLayout(const CublasLt::Api &api, const MatmulDesc &desc,
+rt::Error initLayout(const CublasLt::Api &api, const MatmulDesc &desc,
                        cublasLtMatrixLayoutOpaque_t &storage,
                        const ColumnMajorOperand &view) {
   cudaDataType type = *cudaType(desc.dtype);
@@ -219,7 +213,7 @@ llvm::Error initLayout(const CublasLt::Api &api, const MatmulDesc &desc,
       s != CUBLAS_STATUS_SUCCESS)
     return statusError(api, s, "cublasLtMatrixLayoutInit", desc);
   if (desc.c.batch == 1)
-    return llvm::Error::success();
+    return rt::Error::success();
   int32_t count = static_cast<int32_t>(desc.c.batch);
   int64_t stride = view.layout->batch == 1 ? 0 : view.layout->batchStride;
   if (auto s = api.layoutSetAttribute(&storage,
@@ -232,12 +226,12 @@ llvm::Error initLayout(const CublasLt::Api &api, const MatmulDesc &desc,
           sizeof(stride));
       s != CUBLAS_STATUS_SUCCESS)
     return statusError(api, s, "setting the batch stride", desc);
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
 /// Fills `out` for `desc`. `bias` is the bias pointer the descriptor carries:
 /// the real one for a run, a stand-in for a heuristic query.
-llvm::Error initDescriptors(const CublasLt::Api &api, const MatmulDesc &desc,
+rt::Error initDescriptors(const CublasLt::Api &api, const MatmulDesc &desc,
                             const void *bias, Descriptors &out) {
   ColumnMajorProblem p = columnMajorProblem(desc);
   if (auto s = api.matmulDescInit(&out.op, sizeof(out.op), CUBLAS_COMPUTE_32F,
@@ -246,11 +240,11 @@ llvm::Error initDescriptors(const CublasLt::Api &api, const MatmulDesc &desc,
     return statusError(api, s, "cublasLtMatmulDescInit", desc);
 
   auto setOp = [&](cublasLtMatmulDescAttributes_t attr, const void *value,
-                   size_t size, const char *what) -> llvm::Error {
+                   size_t size, const char *what) -> rt::Error {
     if (auto s = api.matmulDescSetAttribute(&out.op, attr, value, size);
         s != CUBLAS_STATUS_SUCCESS)
       return statusError(api, s, what, desc);
-    return llvm::Error::success();
+    return rt::Error::success();
   };
   int32_t opFirst = p.first.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
   int32_t opSecond = p.second.transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -296,7 +290,7 @@ constexpr uint32_t kPointerAlignment = 16;
 
 CublasLt::~CublasLt() = default;
 
-llvm::Expected<std::unique_ptr<CublasLt>> CublasLt::create() {
+rt::Expected<std::unique_ptr<CublasLt>> CublasLt::create() {
   auto opened = openLibrary();
   if (!opened)
     return opened.takeError();
@@ -327,20 +321,17 @@ llvm::Expected<std::unique_ptr<CublasLt>> CublasLt::create() {
   need("cublasLtMatmulAlgoGetHeuristic", api.getHeuristic);
   need("cublasLtMatmul", api.matmul);
   if (!missing.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cublasLt: %s lacks:%s", api.path.c_str(),
+    return rt::errorf("cublasLt: %s lacks:%s", api.path.c_str(),
                                    missing.c_str());
 
   if (auto s = api.create(&api.handle); s != CUBLAS_STATUS_SUCCESS)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "cublasLt: cublasLtCreate failed with %s (%s); is a CUDA context "
+    return rt::errorf("cublasLt: cublasLtCreate failed with %s (%s); is a CUDA context "
         "current and a GPU present?",
         api.statusName(s).c_str(), api.path.c_str());
   return std::move(lt);
 }
 
-llvm::Expected<CublasLt *> CublasLt::get() {
+rt::Expected<CublasLt *> CublasLt::get() {
   // Built once, thread-safely, by the static initialiser. The instance is
   // never destroyed: cublasLtDestroy or dlclose during static destruction
   // can run after the CUDA driver has shut down, and the OS reclaims both.
@@ -352,22 +343,21 @@ llvm::Expected<CublasLt *> CublasLt::get() {
     Loaded result;
     auto lt = create();
     if (!lt)
-      result.error = llvm::toString(lt.takeError());
+      result.error = lt.takeError().message();
     else
       result.instance = lt->release();
     return result;
   }();
   if (loaded.instance)
     return loaded.instance;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 loaded.error);
+  return rt::Error::failure(loaded.error);
 }
 
 bool CublasLt::available() {
   auto lt = get();
   if (lt)
     return true;
-  llvm::consumeError(lt.takeError());
+  (void)lt.takeError();
   return false;
 }
 
@@ -376,8 +366,7 @@ std::string CublasLt::libraryInfo() const {
 }
 
 std::string CublasLt::describe(const MatmulDesc &d) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
+  std::ostringstream os;
   os << dtypeName(d.dtype) << ' ';
   // Shapes of op(X); a batched operand shows its batch count first, one shared
   // by every batch shows just the matrix.
@@ -399,21 +388,20 @@ std::string CublasLt::describe(const MatmulDesc &d) {
   if (!d.c.rowMajor)
     os << " into col-major C";
   if (d.alpha != 1)
-    os << llvm::format(" alpha=%g", double(d.alpha));
+    os << " alpha=" << double(d.alpha);
   if (d.beta != 0)
-    os << llvm::format(" beta=%g", double(d.beta));
+    os << " beta=" << double(d.beta);
   if (d.biasEpilogue)
     os << " +bias";
   if (d.geluEpilogue)
     os << " +gelu";
-  return text;
+  return os.str();
 }
 
-llvm::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
+rt::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
                                           size_t workspaceLimit, int rank) {
   if (std::string why = validate(desc); !why.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cublasLt: invalid matmul %s: %s",
+    return rt::errorf("cublasLt: invalid matmul %s: %s",
                                    describe(desc).c_str(), why.c_str());
   std::string key = cacheKey(desc, workspaceLimit, rank);
   {
@@ -480,13 +468,11 @@ llvm::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
     planCache.emplace(key, plan);
     return plan;
   }
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "cublasLt: no algorithm for %s within a %zu-byte workspace",
+  return rt::errorf("cublasLt: no algorithm for %s within a %zu-byte workspace",
       describe(desc).c_str(), workspaceLimit);
 }
 
-llvm::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
+rt::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
                           CUdeviceptr b, CUdeviceptr c, CUdeviceptr bias,
                           CUdeviceptr workspace, size_t wsBytes,
                           CUstream stream, CUdeviceptr d) {
@@ -494,8 +480,7 @@ llvm::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
     d = c;
   const MatmulDesc &desc = plan.desc;
   auto fail = [&](const std::string &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cublasLt: cannot run %s: %s",
+    return rt::errorf("cublasLt: cannot run %s: %s",
                                    describe(desc).c_str(), why.c_str());
   };
   if (!a || !b || !c)
@@ -533,7 +518,7 @@ llvm::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
                            stream);
       s != CUBLAS_STATUS_SUCCESS)
     return statusError(*api, s, "cublasLtMatmul", desc);
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
 } // namespace fusec

@@ -23,7 +23,7 @@
 #include "compiler/plan/MatmulDesc.h"
 #include "compiler/support/DType.h"
 
-#include "llvm/Support/Error.h"
+#include "runtime/Error.h"
 
 #include <cuda.h>
 
@@ -58,7 +58,7 @@ public:
   /// first call should come with a CUDA context current on the calling thread,
   /// since cuBLASLt binds to the current device. A failure is remembered and
   /// reported again on every later call.
-  static llvm::Expected<CublasLt *> get();
+  static rt::Expected<CublasLt *> get();
   /// True when get() succeeds; consumes the error otherwise.
   static bool available();
 
@@ -72,14 +72,14 @@ public:
   /// result after that (autotuning; the best when there are fewer). Plans are
   /// cached by (desc, limit, rank); the algorithm assumes every pointer passed
   /// to run() is 16-byte aligned.
-  llvm::Expected<MatmulPlan> plan(const MatmulDesc &desc,
+  rt::Expected<MatmulPlan> plan(const MatmulDesc &desc,
                                   size_t workspaceLimit, int rank = 0);
 
   /// Enqueues the matmul on `stream`. `bias` is read only with biasEpilogue
   /// (pass 0 otherwise); C is read when beta != 0. The result goes to `d`
   /// (C's layout), or over C when `d` is 0. `wsBytes` must be at least
   /// plan.workspaceBytes.
-  llvm::Error run(const MatmulPlan &plan, CUdeviceptr a, CUdeviceptr b,
+  rt::Error run(const MatmulPlan &plan, CUdeviceptr a, CUdeviceptr b,
                   CUdeviceptr c, CUdeviceptr bias, CUdeviceptr workspace,
                   size_t wsBytes, CUstream stream, CUdeviceptr d = 0);
 
@@ -91,7 +91,7 @@ public:
 
 private:
   CublasLt() = default;
-  static llvm::Expected<std::unique_ptr<CublasLt>> create();
+  static rt::Expected<std::unique_ptr<CublasLt>> create();
 
   std::unique_ptr<Api> api;
   std::mutex cacheMutex;

@@ -3,10 +3,10 @@
 
 #include "compiler/support/TargetVersion.h"
 
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <utility>
 
 namespace fusec {
@@ -22,8 +22,29 @@ constexpr const char *kNeedsGpu =
     "running kernels (`fusec run`, `fusec bench`, the API's Program::run) needs a GPU, "
     "while `fusec compile`, `fusec explain` and `fusec eval` work without one";
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+rt::Error makeError(const std::string &message) { return rt::Error::failure(message); }
+
+/// "a, b, c".
+std::string joined(const std::vector<const char *> &names) {
+  std::string text;
+  for (const char *n : names)
+    text += (text.empty() ? "" : ", ") + std::string(n);
+  return text;
+}
+
+/// A decimal ordinal (surrounding blanks allowed) into `ordinal`.
+bool parseOrdinal(const char *text, int &ordinal) {
+  char *end = nullptr;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (end == text || errno != 0 || v < 0 || v > 1 << 20)
+    return false;
+  while (*end == ' ' || *end == '\t' || *end == '\n')
+    ++end;
+  if (*end)
+    return false;
+  ordinal = int(v);
+  return true;
 }
 
 /// "13.0" for 13000.
@@ -43,10 +64,10 @@ std::string visibleDevicesNote() {
 
 } // namespace
 
-llvm::Expected<CudaDriver *> CudaDriver::get() {
+rt::Expected<CudaDriver *> CudaDriver::get() {
   // A function-local static is initialized exactly once even when several
   // threads arrive together; the failure is kept as text because an
-  // llvm::Error can be reported only once.
+  // rt::Error can be reported only once.
   struct Loaded {
     std::unique_ptr<CudaDriver> driver;
     std::string failure;
@@ -57,7 +78,7 @@ llvm::Expected<CudaDriver *> CudaDriver::get() {
     if (driver)
       result.driver = std::move(*driver);
     else
-      result.failure = llvm::toString(driver.takeError());
+      result.failure = driver.takeError().message();
     return result;
   }();
   if (loaded.driver)
@@ -65,24 +86,24 @@ llvm::Expected<CudaDriver *> CudaDriver::get() {
   return makeError(loaded.failure);
 }
 
-llvm::Expected<std::unique_ptr<CudaDriver>>
-CudaDriver::load(llvm::ArrayRef<std::string> candidates) {
+rt::Expected<std::unique_ptr<CudaDriver>>
+CudaDriver::load(const std::vector<std::string> &candidates) {
   std::string what = candidates.size() == 1 ? candidates.front()
                                             : std::string("the CUDA driver");
   auto library = DynamicLibrary::openFirst(candidates, what);
   if (!library)
     return makeError("no NVIDIA driver found (" +
-                     llvm::toString(library.takeError()) + "); " + kNeedsGpu);
+                     library.takeError().message() + "); " + kNeedsGpu);
   std::unique_ptr<CudaDriver> driver(new CudaDriver(std::move(*library)));
-  if (llvm::Error err = driver->resolveEntryPoints())
+  if (rt::Error err = driver->resolveEntryPoints())
     return err;
-  if (llvm::Error err = driver->initialize())
+  if (rt::Error err = driver->initialize())
     return err;
   return driver;
 }
 
-llvm::Error CudaDriver::resolveEntryPoints() {
-  llvm::SmallVector<const char *> missing;
+rt::Error CudaDriver::resolveEntryPoints() {
+  std::vector<const char *> missing;
 #define FUSEC_CUDA_DRIVER_RESOLVE(name)                                        \
   {                                                                            \
     const char *symbol = FUSEC_STRINGIFY_EXPANDED(name);                       \
@@ -93,7 +114,7 @@ llvm::Error CudaDriver::resolveEntryPoints() {
   FUSEC_CUDA_DRIVER_ENTRY_POINTS(FUSEC_CUDA_DRIVER_RESOLVE)
 #undef FUSEC_CUDA_DRIVER_RESOLVE
   if (missing.empty())
-    return llvm::Error::success();
+    return rt::Error::success();
 
   // An older driver lacks the newest versioned symbols that <cuda.h> maps
   // to (cuEventElapsedTime_v2, say); name the driver and what would fix it.
@@ -103,12 +124,12 @@ llvm::Error CudaDriver::resolveEntryPoints() {
     found = "CUDA " + versionString(version);
   return makeError(
       "the NVIDIA driver at " + library.path() + " (" + found +
-      ") lacks entry points fusec needs: " + llvm::join(missing, ", ") +
+      ") lacks entry points fusec needs: " + joined(missing) +
       "; fusec is built for CUDA " + versionString(CUDA_VERSION) +
       ", so please install a driver that supports it");
 }
 
-llvm::Error CudaDriver::initialize() {
+rt::Error CudaDriver::initialize() {
   CUresult result = cuInit(0);
   if (result == CUDA_ERROR_NO_DEVICE)
     return makeError("the NVIDIA driver reports no CUDA device" +
@@ -117,23 +138,23 @@ llvm::Error CudaDriver::initialize() {
     return makeError("no NVIDIA driver found (" + library.path() +
                      " is the CUDA toolkit's stub library, not a driver); " +
                      kNeedsGpu);
-  if (llvm::Error err = check(result, "cuInit"))
+  if (rt::Error err = check(result, "cuInit"))
     return err;
-  if (llvm::Error err =
+  if (rt::Error err =
           check(cuDriverGetVersion(&driverVersion), "cuDriverGetVersion"))
     return err;
   int count = 0;
-  if (llvm::Error err = check(cuDeviceGetCount(&count), "cuDeviceGetCount"))
+  if (rt::Error err = check(cuDeviceGetCount(&count), "cuDeviceGetCount"))
     return err;
   if (count == 0)
     return makeError("the NVIDIA driver reports no CUDA device" +
                      visibleDevicesNote() + "; " + kNeedsGpu);
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
-llvm::Error CudaDriver::check(CUresult result, const char *what) const {
+rt::Error CudaDriver::check(CUresult result, const char *what) const {
   if (result == CUDA_SUCCESS)
-    return llvm::Error::success();
+    return rt::Error::success();
   const char *name = nullptr;
   const char *description = nullptr;
   if (!cuGetErrorName || cuGetErrorName(result, &name) != CUDA_SUCCESS)
@@ -167,9 +188,9 @@ bool DeviceInfo::runs(const std::string &arch) const {
 namespace {
 
 /// Checks that `ordinal` names a device and returns its handle.
-llvm::Expected<CUdevice> deviceHandle(CudaDriver &driver, int ordinal) {
+rt::Expected<CUdevice> deviceHandle(CudaDriver &driver, int ordinal) {
   int count = 0;
-  if (llvm::Error err =
+  if (rt::Error err =
           driver.check(driver.cuDeviceGetCount(&count), "cuDeviceGetCount"))
     return err;
   if (ordinal < 0 || ordinal >= count)
@@ -178,7 +199,7 @@ llvm::Expected<CUdevice> deviceHandle(CudaDriver &driver, int ordinal) {
                      std::to_string(count) + " device(s), numbered from 0" +
                      visibleDevicesNote());
   CUdevice device = 0;
-  if (llvm::Error err =
+  if (rt::Error err =
           driver.check(driver.cuDeviceGet(&device, ordinal), "cuDeviceGet"))
     return err;
   return device;
@@ -186,7 +207,7 @@ llvm::Expected<CUdevice> deviceHandle(CudaDriver &driver, int ordinal) {
 
 } // namespace
 
-llvm::Expected<DeviceInfo> queryDevice(int ordinal) {
+rt::Expected<DeviceInfo> queryDevice(int ordinal) {
   auto driver = CudaDriver::get();
   if (!driver)
     return driver.takeError();
@@ -198,12 +219,12 @@ llvm::Expected<DeviceInfo> queryDevice(int ordinal) {
   DeviceInfo info;
   info.ordinal = ordinal;
   char name[256] = {};
-  if (llvm::Error err =
+  if (rt::Error err =
           drv.check(drv.cuDeviceGetName(name, sizeof(name) - 1, *device),
                     "cuDeviceGetName"))
     return err;
   info.name = name;
-  if (llvm::Error err = drv.check(drv.cuDeviceTotalMem(&info.totalMem, *device),
+  if (rt::Error err = drv.check(drv.cuDeviceTotalMem(&info.totalMem, *device),
                                   "cuDeviceTotalMem"))
     return err;
 
@@ -221,20 +242,19 @@ llvm::Expected<DeviceInfo> queryDevice(int ordinal) {
       {&info.busWidthBits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH},
   };
   for (const auto &[field, attribute] : attributes)
-    if (llvm::Error err =
+    if (rt::Error err =
             drv.check(drv.cuDeviceGetAttribute(field, attribute, *device),
                       "cuDeviceGetAttribute"))
       return err;
   return info;
 }
 
-llvm::Expected<int> selectedDeviceOrdinal() {
+rt::Expected<int> selectedDeviceOrdinal() {
   const char *value = std::getenv("FUSEC_DEVICE");
   if (!value || !*value)
     return 0;
   int ordinal = 0;
-  if (!llvm::to_integer(llvm::StringRef(value).trim(), ordinal, 10) ||
-      ordinal < 0)
+  if (!parseOrdinal(value, ordinal))
     return makeError(std::string("FUSEC_DEVICE='") + value +
                      "' is not a device ordinal (0, 1, ...)");
   return ordinal;
@@ -244,14 +264,14 @@ llvm::Expected<int> selectedDeviceOrdinal() {
 // GpuContext
 //===----------------------------------------------------------------------===//
 
-llvm::Expected<GpuContext> GpuContext::create() {
+rt::Expected<GpuContext> GpuContext::create() {
   auto ordinal = selectedDeviceOrdinal();
   if (!ordinal)
     return ordinal.takeError();
   return create(*ordinal);
 }
 
-llvm::Expected<GpuContext> GpuContext::create(int ordinal) {
+rt::Expected<GpuContext> GpuContext::create(int ordinal) {
   auto driver = CudaDriver::get();
   if (!driver)
     return driver.takeError();
@@ -260,12 +280,12 @@ llvm::Expected<GpuContext> GpuContext::create(int ordinal) {
   if (!device)
     return device.takeError();
   CUcontext ctx = nullptr;
-  if (llvm::Error err = drv.check(drv.cuDevicePrimaryCtxRetain(&ctx, *device),
+  if (rt::Error err = drv.check(drv.cuDevicePrimaryCtxRetain(&ctx, *device),
                                   "cuDevicePrimaryCtxRetain"))
     return err;
   // From here the context is owned, so a failure below releases it.
   GpuContext context(&drv, *device, ctx, ordinal);
-  if (llvm::Error err = context.makeCurrent())
+  if (rt::Error err = context.makeCurrent())
     return err;
   return context;
 }
@@ -288,7 +308,7 @@ GpuContext &GpuContext::operator=(GpuContext &&other) noexcept {
 
 GpuContext::~GpuContext() { release(); }
 
-llvm::Error GpuContext::makeCurrent() const {
+rt::Error GpuContext::makeCurrent() const {
   return cudaDriver->check(cudaDriver->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 

@@ -11,8 +11,7 @@
 
 #include "runtime/DynamicLibrary.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "runtime/Error.h"
 
 #include <cuda.h>
 
@@ -91,17 +90,17 @@ public:
   /// The process-wide driver, loaded and initialized (cuInit(0)) on the first
   /// call; later calls, from any thread, return the same object or the same
   /// failure. The failure says plainly when there is no driver or no device.
-  static llvm::Expected<CudaDriver *> get();
+  static rt::Expected<CudaDriver *> get();
 
   /// Loads the first of `candidates` and initializes it, without touching
   /// the process-wide instance. get() uses this with {"libcuda.so.1"}; tests
   /// use it to see the failures of a machine they are not running on.
-  static llvm::Expected<std::unique_ptr<CudaDriver>>
-  load(llvm::ArrayRef<std::string> candidates);
+  static rt::Expected<std::unique_ptr<CudaDriver>>
+  load(const std::vector<std::string> &candidates);
 
   /// Success for CUDA_SUCCESS; otherwise an error that reads
   /// "<what> failed: CUDA_ERROR_NAME (the driver's description)".
-  llvm::Error check(CUresult result, const char *what) const;
+  rt::Error check(CUresult result, const char *what) const;
 
   /// The CUDA version the driver supports, e.g. 13000 for CUDA 13.0.
   int version() const { return driverVersion; }
@@ -115,8 +114,8 @@ public:
 
 private:
   explicit CudaDriver(DynamicLibrary library) : library(std::move(library)) {}
-  llvm::Error resolveEntryPoints();
-  llvm::Error initialize();
+  rt::Error resolveEntryPoints();
+  rt::Error initialize();
 
   DynamicLibrary library;
   int driverVersion = 0;
@@ -150,11 +149,11 @@ struct DeviceInfo {
 };
 
 /// Queries device `ordinal` (after checking that it exists).
-llvm::Expected<DeviceInfo> queryDevice(int ordinal);
+rt::Expected<DeviceInfo> queryDevice(int ordinal);
 
 /// The device fusec runs on: $FUSEC_DEVICE when set (a decimal ordinal),
 /// else 0. An unparsable value is an error, not a silent fallback.
-llvm::Expected<int> selectedDeviceOrdinal();
+rt::Expected<int> selectedDeviceOrdinal();
 
 /// Holds the primary context of one device, current on the creating thread.
 /// The primary context is the one the CUDA runtime and libraries such as
@@ -162,9 +161,9 @@ llvm::Expected<int> selectedDeviceOrdinal();
 class GpuContext {
 public:
   /// Retains the primary context of selectedDeviceOrdinal().
-  static llvm::Expected<GpuContext> create();
+  static rt::Expected<GpuContext> create();
   /// Retains the primary context of device `ordinal` and makes it current.
-  static llvm::Expected<GpuContext> create(int ordinal);
+  static rt::Expected<GpuContext> create(int ordinal);
 
   GpuContext(GpuContext &&other) noexcept;
   GpuContext &operator=(GpuContext &&other) noexcept;
@@ -176,7 +175,7 @@ public:
 
   /// Makes the context current on the calling thread (needed once per thread
   /// that launches work).
-  llvm::Error makeCurrent() const;
+  rt::Error makeCurrent() const;
 
   CudaDriver &driver() const { return *cudaDriver; }
   CUcontext context() const { return ctx; }

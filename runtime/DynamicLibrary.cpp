@@ -16,21 +16,19 @@ std::string takeDlError() {
 
 /// "candidate: reason"; dlerror() usually starts with the path already, and
 /// saying it twice helps nobody.
-std::string describeFailure(llvm::StringRef candidate, llvm::StringRef reason) {
-  if (reason.starts_with(candidate))
-    return reason.str();
-  return (candidate + ": " + reason).str();
+std::string describeFailure(const std::string &candidate, const std::string &reason) {
+  if (reason.compare(0, candidate.size(), candidate) == 0)
+    return reason;
+  return candidate + ": " + reason;
 }
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+rt::Error makeError(const std::string &message) { return rt::Error::failure(message); }
 
 } // namespace
 
-llvm::Expected<DynamicLibrary>
-DynamicLibrary::openFirst(llvm::ArrayRef<std::string> candidates,
-                          llvm::StringRef what) {
+rt::Expected<DynamicLibrary>
+DynamicLibrary::openFirst(const std::vector<std::string> &candidates,
+                          std::string_view what) {
   std::vector<std::string> failures;
   for (const std::string &candidate : candidates) {
     if (candidate.empty())
@@ -40,7 +38,7 @@ DynamicLibrary::openFirst(llvm::ArrayRef<std::string> candidates,
       return DynamicLibrary(handle, candidate);
     failures.push_back(describeFailure(candidate, takeDlError()));
   }
-  std::string message = what.str() + " could not be loaded";
+  std::string message = std::string(what) + " could not be loaded";
   if (failures.empty())
     return makeError(message + ": no candidate names were given");
   if (failures.size() == 1)
@@ -55,7 +53,7 @@ void *DynamicLibrary::lookup(const char *symbol) const {
   return handle ? ::dlsym(handle, symbol) : nullptr;
 }
 
-llvm::Expected<void *> DynamicLibrary::require(const char *symbol) const {
+rt::Expected<void *> DynamicLibrary::require(const char *symbol) const {
   if (void *address = lookup(symbol))
     return address;
   return makeError(loadedFrom + " does not define '" + symbol + "'");

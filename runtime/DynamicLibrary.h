@@ -7,11 +7,11 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "runtime/Error.h"
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace fusec {
 
@@ -25,14 +25,14 @@ public:
   /// Opens the first of `candidates` (sonames searched the usual way, or
   /// paths) that loads. `what` names the library for the error, which lists
   /// every candidate tried with the dlerror() text it produced.
-  static llvm::Expected<DynamicLibrary>
-  openFirst(llvm::ArrayRef<std::string> candidates, llvm::StringRef what);
+  static rt::Expected<DynamicLibrary>
+  openFirst(const std::vector<std::string> &candidates, std::string_view what);
 
   /// The address of `symbol`, or null when the library does not define it.
   void *lookup(const char *symbol) const;
 
   /// The address of `symbol`, or an error naming it and this library.
-  llvm::Expected<void *> require(const char *symbol) const;
+  rt::Expected<void *> require(const char *symbol) const;
 
   /// The candidate that loaded, as it was given to openFirst.
   const std::string &path() const { return loadedFrom; }

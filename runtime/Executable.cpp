@@ -1,9 +1,7 @@
 //===- Executable.cpp - a loaded plan: modules, arena, matmul plans -------===//
 #include "runtime/Executable.h"
 
-#include <chrono>
 #include <iterator>
-#include <thread>
 
 namespace fusec {
 namespace {
@@ -50,13 +48,13 @@ CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream,
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Executable>> Executable::create(const PlanDesc &plan,
-                                                               KernelCache &cache,
-                                                               const GpuContext &ctx) {
+rt::Expected<std::unique_ptr<Executable>>
+Executable::create(const PlanDesc &plan, const std::vector<std::string_view> &images,
+                   const GpuContext &ctx) {
   std::unique_ptr<Executable> exe(new Executable(plan, ctx));
-  if (llvm::Error err = exe->load(cache))
+  if (rt::Error err = exe->load(images))
     return std::move(err);
-  return exe;
+  return std::move(exe);
 }
 
 Executable::~Executable() {
@@ -73,38 +71,15 @@ Executable::~Executable() {
     drv.cuMemFree(workspace);
 }
 
-llvm::Error Executable::load(KernelCache &cache) {
+rt::Error Executable::load(const std::vector<std::string_view> &images) {
   CudaDriver &drv = ctx.driver();
-  if (llvm::Error err = ctx.makeCurrent())
+  if (rt::Error err = ctx.makeCurrent())
     return err;
-  // Compile every kernel at once (the cache runs independent kernels in
-  // parallel), each distinct source once: a model's layers repeat theirs
-  // (a kernel's source carries no plan position; KernelLaunch::source).
   KernelBodies bodies = kernelBodies(desc);
   const std::vector<size_t> &kernelSteps = bodies.steps;
-  std::vector<KernelSource> sources;
-  for (size_t i : bodies.firstStep)
-    sources.push_back({desc.steps[i].name, desc.steps[i].kernel.source, desc.arch, {}, false});
-  CacheStats before = cache.stats();
-  auto start = std::chrono::steady_clock::now();
-  unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-  auto compiled = cache.getOrCompileAll(sources, threads);
-  compileSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CacheStats after = cache.stats();
-  // The first body that failed to compile is the error; the others' are
-  // consumed (an unchecked llvm::Expected aborts in builds with assertions).
-  llvm::Error failed = llvm::Error::success();
-  for (auto &body : compiled)
-    if (!body) {
-      if (failed)
-        llvm::consumeError(body.takeError());
-      else
-        failed = body.takeError();
-    }
-  if (failed)
-    return failed;
-  hits = (after.memoryHits - before.memoryHits) + (after.diskHits - before.diskHits);
-
+  if (images.size() != bodies.firstStep.size())
+    return rt::errorf("plan %s has %zu distinct kernels but %zu images were given",
+                      desc.graphName.c_str(), bodies.firstStep.size(), images.size());
   overlapStep.assign(desc.steps.size(), false);
   for (size_t i = 0; i < desc.steps.size(); ++i)
     overlapStep[i] = stepOverlaps(desc, i);
@@ -116,21 +91,21 @@ llvm::Error Executable::load(KernelCache &cache) {
   for (size_t i = 0; i < desc.steps.size(); ++i)
     maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
   for (size_t k = 0; k < kernelSteps.size(); ++k) {
-    auto &body = compiled[bodies.bodyOf[k]];
+    std::string_view image = images[bodies.bodyOf[k]];
     const PlanStep &step = desc.steps[kernelSteps[k]];
     CUmodule module = nullptr;
-    if (llvm::Error err = drv.check(drv.cuModuleLoadData(&module, (*body)->cubin.data()),
-                                    "cuModuleLoadData"))
+    if (rt::Error err = drv.check(drv.cuModuleLoadData(&module, image.data()),
+                                  (step.name + ": cuModuleLoadData").c_str()))
       return err;
     modules.push_back(module);
     CUfunction fn = nullptr;
-    if (llvm::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, step.kernel.entry.c_str()),
+    if (rt::Error err = drv.check(drv.cuModuleGetFunction(&fn, module, step.kernel.entry.c_str()),
                                     "cuModuleGetFunction"))
       return err;
     // Static plus dynamic shared memory over 48 KB needs the opt-in, and the
     // static part is not known here: opt in whenever dynamic memory is used.
     if (step.kernel.sharedBytes > 0)
-      if (llvm::Error err = drv.check(
+      if (rt::Error err = drv.check(
               drv.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      step.kernel.sharedBytes),
               "cuFuncSetAttribute"))
@@ -141,7 +116,7 @@ llvm::Error Executable::load(KernelCache &cache) {
       CUlaunchAttribute attrs[3];
       CUlaunchConfig cfg = kernelLaunch(step.kernel, step.kernel.grid, nullptr, false, attrs);
       int fit = 0;
-      if (llvm::Error err = drv.check(drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg),
+      if (rt::Error err = drv.check(drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg),
                                       "cuOccupancyMaxActiveClusters"))
         return err;
       if (fit > 0)
@@ -158,8 +133,7 @@ llvm::Error Executable::load(KernelCache &cache) {
     // ahead unchecked.
     if (step.kernel.spreadClusters) {
       if (step.kernel.clusterX > 1)  // its grid would have been shrunk above
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "kernel %s: pairs of clusters with a launch-time "
+        return rt::errorf("kernel %s: pairs of clusters with a launch-time "
                                        "cluster shape (internal error)",
                                        step.name.c_str());
       CUlaunchAttribute none[3];
@@ -167,24 +141,22 @@ llvm::Error Executable::load(KernelCache &cache) {
       cfg.numAttrs = 0;
       int fit = 0;
       if (drv.cuOccupancyMaxActiveClusters(&fit, fn, &cfg) == CUDA_SUCCESS && fit == 1)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "kernel %s: its pairs of thread-block clusters wait for each other and need 2 "
+        return rt::errorf("kernel %s: its pairs of thread-block clusters wait for each other and need 2 "
             "resident at once, but this device fits 1; give the process the whole GPU",
             step.name.c_str());
     }
     if (step.kernel.scratchBytes > 0) {
-      if (llvm::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],
+      if (rt::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],
                                                      step.kernel.scratchBytes),
                                       "cuMemAlloc (kernel scratch)"))
         return err;
       // Zeroed before any launch, whatever stream the launches use.
       if (step.kernel.scratchZeroOnce > 0) {
-        if (llvm::Error err = drv.check(drv.cuMemsetD8Async(scratch[kernelSteps[k]], 0,
+        if (rt::Error err = drv.check(drv.cuMemsetD8Async(scratch[kernelSteps[k]], 0,
                                                             step.kernel.scratchZeroOnce, nullptr),
                                         "cuMemsetD8Async (kernel scratch)"))
           return err;
-        if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize"))
+        if (rt::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize"))
           return err;
       }
     }
@@ -202,30 +174,29 @@ llvm::Error Executable::load(KernelCache &cache) {
     matmuls[i] = *p;
   }
   if (desc.arenaBytes > 0)
-    if (llvm::Error err = drv.check(drv.cuMemAlloc(&arena, desc.arenaBytes), "cuMemAlloc (arena)"))
+    if (rt::Error err = drv.check(drv.cuMemAlloc(&arena, desc.arenaBytes), "cuMemAlloc (arena)"))
       return err;
   if (desc.workspaceBytes > 0)
-    if (llvm::Error err = drv.check(drv.cuMemAlloc(&workspace, desc.workspaceBytes),
+    if (rt::Error err = drv.check(drv.cuMemAlloc(&workspace, desc.workspaceBytes),
                                     "cuMemAlloc (matmul workspace)"))
       return err;
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
-llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out) {
+rt::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out) {
   std::lock_guard<std::mutex> lock(mapsMutex);
   EncodedMaps &kept = maps[i][t];
   for (const EncodedMap &r : kept.recent)
     if (r.base != 0 && r.base == base) {  // 0: a slot not yet filled
       out = r.map;
-      return llvm::Error::success();
+      return rt::Error::success();
     }
   EncodedMap &e = kept.recent[kept.next];
   const TensorMapParam &p = desc.steps[i].kernel.tensorMaps[t];
   CudaDriver &drv = ctx.driver();
   const bool batched = p.batches > 1;
   if (base % 16 != 0 || p.rowStrideBytes % 16 != 0 || (batched && p.batchStrideBytes % 16 != 0))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: a TMA operand is not 16-byte aligned (address %llx, row "
+    return rt::errorf("%s: a TMA operand is not 16-byte aligned (address %llx, row "
                                    "stride %llu bytes, batch stride %llu bytes)",
                                    desc.steps[i].name.c_str(), (unsigned long long)base,
                                    (unsigned long long)p.rowStrideBytes,
@@ -233,7 +204,7 @@ llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensor
   cuuint64_t dims[3] = {p.cols, p.rows, p.batches}, strides[2] = {p.rowStrideBytes, p.batchStrideBytes};
   cuuint32_t box[3] = {p.boxCols, p.boxRows, 1}, unit[3] = {1, 1, 1};
   CUtensorMap fresh;  // the cached map stays whole if encoding fails
-  if (llvm::Error err = drv.check(
+  if (rt::Error err = drv.check(
           drv.cuTensorMapEncodeTiled(
               &fresh, p.bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
               batched ? 3 : 2, reinterpret_cast<void *>(base), dims, strides, box, unit,
@@ -245,11 +216,11 @@ llvm::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensor
   e.base = base;
   kept.next = (kept.next + 1) % std::size(kept.recent);
   out = fresh;
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
-CUdeviceptr Executable::bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
-                                      llvm::ArrayRef<CUdeviceptr> out) const {
+CUdeviceptr Executable::bufferAddress(int id, const std::vector<CUdeviceptr> &in,
+                                      const std::vector<CUdeviceptr> &out) const {
   const PlanBuffer &b = desc.buffers[id];
   switch (b.kind) {
   case PlanBuffer::Kind::Input: return in[b.index];
@@ -259,8 +230,8 @@ CUdeviceptr Executable::bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
   return 0;
 }
 
-llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
-                                    llvm::ArrayRef<CUdeviceptr> out, CUstream stream) {
+rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
+                                    const std::vector<CUdeviceptr> &out, CUstream stream) {
   CudaDriver &drv = ctx.driver();
   const PlanStep &step = desc.steps[i];
   switch (step.kind) {
@@ -273,12 +244,10 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     CUtensorMap tmaps[kMaxMaps];  // copies: cuLaunchKernelEx reads them before returning
     size_t n = step.kernel.args.size();
     if (step.kernel.tensorMaps.size() > kMaxMaps)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "kernel %s takes more than %zu tensor maps",
+      return rt::errorf("kernel %s takes more than %zu tensor maps",
                                      step.name.c_str(), kMaxMaps);
     if (n + 1 + step.kernel.tensorMaps.size() > 64)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "kernel %s has more than 64 buffers", step.name.c_str());
+      return rt::errorf("kernel %s has more than 64 buffers", step.name.c_str());
     for (size_t a = 0; a < n; ++a) {
       ptrs[a] = bufferAddress(step.kernel.args[a], in, out);
       params[a] = &ptrs[a];
@@ -291,7 +260,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
     }
     for (size_t t = 0; t < k.tensorMaps.size(); ++t, ++n) {
       const TensorMapParam &tm = k.tensorMaps[t];
-      if (llvm::Error err = tensorMap(i, t, ptrs[tm.arg] + tm.offsetBytes, tmaps[t]))
+      if (rt::Error err = tensorMap(i, t, ptrs[tm.arg] + tm.offsetBytes, tmaps[t]))
         return err;
       params[n] = &tmaps[t];
     }
@@ -303,7 +272,7 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
                        step.name.c_str());
     }
     if (k.scratchZeroBytes > 0)
-      if (llvm::Error err = drv.check(drv.cuMemsetD32Async(scratch[i], 0, k.scratchZeroBytes / 4,
+      if (rt::Error err = drv.check(drv.cuMemsetD32Async(scratch[i], 0, k.scratchZeroBytes / 4,
                                                            stream),
                                       "cuMemsetD32Async (kernel scratch)"))
         return err;
@@ -332,36 +301,33 @@ llvm::Error Executable::enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> in,
                      "cuMemcpyDtoDAsync");
   }
   }
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
-llvm::Error Executable::poisonArena(CUstream stream) {
+rt::Error Executable::poisonArena(CUstream stream) {
   if (!arena)
-    return llvm::Error::success();
+    return rt::Error::success();
   CudaDriver &drv = ctx.driver();
   return drv.check(drv.cuMemsetD8Async(arena, 0xFF, desc.arenaBytes, stream),
                    "cuMemsetD8Async (arena)");
 }
 
-llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> in, llvm::ArrayRef<CUdeviceptr> out,
+rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in, const std::vector<CUdeviceptr> &out,
                                 CUstream stream) {
   if (in.size() != desc.inputs.size() || out.size() != desc.outputs.size())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "plan %s takes %zu inputs and %zu outputs, got %zu and %zu",
+    return rt::errorf("plan %s takes %zu inputs and %zu outputs, got %zu and %zu",
                                    desc.graphName.c_str(), desc.inputs.size(),
                                    desc.outputs.size(), in.size(), out.size());
   for (CUdeviceptr p : in)
     if (p % 16 != 0)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "input buffers must be 16-byte aligned");
+      return rt::errorf("input buffers must be 16-byte aligned");
   for (CUdeviceptr p : out)
     if (p % 16 != 0)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "output buffers must be 16-byte aligned");
+      return rt::errorf("output buffers must be 16-byte aligned");
   for (size_t i = 0; i < desc.steps.size(); ++i)
-    if (llvm::Error err = enqueueStep(i, in, out, stream))
+    if (rt::Error err = enqueueStep(i, in, out, stream))
       return err;
-  return llvm::Error::success();
+  return rt::Error::success();
 }
 
 } // namespace fusec

@@ -1,9 +1,10 @@
 //===- Executable.h - a loaded plan: modules, arena, matmul plans ---------===//
 //
-// Instantiates a PlanDesc on a GPU: every kernel compiled through the kernel
-// cache (in parallel) and loaded, cuBLASLt plans chosen, and one arena
-// allocated for all temporaries. Running it only enqueues launches, so the
-// host-side cost per launch stays a few microseconds.
+// Instantiates a PlanDesc on a GPU: every kernel's image (compiled through
+// the kernel cache, runtime/CompileKernels.h, or read from an artifact)
+// loaded, cuBLASLt plans chosen, and one arena allocated for all
+// temporaries. Running it only enqueues launches, so the host-side cost per
+// launch stays a few microseconds. Links nothing of LLVM or NVRTC.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -11,56 +12,54 @@
 #include "compiler/plan/PlanDesc.h"
 #include "runtime/CublasLt.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/KernelCache.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "runtime/Error.h"
 
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace fusec {
 
 class Executable {
 public:
-  /// Compiles, loads and allocates. `ctx` must outlive the Executable.
-  static llvm::Expected<std::unique_ptr<Executable>> create(const PlanDesc &plan,
-                                                            KernelCache &cache,
-                                                            const GpuContext &ctx);
+  /// Loads the kernels and allocates. `images[b]` is the cubin of the plan's
+  /// b-th distinct kernel body (kernelBodies(plan).firstStep[b]). `ctx` must
+  /// outlive the Executable.
+  static rt::Expected<std::unique_ptr<Executable>>
+  create(const PlanDesc &plan, const std::vector<std::string_view> &images,
+         const GpuContext &ctx);
   ~Executable();
 
   /// Enqueues every step on `stream`; one device pointer per graph input and
   /// output (16-byte aligned, as cuMemAlloc returns them).
-  llvm::Error enqueue(llvm::ArrayRef<CUdeviceptr> inputs, llvm::ArrayRef<CUdeviceptr> outputs,
+  rt::Error enqueue(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                       CUstream stream);
   /// Enqueues step `i` alone (for per-kernel timing).
-  llvm::Error enqueueStep(size_t i, llvm::ArrayRef<CUdeviceptr> inputs,
-                          llvm::ArrayRef<CUdeviceptr> outputs, CUstream stream);
+  rt::Error enqueueStep(size_t i, const std::vector<CUdeviceptr> &inputs,
+                          const std::vector<CUdeviceptr> &outputs, CUstream stream);
   /// Fills the intermediates with 0xFF bytes (NaN in every float type) on
   /// `stream`: a kernel that read one before the kernel ahead wrote it (a
   /// launch-overlap race) then fails a check on the first run, where an
   /// earlier run's leftovers could hold the right values. runHost (`fusec
   /// run`, the GPU tests) does this before every run.
-  llvm::Error poisonArena(CUstream stream);
+  rt::Error poisonArena(CUstream stream);
 
   const PlanDesc &plan() const { return desc; }
   /// The cuBLASLt heuristic rank step `i` (a matmul step) runs: its plan's
   /// algoRank, or 0 where cuBLASLt offered fewer usable results.
   int matmulRank(size_t i) const { return i < matmuls.size() ? matmuls[i].rank : 0; }
-  /// Seconds NVRTC spent (cache misses only) and how many kernels hit the cache.
-  double compileSeconds() const { return compileSec; }
-  unsigned cacheHits() const { return hits; }
 
 private:
   Executable(const PlanDesc &plan, const GpuContext &ctx) : desc(plan), ctx(ctx) {}
-  llvm::Error load(KernelCache &cache);
-  CUdeviceptr bufferAddress(int id, llvm::ArrayRef<CUdeviceptr> in,
-                            llvm::ArrayRef<CUdeviceptr> out) const;
+  rt::Error load(const std::vector<std::string_view> &images);
+  CUdeviceptr bufferAddress(int id, const std::vector<CUdeviceptr> &in,
+                            const std::vector<CUdeviceptr> &out) const;
   /// Step `i`'s tensor map `t` for a buffer at `base` into `out`, encoded
   /// again only when the buffer moved since the last launch. Thread-safe:
   /// launches on several streams may ask at once.
-  llvm::Error tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out);
+  rt::Error tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out);
 
   PlanDesc desc;
   const GpuContext &ctx;
@@ -93,8 +92,6 @@ private:
   std::vector<std::vector<EncodedMaps>> maps;  ///< per step, per tensor map
   std::mutex mapsMutex;
   CUdeviceptr arena = 0, workspace = 0;
-  double compileSec = 0;
-  unsigned hits = 0;
 };
 
 } // namespace fusec

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/LlvmError.h"
 #include "llvm/Support/Error.h"
 
 #include <string>

@@ -13,8 +13,6 @@
 #include "compiler/plan/KernelLaunch.h"
 #include "compiler/plan/TensorSpec.h"
 
-#include "llvm/ADT/ArrayRef.h"
-
 #include <cstdint>
 #include <map>
 #include <string>
@@ -185,8 +183,9 @@ inline bool stepOverlaps(const PlanDesc &plan, size_t i) {
 /// ordinary way. True for a step that reads nothing early.
 /// `in` and `out` are the call's device pointers (CUdeviceptr): no copy on
 /// the launch path.
-inline bool earlyReadApart(const PlanDesc &plan, size_t i, llvm::ArrayRef<unsigned long long> in,
-                           llvm::ArrayRef<unsigned long long> out) {
+inline bool earlyReadApart(const PlanDesc &plan, size_t i,
+                           const std::vector<unsigned long long> &in,
+                           const std::vector<unsigned long long> &out) {
   return forEachEarlyReadInput(plan, i, [&](size_t input) {
     if (input >= in.size())
       return false;

@@ -3,7 +3,7 @@
 
 namespace fusec {
 
-std::optional<size_t> firstControlByte(llvm::StringRef s) {
+std::optional<size_t> firstControlByte(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x20 || c == 0x7f)
@@ -12,7 +12,7 @@ std::optional<size_t> firstControlByte(llvm::StringRef s) {
   return std::nullopt;
 }
 
-std::string printable(llvm::StringRef s) {
+std::string printable(std::string_view s) {
   static const char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(s.size());

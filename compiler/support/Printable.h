@@ -9,17 +9,16 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "llvm/ADT/StringRef.h"
-
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace fusec {
 
 /// `s` with bytes below 0x20, 0x7f and backslashes written as \xNN.
-std::string printable(llvm::StringRef s);
+std::string printable(std::string_view s);
 
 /// The offset of the first control byte (below 0x20, or 0x7f) in `s`.
-std::optional<size_t> firstControlByte(llvm::StringRef s);
+std::optional<size_t> firstControlByte(std::string_view s);
 
 } // namespace fusec

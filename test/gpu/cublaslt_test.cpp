@@ -29,6 +29,7 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "runtime/LlvmError.h"
 
 using namespace fusec;
 

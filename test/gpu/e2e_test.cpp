@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <string>
 #include <vector>
+#include "runtime/LlvmError.h"
 
 using namespace fusec;
 

@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "runtime/LlvmError.h"
 
 using namespace fusec;
 

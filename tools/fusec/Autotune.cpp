@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <vector>
+#include "runtime/LlvmError.h"
 
 namespace fusec::cli {
 

@@ -22,6 +22,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include "runtime/LlvmError.h"
 
 namespace fusec::cli {
 

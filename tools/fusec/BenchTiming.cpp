@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include "runtime/LlvmError.h"
 
 namespace fusec::cli {
 

@@ -6,6 +6,7 @@
 #include "compiler/pipeline/SharedLaunch.h"
 #include "api/ProgramImpl.h"
 #include "frontends/json/GraphReader.h"
+#include "runtime/LlvmError.h"
 
 namespace fusec::cli {
 

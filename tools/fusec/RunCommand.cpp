@@ -8,6 +8,7 @@
 #include "api/ProgramImpl.h"
 
 #include "llvm/Support/raw_ostream.h"
+#include "runtime/LlvmError.h"
 
 namespace fusec::cli {
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include "runtime/LlvmError.h"
 
 using namespace fusec;
 using fusec::test::ScopedEnv;

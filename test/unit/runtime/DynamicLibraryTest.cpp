@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include "runtime/LlvmError.h"
 
 using namespace fusec;
 
