@@ -149,15 +149,7 @@ std::string Program::fusedMlir() const {
 }
 
 std::vector<HostTensor> Program::randomInputs(uint64_t seed) const {
-  std::vector<HostTensor> in;
-  const PlanDesc &plan = p->plan;
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    HostTensor t = randomTensor(plan.inputs[i].dtype, plan.inputs[i].shape,
-                                seed * 0x9E3779B97F4A7C15ull + i + 1);
-    scaleFloatValues(t, i < plan.inputScales.size() ? plan.inputScales[i] : 1.0);
-    in.push_back(std::move(t));
-  }
-  return in;
+  return drawRandomInputs(p->plan.inputs, p->plan.inputScales, seed);
 }
 
 Status Program::evaluateReference(const std::vector<HostTensor> &inputs,
@@ -222,67 +214,7 @@ Status Program::run(const std::vector<uint64_t> &in, const std::vector<uint64_t>
 Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
   if (Status s = p->load(); !s)
     return s;
-  CudaDriver &drv = p->gpu->driver();
-  DeviceBuffers in(drv), out(drv);
-  if (llvm::Error err = in.upload(inputs))
-    return toStatus(std::move(err));
-  if (llvm::Error err = out.allocatePoisoned(p->plan.outputs))
-    return toStatus(std::move(err));
-  if (llvm::Error err = p->exe->poisonArena(nullptr))
-    return toStatus(std::move(err));
-  if (llvm::Error err = p->exe->enqueue(in.pointers(), out.pointers(), nullptr))
-    return toStatus(std::move(err));
-  if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "running the graph"))
-    return toStatus(std::move(err));
-  return toStatus(out.download(outputs, p->plan.outputs));
-}
-
-DeviceBuffers::~DeviceBuffers() {
-  for (CUdeviceptr ptr : ptrs)
-    drv.cuMemFree(ptr);
-}
-
-llvm::Error DeviceBuffers::upload(const std::vector<HostTensor> &tensors) {
-  for (const HostTensor &t : tensors) {
-    CUdeviceptr ptr = 0;
-    size_t bytes = std::max<size_t>(16, t.nbytes());
-    if (llvm::Error err = drv.check(drv.cuMemAlloc(&ptr, bytes), "cuMemAlloc"))
-      return err;
-    ptrs.push_back(ptr);
-    sizes.push_back(t.nbytes());
-    if (t.nbytes() > 0)
-      if (llvm::Error err = drv.check(drv.cuMemcpyHtoD(ptr, t.data(), t.nbytes()), "cuMemcpyHtoD"))
-        return err;
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error DeviceBuffers::allocatePoisoned(const std::vector<TensorSpec> &specs) {
-  for (const TensorSpec &s : specs) {
-    CUdeviceptr ptr = 0;
-    size_t bytes = std::max<int64_t>(16, s.bytes());
-    if (llvm::Error err = drv.check(drv.cuMemAlloc(&ptr, bytes), "cuMemAlloc"))
-      return err;
-    ptrs.push_back(ptr);
-    sizes.push_back(s.bytes());
-    if (llvm::Error err = drv.check(drv.cuMemsetD8Async(ptr, 0xFF, bytes, nullptr), "cuMemsetD8"))
-      return err;
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error DeviceBuffers::download(std::vector<HostTensor> &out,
-                                    const std::vector<TensorSpec> &specs) const {
-  out.clear();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    HostTensor t(specs[i].dtype, specs[i].shape);
-    if (t.nbytes() > 0)
-      if (llvm::Error err = drv.check(drv.cuMemcpyDtoH(t.data(), ptrs[i], t.nbytes()),
-                                      "cuMemcpyDtoH"))
-        return err;
-    out.push_back(std::move(t));
-  }
-  return llvm::Error::success();
+  return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs));
 }
 
 } // namespace fusec

@@ -4,6 +4,7 @@
 #include "compiler/pipeline/Compile.h"
 #include "include/fusec/fusec.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/DeviceBuffers.h"
 #include "runtime/Executable.h"
 #include "runtime/KernelCache.h"
 #include "runtime/LlvmError.h"
@@ -50,6 +51,12 @@ struct ProgramAccess {
   static std::unique_ptr<Program> make() { return std::unique_ptr<Program>(new Program()); }
 };
 
+/// Compiles the kernels of `programs` (one graph compiled for several
+/// architectures, one program each) and writes them to `path` as one
+/// artifact (runtime/ArtifactFile.h), whole or not at all.
+llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::string &path,
+                         KernelCache &cache);
+
 /// Where the device profile or the target is left empty, the GPU's
 /// (selectedDeviceOrdinal()): its profile where fusec has one, its
 /// architecture; without a GPU, the h100 profile and the profile's target.
@@ -61,23 +68,5 @@ void targetTheGpu(CompileOptions &o);
 llvm::Expected<std::unique_ptr<Program>>
 compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::ModuleOp> module,
               const CompileOptions &options);
-
-/// Allocates a device buffer per tensor and copies host data in (or, for
-/// outputs, fills it with 0xFF bytes: NaN for floats, so an element no kernel
-/// writes cannot pass as a result).
-class DeviceBuffers {
-public:
-  explicit DeviceBuffers(CudaDriver &drv) : drv(drv) {}
-  ~DeviceBuffers();
-  llvm::Error upload(const std::vector<HostTensor> &tensors);
-  llvm::Error allocatePoisoned(const std::vector<TensorSpec> &specs);
-  llvm::Error download(std::vector<HostTensor> &out, const std::vector<TensorSpec> &specs) const;
-  const std::vector<CUdeviceptr> &pointers() const { return ptrs; }
-
-private:
-  CudaDriver &drv;
-  std::vector<CUdeviceptr> ptrs;
-  std::vector<int64_t> sizes;
-};
 
 } // namespace fusec

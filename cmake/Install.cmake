@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS fusec_shared EXPORT fusecTargets
+install(TARGETS fusec_shared fusec_runtime_shared EXPORT fusecTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fusec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS fusec RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -51,6 +51,8 @@ add_library(fusec::cuda_headers ALIAS fusec_cuda_headers)
 # --- small C++ libraries --------------------------------------------------------------------
 find_package(CLI11 REQUIRED CONFIG)
 find_package(nlohmann_json 3.10 REQUIRED CONFIG)
+# zlib: the checksum of compiled artifacts (runtime/ArtifactFile.cpp).
+find_package(ZLIB REQUIRED)
 if(FUSEC_BUILD_TESTS)
   find_package(GTest REQUIRED)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)

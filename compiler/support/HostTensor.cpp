@@ -250,4 +250,18 @@ void scaleFloatValues(HostTensor &t, double scale) {
     t.set(i, t.get(i) * scale);
 }
 
+HostTensor randomInput(const TensorSpec &spec, double scale, uint64_t seed, size_t i) {
+  HostTensor t = randomTensor(spec.dtype, spec.shape, seed * 0x9E3779B97F4A7C15ull + i + 1);
+  scaleFloatValues(t, scale);
+  return t;
+}
+
+std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
+                                         const std::vector<double> &scales, uint64_t seed) {
+  std::vector<HostTensor> in;
+  for (size_t i = 0; i < specs.size(); ++i)
+    in.push_back(randomInput(specs[i], i < scales.size() ? scales[i] : 1.0, seed, i));
+  return in;
+}
+
 } // namespace fusec

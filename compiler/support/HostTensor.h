@@ -32,6 +32,14 @@ HostTensor randomTensor(DType dtype, std::vector<int64_t> shape, uint64_t seed);
 /// integer and bool tensors are left alone. Used to scale random weights.
 void scaleFloatValues(HostTensor &t, double scale);
 
+/// Input `i` of `specs` drawn with randomTensor from seed
+/// `seed * 0x9E3779B97F4A7C15 + i + 1` (each input its own stream, so adding
+/// an input leaves the others unchanged) and scaled by `scales[i]` (1 where
+/// missing): the random inputs of `fusec run` and of the API.
+HostTensor randomInput(const TensorSpec &spec, double scale, uint64_t seed, size_t i);
+std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
+                                         const std::vector<double> &scales, uint64_t seed);
+
 /// One line: dtype, shape, min, max and mean of the finite elements, the count
 /// of NaN and Inf elements, and the first 4 values.
 std::string summary(const HostTensor &t);

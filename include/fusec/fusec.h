@@ -3,8 +3,9 @@
 // What the `fusec` CLI does, for host applications: compile a graph file into
 // fused kernels (no GPU needed), inspect them, and run them on device buffers
 // or host tensors. add_subdirectory this repository and link target
-// `fusec::fusec`; this header includes only fusec/Tensor.h and the standard
-// library.
+// `fusec::fusec`; this header includes only fusec/Status.h, fusec/Tensor.h
+// and the standard library. To run compiled artifacts without the compiler,
+// see fusec/Runtime.h.
 //
 //   std::unique_ptr<fusec::Program> program;
 //   fusec::Status s = fusec::Program::compileFile("model.json", {}, program);
@@ -15,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "fusec/Status.h"
 #include "fusec/Tensor.h"
 
 #include <cstdint>
@@ -27,38 +29,6 @@ namespace fusec {
 
 /// The library's version, "major.minor.patch".
 const char *version();
-
-/// What kind of failure a Status reports.
-enum class ErrorCode : uint8_t {
-  Ok,
-  InvalidGraph,       ///< the graph or model could not be read or checked
-  CompileFailed,      ///< fusion, planning or code generation failed
-  InvalidArgument,    ///< a call's arguments do not match the program (counts, shapes)
-  NoGpu,              ///< no usable GPU or driver
-  WrongArchitecture,  ///< the kernels were built for another GPU architecture
-  RuntimeFailed,      ///< compiling, loading or running the kernels on the GPU failed
-};
-
-/// The outcome of a call: success, or a code and a message that says what
-/// went wrong and where.
-class [[nodiscard]] Status {
-public:
-  static Status success() { return Status(); }
-  static Status error(std::string message, ErrorCode code = ErrorCode::RuntimeFailed) {
-    Status s;
-    s.msg = std::move(message);
-    s.errorCode = code == ErrorCode::Ok ? ErrorCode::RuntimeFailed : code;
-    return s;
-  }
-  bool ok() const { return errorCode == ErrorCode::Ok; }
-  explicit operator bool() const { return ok(); }
-  ErrorCode code() const { return errorCode; }
-  const std::string &message() const { return msg; }
-
-private:
-  ErrorCode errorCode = ErrorCode::Ok;
-  std::string msg;
-};
 
 struct Options {
   bool fuse = true;  ///< false: one kernel per op (the unfused baseline)
@@ -119,6 +89,11 @@ public:
   /// Runs the CPU reference interpreter on the graph as written.
   Status evaluateReference(const std::vector<HostTensor> &inputs,
                            std::vector<HostTensor> &outputs) const;
+
+  /// Compiles the kernels (NVRTC, through the kernel cache; no GPU needed)
+  /// and writes an artifact that fusec::CompiledGraph (fusec/Runtime.h) loads
+  /// and runs without the compiler. The file is written whole or not at all.
+  Status saveArtifact(const std::string &path);
 
   /// Compiles (through the kernel cache) and loads the kernels on the GPU.
   /// Fails with WrongArchitecture where they were built for an architecture

@@ -17,4 +17,5 @@ run() {
 run gpu.cublaslt build/bin/gpu_cublaslt_test
 run gpu.e2e build/bin/gpu_e2e_test examples
 run gpu.bench test/gpu/bench_test.sh build/bin/fusec .
+run gpu.artifact test/gpu/artifact_test.sh build/bin/fusec .
 exit $status

@@ -6,6 +6,7 @@
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/support/AtomicFile.h"
 #include "runtime/Nvrtc.h"
+#include "compiler/support/Printable.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -89,7 +90,45 @@ int emitKernels(Program &program, const CompileOptions &opts) {
   return writeKernels(files, opts.output);
 }
 
+/// `fusec compile -o model.fusec`: the graph compiled for each architecture
+/// of --arch (comma-separated; default the GPU's, else the profile's), the
+/// kernels through NVRTC, written as one artifact.
+int emitArtifact(const CompileOptions &opts) {
+  if (opts.output == "-")
+    return reportError("an artifact is binary: give a file with -o (model.fusec)");
+  std::vector<std::string> archs;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(opts.plan.arch).split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef a : parts)
+    archs.push_back(a.trim().str());
+  if (archs.empty())
+    archs.push_back("");  // the GPU's, else the profile's
+  std::vector<std::unique_ptr<Program>> programs;
+  std::vector<Program *> raw;
+  for (const std::string &arch : archs) {
+    PlanFlags flags = opts.plan;
+    flags.arch = arch;
+    auto program = compileGraph(opts.graph, flags, /*forGpu=*/true);
+    if (!program)
+      return reportError(program.takeError());
+    raw.push_back(program->get());
+    programs.push_back(std::move(*program));
+  }
+  KernelCache cache(CacheOptions::fromEnvironment());
+  if (llvm::Error err = saveArtifact(raw, opts.output, cache))
+    return reportError(std::move(err));
+  llvm::errs() << "fusec: wrote " << printable(opts.output) << " (";
+  for (size_t i = 0; i < raw.size(); ++i)
+    llvm::errs() << (i ? ", " : "") << ProgramAccess::of(*raw[i]).plan.arch;
+  llvm::errs() << ")\n";
+  return kOk;
+}
+
 int runCompile(const CompileOptions &opts) {
+  if (opts.emit == "artifact")
+    return emitArtifact(opts);
+  if (opts.plan.arch.find(',') != std::string::npos)
+    return reportError("--arch takes several architectures only for an artifact (-o model.fusec)");
   if (opts.emit == "mlir" || opts.emit == "decomposed") {
     auto ctx = makeContext();
     auto module = loadGraph(opts.graph, *ctx);
@@ -124,19 +163,27 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
               "  fusec compile examples/rms_norm.json --emit fused-mlir     # groups and costs\n"
               "  fusec compile examples/layer_norm.json --emit cuda -o kernels/\n"
               "  fusec compile examples/softmax.json --emit ptx --arch sm_80 -o ptx/\n"
-              "No GPU is needed for any of these.");
+              "  fusec compile examples/rms_norm.json -o rms_norm.fusec --arch sm_90a,sm_80\n"
+              "No GPU is needed for any of these (an artifact needs NVRTC).");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   cmd->add_option("--emit", opts->emit,
                   "mlir (as read), decomposed (composites expanded), fused-mlir (fusion groups "
-                  "with costs), cuda (one .cu per kernel), ptx (one .ptx per kernel)")
-      ->check(CLI::IsMember({"mlir", "decomposed", "fused-mlir", "cuda", "ptx"}))
+                  "with costs), cuda (one .cu per kernel), ptx (one .ptx per kernel), artifact "
+                  "(plan and cubins in one file that `fusec run` and fusec::runtime load; the "
+                  "default when -o ends in .fusec)")
+      ->check(CLI::IsMember({"mlir", "decomposed", "fused-mlir", "cuda", "ptx", "artifact"}))
       ->capture_default_str();
   addOutputOption(cmd, opts->output,
                   "output file for MLIR, output directory for cuda/ptx ('-': stdout)")
       ->capture_default_str();
   cmd->add_flag("--locations", opts->locations, "print source locations (graph node names)");
   addPlanFlags(cmd, opts->plan);
-  cmd->callback([opts, &exitCode] { exitCode = runCompile(*opts); });
+  cmd->callback([opts, cmd, &exitCode] {
+    llvm::StringRef out(opts->output);
+    if (cmd->count("--emit") == 0 && out.ends_with(".fusec"))
+      opts->emit = "artifact";
+    exitCode = runCompile(*opts);
+  });
 }
 
 } // namespace fusec::cli

@@ -55,7 +55,26 @@ std::vector<std::string> outputNames(mlir::func::FuncOp func) {
   return names;
 }
 
+std::vector<GraphArgument> graphArguments(mlir::func::FuncOp func) {
+  std::vector<std::string> names = inputNames(func);
+  std::vector<double> scales = randomInputScales(func);
+  std::vector<GraphArgument> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    mlir::Value arg = func.getArgument(i);
+    llvm::ArrayRef<int64_t> shape = shapeOf(arg);
+    args.push_back({names[i], dtypeOf(arg), std::vector<int64_t>(shape.begin(), shape.end()),
+                    isParameter(func, i), scales[i]});
+  }
+  return args;
+}
+
 llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
+                                                      const TensorSources &sources,
+                                                      uint64_t seed) {
+  return prepareInputs(graphArguments(func), sources, seed);
+}
+
+llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArgument> &args,
                                                       const TensorSources &sources,
                                                       uint64_t seed) {
   // The inputs live on the host first: ones that cannot be held are refused
@@ -63,8 +82,8 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
   // tensors are checked when it runs: checkInterpreterFits).
   {
     double bytes = 0;
-    for (mlir::Value arg : func.getArguments())
-      bytes += double(shape::numElements(shapeOf(arg))) * dtypeBytes(dtypeOf(arg));
+    for (const GraphArgument &arg : args)
+      bytes += double(shape::numElements(arg.shape)) * dtypeBytes(arg.dtype);
     double machine = hostMemoryBytes();
     if (machine > 0 && bytes > machine / 2)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -72,8 +91,6 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
                                      "machine's %.1f GiB of memory",
                                      bytes / (1 << 30), machine / (1 << 30));
   }
-  std::vector<std::string> names = inputNames(func);
-  std::vector<double> scales = randomInputScales(func);
   std::vector<HostTensor> tensors;
   // Each tensor with the file it came from, for messages.
   std::map<std::string, std::pair<HostTensor, std::string>> inputs, weights;
@@ -96,18 +113,24 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
   }
   const bool fromWeights = !sources.weights.empty();
   if (!fromWeights && !sources.model.empty()) {
-    auto read = onnxFileWeights(sources.model, parameterNames(func));
+    std::set<std::string> parameters;
+    for (const GraphArgument &arg : args)
+      if (arg.parameter)
+        parameters.insert(arg.name);
+    auto read = onnxFileWeights(sources.model, parameters);
     if (!read)
       return read.takeError();
     for (auto &[name, t] : *read)
       weights.emplace(name, std::make_pair(std::move(t), sources.model));
   }
   bool drawnParameters = false;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    mlir::Value arg = func.getArgument(i);
-    DType dt = dtypeOf(arg);
-    llvm::ArrayRef<int64_t> shape = shapeOf(arg);
-    const bool parameter = isParameter(func, i);
+  std::vector<std::string> names;
+  for (const GraphArgument &arg : args)
+    names.push_back(arg.name);
+  for (size_t i = 0; i < args.size(); ++i) {
+    DType dt = args[i].dtype;
+    llvm::ArrayRef<int64_t> shape = args[i].shape;
+    const bool parameter = args[i].parameter;
     const char *kind = parameter ? "parameter" : "graph input";
     auto *pool = parameter && (fromWeights || weights.count(names[i])) ? &weights : &inputs;
     auto it = pool->find(names[i]);
@@ -121,10 +144,7 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "%s: missing graph input '%s' (%s)", sources.inputs.c_str(),
                                        names[i].c_str(), describe(dt, shape).c_str());
-      // Each input gets its own stream, so adding an input leaves the others unchanged.
-      uint64_t s = seed * 0x9E3779B97F4A7C15ull + i + 1;
-      tensors.push_back(randomTensor(dt, std::vector<int64_t>(shape.begin(), shape.end()), s));
-      scaleFloatValues(tensors.back(), scales[i]);
+      tensors.push_back(randomInput({args[i].name, dt, args[i].shape}, args[i].scale, seed, i));
       drawnParameters |= parameter;
       continue;
     }
@@ -178,7 +198,11 @@ llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<Ho
 
 llvm::Error writeOutputs(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
                          const std::string &path) {
-  std::vector<std::string> names = outputNames(func);
+  return writeOutputs(outputNames(func), results, path);
+}
+
+llvm::Error writeOutputs(const std::vector<std::string> &names,
+                         const std::vector<HostTensor> &results, const std::string &path) {
   std::map<std::string, HostTensor> byName;
   for (size_t i = 0; i < results.size(); ++i)
     byName.emplace(names[i], results[i]);

@@ -27,11 +27,24 @@ struct TensorSources {
   std::string model;                 ///< an ONNX model whose own weights bind the parameters
 };
 
+/// What prepareInputs needs of one graph argument.
+struct GraphArgument {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  bool parameter = false;  ///< bound from weights files
+  double scale = 1;        ///< of random values (Program::randomInputs)
+};
+std::vector<GraphArgument> graphArguments(mlir::func::FuncOp func);
+
 /// One tensor per argument, matched by name with dtype and shape checked.
 /// Graph inputs come from `inputs` (tensors there that the graph does not use
 /// are notes), or at random from `seed`. Parameters come from `weights`, where
 /// a missing, extra or mismatched tensor is an error; else from the ONNX
 /// model; else from `inputs`; else at random (with a note).
+llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArgument> &args,
+                                                      const TensorSources &sources,
+                                                      uint64_t seed);
 llvm::Expected<std::vector<HostTensor>> prepareInputs(mlir::func::FuncOp func,
                                                       const TensorSources &sources,
                                                       uint64_t seed);
@@ -47,5 +60,7 @@ llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<Ho
 /// Writes results by output name to a safetensors file.
 llvm::Error writeOutputs(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
                          const std::string &path);
+llvm::Error writeOutputs(const std::vector<std::string> &names,
+                         const std::vector<HostTensor> &results, const std::string &path);
 
 } // namespace fusec::cli

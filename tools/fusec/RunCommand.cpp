@@ -6,8 +6,14 @@
 
 #include "frontends/json/GraphReader.h"
 #include "api/ProgramImpl.h"
+#include "compiler/support/Printable.h"
+#include "fusec/Runtime.h"
+#include "runtime/ArtifactFile.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 #include "runtime/LlvmError.h"
 
 namespace fusec::cli {
@@ -21,7 +27,55 @@ struct RunOptions {
   PlanFlags plan;
 };
 
+/// `fusec run model.fusec`: a compiled artifact, through the runtime alone.
+int runArtifact(const RunOptions &opts) {
+  if (opts.check)
+    return reportError("--check compares with the reference interpreter, which needs the graph: "
+                       "run the graph file with --check, or write the outputs with -o and compare them");
+  const PlanFlags none;
+  if (opts.plan.noFuse || !opts.plan.device.empty() || !opts.plan.arch.empty() ||
+      opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.bind.empty() ||
+      opts.plan.noOverlap)
+    return reportError("'" + printable(opts.graph) +
+                       "' is compiled already: planning flags (--no-fuse, --device, --arch, "
+                       "--gemm, --no-share, --bind, --no-overlap) do not apply to it");
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<CompiledGraph> graph;
+  if (Status s = CompiledGraph::load(opts.graph, graph); !s)
+    return reportError(s.message());
+  double loadMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::vector<GraphArgument> args;
+  for (size_t i = 0; i < graph->inputs().size(); ++i) {
+    const TensorSpec &t = graph->inputs()[i];
+    args.push_back({t.name, t.dtype, t.shape, graph->isParameter(i), graph->inputScale(i)});
+  }
+  auto inputs = prepareInputs(args, opts.sources, opts.seed);
+  if (!inputs)
+    return reportError(inputs.takeError());
+  std::vector<HostTensor> outputs;
+  start = std::chrono::steady_clock::now();
+  if (Status s = graph->runHost(*inputs, outputs); !s)
+    return reportError(s.message());
+  double runMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  llvm::errs() << llvm::format("fusec: loaded %s kernels in %.1f ms (read, check, modules); "
+                               "first run %.1f ms with the copies in and out\n",
+                               graph->arch().c_str(), loadMs, runMs);
+  std::vector<std::string> names;
+  for (const TensorSpec &t : graph->outputs())
+    names.push_back(t.name);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    llvm::outs() << printable(names[i]) << ": " << summary(outputs[i]) << "\n";
+  if (!opts.output.empty())
+    if (llvm::Error err = writeOutputs(names, outputs, opts.output))
+      return reportError(std::move(err));
+  return kOk;
+}
+
 int runRun(const RunOptions &opts) {
+  if (isArtifactPath(opts.graph))
+    return runArtifact(opts);
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
   if (!bind)
     return reportError(bind.takeError());
@@ -69,8 +123,12 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->footer("Examples:\n"
               "  fusec run examples/softmax.json --check          # compare with the interpreter\n"
               "  fusec run graph.json --inputs in.safetensors -o out.safetensors\n"
-              "  fusec run examples/rms_norm.json --no-fuse --check");
-  cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
+              "  fusec run examples/rms_norm.json --no-fuse --check\n"
+              "  fusec run rms_norm.fusec --inputs in.safetensors   # a compiled artifact");
+  cmd->add_option("graph", opts->graph,
+                  "graph file (JSON, docs/graph-format.md; ONNX), or an artifact (fusec compile "
+                  "-o model.fusec)")
+      ->required();
   addTensorSources(cmd, opts->sources);
   addOutputOption(cmd, opts->output, "write the outputs to this safetensors file");
   addSeedOption(cmd, opts->seed);

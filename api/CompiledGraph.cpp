@@ -1,0 +1,92 @@
+//===- CompiledGraph.cpp - run a compiled artifact, without the compiler --===//
+#include "fusec/Runtime.h"
+
+#include "compiler/support/HostTensor.h"
+#include "runtime/ArtifactFile.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/DeviceBuffers.h"
+#include "runtime/Executable.h"
+
+#include <optional>
+
+namespace fusec {
+
+struct CompiledGraph::Impl {
+  Artifact artifact;
+  const ArtifactTarget *target = nullptr;
+  std::optional<GpuContext> gpu;
+  std::unique_ptr<Executable> exe;
+};
+
+namespace {
+Status toStatus(rt::Error err, ErrorCode code = ErrorCode::RuntimeFailed) {
+  if (!err)
+    return Status::success();
+  return Status::error(err.message(), code);
+}
+} // namespace
+
+CompiledGraph::CompiledGraph() : p(std::make_unique<Impl>()) {}
+CompiledGraph::~CompiledGraph() {
+  p->exe.reset();  // its modules and buffers go before the context
+}
+
+Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGraph> &out) {
+  std::unique_ptr<CompiledGraph> g(new CompiledGraph());
+  Impl &impl = *g->p;
+  auto artifact = readArtifact(path);
+  if (!artifact)
+    return toStatus(artifact.takeError(), ErrorCode::InvalidArtifact);
+  impl.artifact = std::move(*artifact);
+  auto ordinal = selectedDeviceOrdinal();
+  if (!ordinal)
+    return toStatus(ordinal.takeError(), ErrorCode::InvalidArgument);
+  auto info = queryDevice(*ordinal);
+  if (!info)
+    return toStatus(info.takeError(), ErrorCode::NoGpu);
+  auto target = impl.artifact.targetFor(*info, path);
+  if (!target)
+    return toStatus(target.takeError(), ErrorCode::WrongArchitecture);
+  impl.target = *target;
+  auto gpu = GpuContext::create(*ordinal);
+  if (!gpu)
+    return toStatus(gpu.takeError(), ErrorCode::NoGpu);
+  impl.gpu.emplace(std::move(*gpu));
+  std::vector<std::string_view> images(impl.target->cubins.begin(), impl.target->cubins.end());
+  auto exe = Executable::create(impl.target->plan, images, *impl.gpu);
+  if (!exe)
+    return toStatus(exe.takeError());
+  impl.exe = std::move(*exe);
+  out = std::move(g);
+  return Status::success();
+}
+
+const std::vector<TensorSpec> &CompiledGraph::inputs() const { return p->artifact.inputs(); }
+const std::vector<TensorSpec> &CompiledGraph::outputs() const { return p->artifact.outputs(); }
+bool CompiledGraph::isParameter(size_t i) const {
+  return i < p->artifact.parameters.size() && p->artifact.parameters[i];
+}
+double CompiledGraph::inputScale(size_t i) const {
+  const std::vector<double> &scales = p->target->plan.inputScales;
+  return i < scales.size() ? scales[i] : 1.0;
+}
+
+std::vector<HostTensor> CompiledGraph::randomInputs(uint64_t seed) const {
+  return drawRandomInputs(inputs(), p->target->plan.inputScales, seed);
+}
+
+const std::string &CompiledGraph::arch() const { return p->target->plan.arch; }
+const std::string &CompiledGraph::producer() const { return p->artifact.producer; }
+
+Status CompiledGraph::run(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
+                          void *stream) {
+  std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
+  return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
+}
+
+Status CompiledGraph::runHost(const std::vector<HostTensor> &inputs,
+                              std::vector<HostTensor> &outputs) {
+  return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs));
+}
+
+} // namespace fusec

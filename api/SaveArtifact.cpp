@@ -1,0 +1,57 @@
+//===- SaveArtifact.cpp - compiled programs into one artifact file --------===//
+#include "api/ProgramImpl.h"
+
+#include "compiler/support/AtomicFile.h"
+#include "frontends/json/GraphReader.h"
+#include "runtime/ArtifactFile.h"
+#include "runtime/CompileKernels.h"
+
+namespace fusec {
+
+llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::string &path,
+                         KernelCache &cache) {
+  Artifact artifact;
+  artifact.producer = std::string("fusec ") + version();
+  for (Program *program : programs) {
+    Program::Impl &impl = ProgramAccess::of(*program);
+    for (const ArtifactTarget &t : artifact.targets)
+      if (t.plan.arch == impl.plan.arch)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "architecture %s is asked for twice",
+                                       impl.plan.arch.c_str());
+    auto compiled = compileKernels(impl.plan, cache);
+    if (!compiled)
+      return compiled.takeError();
+    ArtifactTarget target{impl.plan, {}};
+    for (const auto &body : compiled->bodies)
+      target.cubins.push_back(body->cubin);
+    if (artifact.targets.empty()) {
+      mlir::func::FuncOp func = graphFunction(*impl.original);
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        artifact.parameters.push_back(isParameter(func, i));
+    }
+    artifact.targets.push_back(std::move(target));
+  }
+  auto bytes = serializeArtifact(artifact);
+  if (!bytes)
+    return bytes.takeError();
+  // What is written is read back as the runtime will: a plan the reader
+  // refuses is found here, not at deployment.
+  auto back = parseArtifact(*bytes, path);
+  if (!back)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: the artifact does not read back: %s",
+                                   back.takeError().message().c_str());
+  return writeFileAtomically(path, *bytes);
+}
+
+Status Program::saveArtifact(const std::string &path) {
+  if (!p->cache)
+    p->cache = std::make_unique<KernelCache>(CacheOptions::fromEnvironment());
+  llvm::Error err = fusec::saveArtifact({this}, path, *p->cache);
+  if (!err)
+    return Status::success();
+  return Status::error(llvm::toString(std::move(err)), ErrorCode::CompileFailed);
+}
+
+} // namespace fusec

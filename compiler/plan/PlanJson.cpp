@@ -1,0 +1,406 @@
+//===- PlanJson.cpp - a plan as JSON, and back, checked -------------------===//
+#include "compiler/plan/PlanJson.h"
+
+#include <map>
+#include <set>
+
+namespace fusec {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxBytes = int64_t(1) << 40;  // no tensor, arena or workspace is larger
+
+json specJson(const TensorSpec &t) {
+  return {{"name", t.name}, {"dtype", std::string(dtypeName(t.dtype))}, {"shape", t.shape}};
+}
+
+TensorSpec specFrom(const json &j) {
+  TensorSpec t;
+  t.name = j.at("name").get<std::string>();
+  std::string dt = j.at("dtype").get<std::string>();
+  std::optional<DType> d = parseDType(dt);
+  if (!d)
+    throw std::runtime_error("unknown dtype '" + dt + "'");
+  t.dtype = *d;
+  t.shape = j.at("shape").get<std::vector<int64_t>>();
+  int64_t n = 1;
+  for (int64_t dim : t.shape) {
+    if (dim < 0 || dim > kMaxBytes || (dim > 0 && n > kMaxBytes / dim))
+      throw std::runtime_error("tensor '" + t.name + "' has a dimension out of range");
+    n *= dim;
+  }
+  if (n * dtypeBytes(t.dtype) > kMaxBytes)
+    throw std::runtime_error("tensor '" + t.name + "' is larger than 1 TiB");
+  return t;
+}
+
+const char *kindName(PlanBuffer::Kind k) {
+  switch (k) {
+  case PlanBuffer::Kind::Input: return "input";
+  case PlanBuffer::Kind::Output: return "output";
+  case PlanBuffer::Kind::Temp: return "temp";
+  }
+  return "temp";
+}
+
+const char *kindName(PlanStep::Kind k) {
+  switch (k) {
+  case PlanStep::Kind::Kernel: return "kernel";
+  case PlanStep::Kind::Matmul: return "matmul";
+  case PlanStep::Kind::Copy: return "copy";
+  }
+  return "kernel";
+}
+
+json layoutJson(const MatrixLayout &l) {
+  return {{"rows", l.rows}, {"cols", l.cols}, {"ld", l.ld}, {"batch", l.batch},
+          {"batchStride", l.batchStride}, {"rowMajor", l.rowMajor}};
+}
+
+MatrixLayout layoutFrom(const json &j) {
+  MatrixLayout l;
+  l.rows = j.at("rows").get<int64_t>();
+  l.cols = j.at("cols").get<int64_t>();
+  l.ld = j.at("ld").get<int64_t>();
+  l.batch = j.at("batch").get<int64_t>();
+  l.batchStride = j.at("batchStride").get<int64_t>();
+  l.rowMajor = j.at("rowMajor").get<bool>();
+  return l;
+}
+
+json mapJson(const TensorMapParam &m) {
+  return {{"arg", m.arg}, {"elementBytes", m.elementBytes}, {"bf16", m.bf16},
+          {"rows", m.rows}, {"cols", m.cols}, {"rowStrideBytes", m.rowStrideBytes},
+          {"offsetBytes", m.offsetBytes}, {"boxRows", m.boxRows}, {"boxCols", m.boxCols},
+          {"batches", m.batches}, {"batchStrideBytes", m.batchStrideBytes}};
+}
+
+TensorMapParam mapFrom(const json &j) {
+  TensorMapParam m;
+  m.arg = j.at("arg").get<int>();
+  m.elementBytes = j.at("elementBytes").get<int>();
+  m.bf16 = j.at("bf16").get<bool>();
+  m.rows = j.at("rows").get<uint64_t>();
+  m.cols = j.at("cols").get<uint64_t>();
+  m.rowStrideBytes = j.at("rowStrideBytes").get<uint64_t>();
+  m.offsetBytes = j.at("offsetBytes").get<uint64_t>();
+  m.boxRows = j.at("boxRows").get<uint32_t>();
+  m.boxCols = j.at("boxCols").get<uint32_t>();
+  m.batches = j.at("batches").get<uint64_t>();
+  m.batchStrideBytes = j.at("batchStrideBytes").get<uint64_t>();
+  return m;
+}
+
+json kernelJson(const PlanKernel &k, size_t body) {
+  json maps = json::array();
+  for (const TensorMapParam &m : k.tensorMaps)
+    maps.push_back(mapJson(m));
+  return {{"body", body}, {"entry", k.entry}, {"family", k.family}, {"schedule", k.schedule},
+          {"grid", k.grid}, {"block", k.block}, {"gridY", k.gridY}, {"gridZ", k.gridZ},
+          {"sharedBytes", k.sharedBytes}, {"clusterX", k.clusterX},
+          {"spreadClusters", k.spreadClusters}, {"cooperative", k.cooperative},
+          {"scratchBytes", k.scratchBytes}, {"scratchZeroBytes", k.scratchZeroBytes},
+          {"scratchZeroOnce", k.scratchZeroOnce}, {"tensorMaps", maps},
+          {"readsBeforeWait", k.readsBeforeWait}, {"gemmConfig", k.gemmConfig},
+          {"gemmKey", k.gemmKey}, {"args", k.args}, {"inputs", k.inputs}};
+}
+
+PlanKernel kernelFrom(const json &j, const std::vector<std::string> &bodies) {
+  PlanKernel k;
+  size_t body = j.at("body").get<size_t>();
+  if (body >= bodies.size())
+    throw std::runtime_error("kernel body " + std::to_string(body) + " does not exist");
+  k.source = bodies[body];
+  k.entry = j.at("entry").get<std::string>();
+  k.family = j.at("family").get<std::string>();
+  k.schedule = j.at("schedule").get<std::string>();
+  k.grid = j.at("grid").get<unsigned>();
+  k.block = j.at("block").get<unsigned>();
+  k.gridY = j.at("gridY").get<unsigned>();
+  k.gridZ = j.at("gridZ").get<unsigned>();
+  k.sharedBytes = j.at("sharedBytes").get<unsigned>();
+  k.clusterX = j.at("clusterX").get<unsigned>();
+  k.spreadClusters = j.at("spreadClusters").get<bool>();
+  k.cooperative = j.at("cooperative").get<bool>();
+  k.scratchBytes = j.at("scratchBytes").get<unsigned>();
+  k.scratchZeroBytes = j.at("scratchZeroBytes").get<unsigned>();
+  k.scratchZeroOnce = j.at("scratchZeroOnce").get<unsigned>();
+  for (const json &m : j.at("tensorMaps"))
+    k.tensorMaps.push_back(mapFrom(m));
+  k.readsBeforeWait = j.at("readsBeforeWait").get<int>();
+  k.gemmConfig = j.at("gemmConfig").get<std::string>();
+  k.gemmKey = j.at("gemmKey").get<std::string>();
+  k.args = j.at("args").get<std::vector<int>>();
+  k.inputs = j.at("inputs").get<size_t>();
+  return k;
+}
+
+json matmulJson(const PlanMatmul &m) {
+  const MatmulDesc &d = m.desc;
+  json desc = {{"dtype", std::string(dtypeName(d.dtype))}, {"a", layoutJson(d.a)},
+               {"b", layoutJson(d.b)}, {"c", layoutJson(d.c)}, {"transA", d.transA},
+               {"transB", d.transB}, {"alpha", d.alpha}, {"beta", d.beta},
+               {"biasEpilogue", d.biasEpilogue}, {"geluEpilogue", d.geluEpilogue}};
+  return {{"desc", desc}, {"a", m.a}, {"b", m.b}, {"c", m.c}, {"aOffset", m.aOffset},
+          {"bOffset", m.bOffset}, {"residual", m.residual}, {"bias", m.bias},
+          {"residualOffset", m.residualOffset}, {"biasOffset", m.biasOffset},
+          {"algoRank", m.algoRank}, {"tuningKey", m.tuningKey}};
+}
+
+PlanMatmul matmulFrom(const json &j) {
+  PlanMatmul m;
+  const json &d = j.at("desc");
+  std::string dt = d.at("dtype").get<std::string>();
+  std::optional<DType> type = parseDType(dt);
+  if (!type || (*type != DType::F32 && *type != DType::F16 && *type != DType::BF16))
+    throw std::runtime_error("matmul dtype '" + dt + "' is not f32, f16 or bf16");
+  m.desc.dtype = *type;
+  m.desc.a = layoutFrom(d.at("a"));
+  m.desc.b = layoutFrom(d.at("b"));
+  m.desc.c = layoutFrom(d.at("c"));
+  m.desc.transA = d.at("transA").get<bool>();
+  m.desc.transB = d.at("transB").get<bool>();
+  m.desc.alpha = d.at("alpha").get<float>();
+  m.desc.beta = d.at("beta").get<float>();
+  m.desc.biasEpilogue = d.at("biasEpilogue").get<bool>();
+  m.desc.geluEpilogue = d.at("geluEpilogue").get<bool>();
+  m.a = j.at("a").get<int>();
+  m.b = j.at("b").get<int>();
+  m.c = j.at("c").get<int>();
+  m.aOffset = j.at("aOffset").get<int64_t>();
+  m.bOffset = j.at("bOffset").get<int64_t>();
+  m.residual = j.at("residual").get<int>();
+  m.bias = j.at("bias").get<int>();
+  m.residualOffset = j.at("residualOffset").get<int64_t>();
+  m.biasOffset = j.at("biasOffset").get<int64_t>();
+  m.algoRank = j.at("algoRank").get<int>();
+  m.tuningKey = j.at("tuningKey").get<std::string>();
+  return m;
+}
+
+json costJson(const StepCost &c) {
+  return {{"nodes", c.nodes}, {"ops", c.ops}, {"bytesFused", c.bytesFused},
+          {"bytesUnfused", c.bytesUnfused}, {"flops", c.flops},
+          {"launchesUnfused", c.launchesUnfused}, {"predictedUs", c.predictedUs},
+          {"unfusedUs", c.unfusedUs}};
+}
+
+StepCost costFrom(const json &j) {
+  StepCost c;
+  c.nodes = j.at("nodes").get<std::vector<std::string>>();
+  c.ops = j.at("ops").get<std::vector<std::string>>();
+  c.bytesFused = j.at("bytesFused").get<int64_t>();
+  c.bytesUnfused = j.at("bytesUnfused").get<int64_t>();
+  c.flops = j.at("flops").get<int64_t>();
+  c.launchesUnfused = j.at("launchesUnfused").get<int>();
+  c.predictedUs = j.at("predictedUs").get<double>();
+  c.unfusedUs = j.at("unfusedUs").get<double>();
+  return c;
+}
+
+template <typename E>
+E kindFrom(const json &j, std::initializer_list<E> kinds) {
+  std::string name = j.get<std::string>();
+  for (E k : kinds)
+    if (name == kindName(k))
+      return k;
+  throw std::runtime_error("unknown kind '" + name + "'");
+}
+
+} // namespace
+
+std::string jsonWhy(const std::exception &e) {
+  std::string why = e.what();
+  if (why.rfind("[json.exception.", 0) == 0) {
+    size_t end = why.find("] ");
+    if (end != std::string::npos)
+      why = why.substr(end + 2);
+  }
+  return why;
+}
+
+nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies) {
+  KernelBodies kb = kernelBodies(plan);
+  bodies.clear();
+  for (size_t i : kb.firstStep)
+    bodies.push_back(plan.steps[i].kernel.source);
+  std::map<size_t, size_t> bodyOfStep;
+  for (size_t k = 0; k < kb.steps.size(); ++k)
+    bodyOfStep[kb.steps[k]] = kb.bodyOf[k];
+  json inputs = json::array(), outputs = json::array(), buffers = json::array(),
+       steps = json::array();
+  for (const TensorSpec &t : plan.inputs)
+    inputs.push_back(specJson(t));
+  for (const TensorSpec &t : plan.outputs)
+    outputs.push_back(specJson(t));
+  for (const PlanBuffer &b : plan.buffers)
+    buffers.push_back({{"kind", kindName(b.kind)}, {"index", b.index},
+                       {"tensor", specJson(b.tensor)}, {"arenaOffset", b.arenaOffset}});
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &s = plan.steps[i];
+    json step = {{"kind", kindName(s.kind)}, {"name", s.name}, {"cost", costJson(s.cost)}};
+    switch (s.kind) {
+    case PlanStep::Kind::Kernel: step["kernel"] = kernelJson(s.kernel, bodyOfStep.at(i)); break;
+    case PlanStep::Kind::Matmul: step["matmul"] = matmulJson(s.matmul); break;
+    case PlanStep::Kind::Copy: step["copy"] = {{"src", s.copy.src}, {"dst", s.copy.dst}}; break;
+    }
+    steps.push_back(std::move(step));
+  }
+  return {{"graphName", plan.graphName}, {"device", plan.device}, {"arch", plan.arch},
+          {"fused", plan.fused}, {"overlapLaunches", plan.overlapLaunches},
+          {"inputs", inputs}, {"outputs", outputs}, {"inputScales", plan.inputScales},
+          {"buffers", buffers}, {"steps", steps}, {"sharedLaunches", plan.sharedLaunches},
+          {"sharedLaunchSavedUs", plan.sharedLaunchSavedUs}, {"arenaBytes", plan.arenaBytes},
+          {"workspaceBytes", plan.workspaceBytes}};
+}
+
+rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
+                                    const std::vector<std::string> &bodies,
+                                    const std::string &where) {
+  std::set<std::string> distinct(bodies.begin(), bodies.end());
+  if (distinct.size() != bodies.size())
+    return rt::errorf("%s: the kernel bodies are not distinct", where.c_str());
+  PlanDesc plan;
+  std::string at = "plan";
+  try {
+    plan.graphName = j.at("graphName").get<std::string>();
+    plan.device = j.at("device").get<std::string>();
+    plan.arch = j.at("arch").get<std::string>();
+    plan.fused = j.at("fused").get<bool>();
+    plan.overlapLaunches = j.at("overlapLaunches").get<bool>();
+    for (const json &t : j.at("inputs"))
+      plan.inputs.push_back(specFrom(t));
+    for (const json &t : j.at("outputs"))
+      plan.outputs.push_back(specFrom(t));
+    plan.inputScales = j.at("inputScales").get<std::vector<double>>();
+    const json &buffers = j.at("buffers");
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      at = "buffer " + std::to_string(i);
+      const json &b = buffers.at(i);
+      PlanBuffer pb;
+      pb.kind = kindFrom(b.at("kind"), {PlanBuffer::Kind::Input, PlanBuffer::Kind::Output,
+                                        PlanBuffer::Kind::Temp});
+      pb.index = b.at("index").get<int>();
+      pb.tensor = specFrom(b.at("tensor"));
+      pb.arenaOffset = b.at("arenaOffset").get<int64_t>();
+      plan.buffers.push_back(std::move(pb));
+    }
+    const json &steps = j.at("steps");
+    for (size_t i = 0; i < steps.size(); ++i) {
+      at = "step " + std::to_string(i);
+      const json &s = steps.at(i);
+      PlanStep ps;
+      ps.kind = kindFrom(s.at("kind"), {PlanStep::Kind::Kernel, PlanStep::Kind::Matmul,
+                                        PlanStep::Kind::Copy});
+      ps.name = s.at("name").get<std::string>();
+      ps.cost = costFrom(s.at("cost"));
+      if (ps.kind == PlanStep::Kind::Kernel)
+        static_cast<PlanKernel &>(ps.kernel) = kernelFrom(s.at("kernel"), bodies);
+      else if (ps.kind == PlanStep::Kind::Matmul)
+        ps.matmul = matmulFrom(s.at("matmul"));
+      else
+        ps.copy = {s.at("copy").at("src").get<int>(), s.at("copy").at("dst").get<int>()};
+      plan.steps.push_back(std::move(ps));
+    }
+    at = "plan";
+    plan.sharedLaunches = j.at("sharedLaunches").get<std::vector<std::string>>();
+    plan.sharedLaunchSavedUs = j.at("sharedLaunchSavedUs").get<double>();
+    plan.arenaBytes = j.at("arenaBytes").get<int64_t>();
+    plan.workspaceBytes = j.at("workspaceBytes").get<int64_t>();
+  } catch (const std::exception &e) {
+    return rt::errorf("%s: %s: %s", where.c_str(), at.c_str(), jsonWhy(e).c_str());
+  }
+  if (rt::Error err = checkPlan(plan, where))
+    return std::move(err);
+  return std::move(plan);
+}
+
+rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
+  auto fail = [&](const std::string &at, const std::string &why) {
+    return rt::Error::failure(where + ": " + at + ": " + why);
+  };
+  if (plan.arenaBytes < 0 || plan.arenaBytes > kMaxBytes || plan.workspaceBytes < 0 ||
+      plan.workspaceBytes > kMaxBytes)
+    return fail("plan", "arena or workspace size out of range");
+  auto bufferOk = [&](int id) { return id >= 0 && size_t(id) < plan.buffers.size(); };
+  std::vector<bool> inputSeen(plan.inputs.size()), outputSeen(plan.outputs.size());
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    std::string at = "buffer " + std::to_string(i);
+    if (b.kind == PlanBuffer::Kind::Temp) {
+      if (b.arenaOffset < 0 || b.arenaOffset % 16 != 0 ||
+          b.arenaOffset + b.tensor.bytes() > plan.arenaBytes)
+        return fail(at, "a temporary outside the arena");
+      continue;
+    }
+    const auto &specs = b.kind == PlanBuffer::Kind::Input ? plan.inputs : plan.outputs;
+    auto &seen = b.kind == PlanBuffer::Kind::Input ? inputSeen : outputSeen;
+    if (b.index < 0 || size_t(b.index) >= specs.size())
+      return fail(at, "graph input or output " + std::to_string(b.index) + " does not exist");
+    if (specs[b.index].bytes() != b.tensor.bytes())
+      return fail(at, "its size differs from the graph's tensor");
+    seen[b.index] = true;
+  }
+  for (size_t i = 0; i < inputSeen.size(); ++i)
+    if (!inputSeen[i])
+      return fail("plan", "graph input " + std::to_string(i) + " has no buffer");
+  for (size_t i = 0; i < outputSeen.size(); ++i)
+    if (!outputSeen[i])
+      return fail("plan", "graph output " + std::to_string(i) + " has no buffer");
+  auto within = [&](int id, int64_t offset, int64_t bytes) {
+    return offset >= 0 && bytes >= 0 && offset <= plan.buffers[id].tensor.bytes() &&
+           bytes <= plan.buffers[id].tensor.bytes() - offset;
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &s = plan.steps[i];
+    std::string at = "step " + std::to_string(i) + " (" + s.name + ")";
+    switch (s.kind) {
+    case PlanStep::Kind::Kernel: {
+      const PlanKernel &k = s.kernel;
+      for (int a : k.args)
+        if (!bufferOk(a))
+          return fail(at, "argument buffer " + std::to_string(a) + " does not exist");
+      if (k.inputs > k.args.size())
+        return fail(at, "more inputs than arguments");
+      if (k.tensorMaps.size() > 8 || k.args.size() + 1 + k.tensorMaps.size() > 64)
+        return fail(at, "more parameters than a launch takes");
+      for (const TensorMapParam &m : k.tensorMaps)
+        if (m.arg < 0 || size_t(m.arg) >= k.args.size())
+          return fail(at, "a tensor map of an argument that does not exist");
+      if (k.readsBeforeWait < -1 || k.readsBeforeWait > int(k.tensorMaps.size()))
+        return fail(at, "readsBeforeWait out of range");
+      if (k.grid == 0 || k.gridY == 0 || k.gridZ == 0 || k.gridY > 65535 || k.gridZ > 65535 ||
+          k.block == 0 || k.block > 1024 || k.clusterX == 0 || k.clusterX > 16 ||
+          k.grid % k.clusterX != 0)
+        return fail(at, "a launch shape the driver cannot take");
+      if (k.scratchZeroBytes > k.scratchBytes || k.scratchZeroOnce > k.scratchBytes ||
+          k.scratchZeroBytes % 4 != 0)
+        return fail(at, "scratch sizes out of range");
+      if (k.entry.empty() || k.source.empty())
+        return fail(at, "a kernel without an entry point or body");
+      break;
+    }
+    case PlanStep::Kind::Matmul: {
+      const PlanMatmul &m = s.matmul;
+      if (!bufferOk(m.a) || !bufferOk(m.b) || !bufferOk(m.c) ||
+          (m.residual != -1 && !bufferOk(m.residual)) || (m.bias != -1 && !bufferOk(m.bias)))
+        return fail(at, "an operand buffer that does not exist");
+      if (!within(m.a, m.aOffset, 0) || !within(m.b, m.bOffset, 0) ||
+          (m.residual >= 0 && !within(m.residual, m.residualOffset, 0)) ||
+          (m.bias >= 0 && !within(m.bias, m.biasOffset, 0)))
+        return fail(at, "an operand offset past its buffer");
+      break;
+    }
+    case PlanStep::Kind::Copy:
+      if (!bufferOk(s.copy.src) || !bufferOk(s.copy.dst))
+        return fail(at, "a copy of a buffer that does not exist");
+      if (plan.buffers[s.copy.src].tensor.bytes() < plan.buffers[s.copy.dst].tensor.bytes())
+        return fail(at, "a copy from a smaller buffer");
+      break;
+    }
+  }
+  return rt::Error::success();
+}
+
+} // namespace fusec

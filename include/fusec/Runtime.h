@@ -1,0 +1,70 @@
+//===- Runtime.h - run a compiled artifact, without the compiler ----------===//
+//
+// `fusec compile model.json -o model.fusec` writes an artifact: the plan and
+// the kernels' machine code for one or more GPU architectures. A deployed
+// application loads it with this class alone: link `fusec::runtime`, which
+// holds no compiler (no LLVM, MLIR or NVRTC) and needs only the CUDA driver
+// (and cuBLASLt where the plan calls it) at run time. docs/artifact.md.
+//
+//   std::unique_ptr<fusec::CompiledGraph> graph;
+//   fusec::Status s = fusec::CompiledGraph::load("model.fusec", graph);
+//   if (!s) { std::cerr << s.message() << "\n"; return 1; }
+//   s = graph->run(deviceInputs, deviceOutputs, stream);
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fusec/Status.h"
+#include "fusec/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+class CompiledGraph {
+public:
+  /// Reads the artifact at `path`, checks it (format version, size,
+  /// checksum, every field of its plans), picks the target this process's
+  /// GPU ($FUSEC_DEVICE, else 0) runs and loads its kernels there. Fails
+  /// with InvalidArtifact for a file that is not a whole artifact of this
+  /// format, WrongArchitecture where it holds no kernels this GPU runs, NoGpu
+  /// without a GPU.
+  static Status load(const std::string &path, std::unique_ptr<CompiledGraph> &out);
+  ~CompiledGraph();
+
+  const std::vector<TensorSpec> &inputs() const;
+  const std::vector<TensorSpec> &outputs() const;
+  /// Whether graph input `i` is a parameter (a weight, bound from a
+  /// safetensors file by name) rather than a per-call input.
+  bool isParameter(size_t i) const;
+  /// Random inputs for testing, as Program::randomInputs draws them (the same
+  /// seed gives the same tensors): floats uniform in [-2, 2), scaled by
+  /// 1/sqrt(K) where a matmul contracts the input over K.
+  std::vector<HostTensor> randomInputs(uint64_t seed) const;
+  /// That scale of input `i`'s random values (1 for most inputs).
+  double inputScale(size_t i) const;
+  /// The architecture of the kernels loaded ("sm_90a").
+  const std::string &arch() const;
+  /// The compiler that wrote the artifact ("fusec 0.1.0").
+  const std::string &producer() const;
+
+  /// Enqueues the graph on `stream` (a CUstream; null: the default stream):
+  /// one 16-byte-aligned device pointer per input and output, as
+  /// Program::run takes them, with the same rules on threads (one call in
+  /// flight per CompiledGraph).
+  Status run(const std::vector<uint64_t> &deviceInputs,
+             const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
+  /// Copies `inputs` to the GPU, runs, and copies the outputs back.
+  Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs);
+
+  struct Impl;
+
+private:
+  CompiledGraph();
+  std::unique_ptr<Impl> p;
+};
+
+} // namespace fusec

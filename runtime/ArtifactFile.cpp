@@ -1,0 +1,214 @@
+//===- ArtifactFile.cpp - a compiled graph in one file --------------------===//
+#include "runtime/ArtifactFile.h"
+
+#include "compiler/plan/PlanJson.h"
+#include "compiler/support/Printable.h"
+#include "compiler/support/ReadBytes.h"
+#include "runtime/CudaDriver.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <cstring>
+
+namespace fusec {
+namespace {
+
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'C', 'A', 'R', 'T'};
+constexpr size_t kPreamble = 8 + 4 + 4 + 8 + 8 + 4 + 4;
+/// JSON nesting deeper than a plan has is refused before it is parsed.
+constexpr int kMaxDepth = 16;
+
+void put(std::string &out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get(const std::string &in, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= uint64_t(uint8_t(in[at + i])) << (8 * i);
+  return v;
+}
+
+uint32_t crc(const char *data, size_t n) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  while (n > 0) {
+    uInt chunk = uInt(std::min<size_t>(n, 1u << 30));
+    c = crc32(c, reinterpret_cast<const Bytef *>(data), chunk);
+    data += chunk;
+    n -= chunk;
+  }
+  return uint32_t(c);
+}
+
+/// The deepest nesting of brackets outside strings in `text`.
+int nesting(const std::string &text) {
+  int depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+} // namespace
+
+rt::Expected<std::string> serializeArtifact(const Artifact &a) {
+  if (a.targets.empty())
+    return rt::errorf("an artifact needs at least one target");
+  nlohmann::json targets = nlohmann::json::array();
+  std::string blobs;
+  for (const ArtifactTarget &t : a.targets) {
+    std::vector<std::string> bodies;
+    nlohmann::json plan = planToJson(t.plan, bodies);
+    if (bodies.size() != t.cubins.size())
+      return rt::errorf("target %s: %zu kernel bodies but %zu cubins", t.plan.arch.c_str(),
+                        bodies.size(), t.cubins.size());
+    nlohmann::json kernels = nlohmann::json::array();
+    for (size_t b = 0; b < bodies.size(); ++b) {
+      kernels.push_back({{"source", bodies[b]}, {"cubinOffset", blobs.size()},
+                         {"cubinBytes", t.cubins[b].size()}});
+      blobs += t.cubins[b];
+      blobs.append((16 - blobs.size() % 16) % 16, '\0');  // each cubin 16-byte aligned
+    }
+    targets.push_back({{"arch", t.plan.arch}, {"plan", plan}, {"bodies", kernels}});
+  }
+  nlohmann::json header = {{"producer", a.producer}, {"parameters", a.parameters},
+                           {"targets", targets}};
+  std::string text = header.dump();
+  text.append((16 - (kPreamble + text.size()) % 16) % 16, ' ');
+  std::string out(kMagic, sizeof kMagic);
+  put(out, Artifact::kFormatVersion, 4);
+  put(out, 0, 4);
+  put(out, text.size(), 8);
+  put(out, blobs.size(), 8);
+  std::string body = text + blobs;
+  put(out, crc(body.data(), body.size()), 4);
+  put(out, 0, 4);
+  out += body;
+  return std::move(out);
+}
+
+rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string &path) {
+  const std::string where = "artifact '" + printable(path) + "'";
+  auto fail = [&](const std::string &why) { return rt::Error::failure(where + ": " + why); };
+  if (bytes.size() < kPreamble || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    return fail("not a fusec artifact (no FUSECART header)");
+  uint64_t version = get(bytes, 8, 4);
+  if (version != Artifact::kFormatVersion)
+    return fail("format version " + std::to_string(version) + ", but this fusec reads version " +
+                std::to_string(Artifact::kFormatVersion) +
+                "; compile the graph again with this fusec");
+  uint64_t headerBytes = get(bytes, 16, 8), blobBytes = get(bytes, 24, 8);
+  uint64_t rest = bytes.size() - kPreamble;
+  if (headerBytes > rest || blobBytes != rest - headerBytes)
+    return fail("truncated or extended: the header says " +
+                std::to_string(kPreamble + headerBytes + blobBytes) + " bytes, the file holds " +
+                std::to_string(bytes.size()));
+  if (crc(bytes.data() + kPreamble, rest) != uint32_t(get(bytes, 32, 4)))
+    return fail("checksum mismatch: the file was altered or damaged");
+  std::string text = bytes.substr(kPreamble, headerBytes);
+  if (nesting(text) > kMaxDepth)
+    return fail("its header nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  nlohmann::json header = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object())
+    return fail("its header is not a JSON object");
+  Artifact a;
+  try {
+    a.producer = header.at("producer").get<std::string>();
+    a.parameters = header.at("parameters").get<std::vector<bool>>();
+    const nlohmann::json &targets = header.at("targets");
+    if (!targets.is_array() || targets.empty())
+      return fail("it holds no target");
+    for (size_t t = 0; t < targets.size(); ++t) {
+      const nlohmann::json &target = targets.at(t);
+      std::string arch = target.at("arch").get<std::string>();
+      std::string at = where + ", target " + printable(arch);
+      std::vector<std::string> sources, cubins;
+      for (const nlohmann::json &body : target.at("bodies")) {
+        uint64_t offset = body.at("cubinOffset").get<uint64_t>();
+        uint64_t n = body.at("cubinBytes").get<uint64_t>();
+        if (offset > blobBytes || n > blobBytes - offset || n == 0)
+          return fail("target " + printable(arch) + ": a cubin outside the file");
+        sources.push_back(body.at("source").get<std::string>());
+        cubins.push_back(bytes.substr(kPreamble + headerBytes + offset, n));
+      }
+      auto plan = planFromJson(target.at("plan"), sources, at);
+      if (!plan)
+        return plan.takeError();
+      if (plan->arch != arch)
+        return fail("target " + printable(arch) + " holds a plan for " + printable(plan->arch));
+      a.targets.push_back({std::move(*plan), std::move(cubins)});
+    }
+  } catch (const std::exception &e) {
+    return fail("its header: " + jsonWhy(e));
+  }
+  for (const ArtifactTarget &t : a.targets) {
+    const PlanDesc &first = a.targets.front().plan;
+    auto same = [](const std::vector<TensorSpec> &x, const std::vector<TensorSpec> &y) {
+      if (x.size() != y.size())
+        return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (x[i].name != y[i].name || x[i].dtype != y[i].dtype || x[i].shape != y[i].shape)
+          return false;
+      return true;
+    };
+    if (!same(t.plan.inputs, first.inputs) || !same(t.plan.outputs, first.outputs))
+      return fail("its targets disagree on the graph's inputs or outputs");
+  }
+  if (a.parameters.size() != a.inputs().size())
+    return fail("parameter flags for " + std::to_string(a.parameters.size()) + " inputs, but " +
+                std::to_string(a.inputs().size()) + " inputs");
+  return std::move(a);
+}
+
+bool isArtifactPath(const std::string &path) {
+  if (path.size() > 6 && path.compare(path.size() - 6, 6, ".fusec") == 0)
+    return true;
+  char head[sizeof kMagic];
+  rt::Error err = readFileInto(path, "artifact", 0, sizeof head, false, 0,
+                               [&](uint64_t) { return head; });
+  return !err && std::memcmp(head, kMagic, sizeof kMagic) == 0;
+}
+
+rt::Expected<Artifact> readArtifact(const std::string &path) {
+  auto bytes = readFileBytes(path, "artifact", kMaxArtifactBytes);
+  if (!bytes)
+    return bytes.takeError();
+  return parseArtifact(*bytes, path);
+}
+
+rt::Expected<const ArtifactTarget *> Artifact::targetFor(const DeviceInfo &device,
+                                                          const std::string &path) const {
+  const ArtifactTarget *best = nullptr;
+  for (const ArtifactTarget &t : targets) {
+    if (t.plan.arch == device.nvrtcArch())
+      return &t;
+    if (device.runs(t.plan.arch) && (!best || t.plan.arch > best->plan.arch))
+      best = &t;
+  }
+  if (best)
+    return best;
+  std::string held;
+  for (const ArtifactTarget &t : targets)
+    held += (held.empty() ? "" : ", ") + printable(t.plan.arch);
+  return rt::Error::failure("artifact '" + printable(path) + "' holds kernels for " + held +
+                            ", none of which device " + std::to_string(device.ordinal) + " (" +
+                            printable(device.name) + ", " + device.nvrtcArch() +
+                            ") runs: compile it again with --arch " + device.nvrtcArch());
+}
+
+} // namespace fusec

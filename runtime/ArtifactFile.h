@@ -1,0 +1,66 @@
+//===- ArtifactFile.h - a compiled graph in one file ----------------------===//
+//
+// What `fusec compile -o model.fusec` writes and the runtime loads without
+// the compiler: one plan per target architecture (the kernels differ by
+// target), each kernel body's source and cubin, and which graph inputs are
+// parameters (bound from weights files at load; the weights stay in their
+// safetensors files). Layout (docs/artifact.md):
+//
+//   "FUSECART"  u32 format version  u32 zero  u64 header bytes  u64 blob bytes
+//   u32 CRC-32 of header and blobs  u32 zero  header (JSON)  blobs (cubins)
+//
+// Reading checks the magic, the version, the sizes against the file's, the
+// checksum and then every field of the plans (compiler/plan/PlanJson.h); each
+// failure names the file and what is wrong. An artifact holds machine code:
+// load only artifacts you trust, as you would a shared library.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/plan/PlanDesc.h"
+#include "runtime/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct DeviceInfo;
+
+/// One target's plan and its kernels.
+struct ArtifactTarget {
+  PlanDesc plan;
+  /// Cubin per distinct kernel body (kernelBodies(plan).firstStep order).
+  std::vector<std::string> cubins;
+};
+
+struct Artifact {
+  static constexpr uint32_t kFormatVersion = 1;
+  std::string producer;            ///< "fusec 0.1.0"
+  std::vector<bool> parameters;    ///< per graph input: bound from weights
+  std::vector<ArtifactTarget> targets;
+
+  /// The graph's inputs and outputs (every target's are the same).
+  const std::vector<TensorSpec> &inputs() const { return targets.front().plan.inputs; }
+  const std::vector<TensorSpec> &outputs() const { return targets.front().plan.outputs; }
+
+  /// The target whose kernels `device` runs: an exact architecture first
+  /// ("sm_90a" on an H100), else the newest compatible one ("sm_80" on an
+  /// sm_86 GPU). The error lists what the file holds.
+  rt::Expected<const ArtifactTarget *> targetFor(const DeviceInfo &device,
+                                                  const std::string &path) const;
+};
+
+/// The file's bytes for `artifact`.
+rt::Expected<std::string> serializeArtifact(const Artifact &artifact);
+/// Parses and checks the bytes of an artifact file (`path` for messages).
+rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string &path);
+/// Whether `path` names a file that starts as an artifact does ("FUSECART"),
+/// or ends in ".fusec": commands that take graphs take artifacts too.
+bool isArtifactPath(const std::string &path);
+/// Reads (bounded: kMaxArtifactBytes) and parses the file at `path`.
+rt::Expected<Artifact> readArtifact(const std::string &path);
+constexpr uint64_t kMaxArtifactBytes = uint64_t(4) << 30;
+
+} // namespace fusec

@@ -1,0 +1,211 @@
+//===- ArtifactTest.cpp - plans as JSON and artifacts, read back checked --===//
+#include "PlanTestUtil.h"
+
+#include "compiler/plan/PlanJson.h"
+#include "runtime/ArtifactFile.h"
+#include "runtime/CudaDriver.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+
+using namespace fusec;
+
+namespace {
+
+/// An artifact of `plan` whose cubins are stand-ins (nothing here loads them).
+Artifact artifactOf(const PlanDesc &plan) {
+  Artifact a;
+  a.producer = "fusec test";
+  a.parameters.assign(plan.inputs.size(), false);
+  std::vector<std::string> bodies;
+  (void)planToJson(plan, bodies);
+  ArtifactTarget t{plan, {}};
+  for (size_t b = 0; b < bodies.size(); ++b)
+    t.cubins.push_back("cubin " + std::to_string(b) + " of " + plan.arch);
+  a.targets.push_back(std::move(t));
+  return a;
+}
+
+PlanDesc planOf(const char *file, const char *arch, const char *gemm = "auto") {
+  auto buffer = llvm::MemoryBuffer::getFile(file);
+  EXPECT_TRUE(bool(buffer)) << file;
+  mlir::MLIRContext ctx;
+  auto plan = fusec::testing::planFor(ctx, (*buffer)->getBuffer(), file, true, arch, gemm);
+  EXPECT_TRUE(bool(plan)) << file << ": " << llvm::toString(plan.takeError());
+  return *plan;
+}
+
+/// The bytes of an artifact file whose header is `header` (checksum right).
+std::string withHeader(const std::string &header) {
+  std::string out("FUSECART", 8);
+  auto put = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i)
+      out.push_back(char((v >> (8 * i)) & 0xff));
+  };
+  put(1, 4);
+  put(0, 4);
+  put(header.size(), 8);
+  put(0, 8);
+  put(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(header.data()),
+            uInt(header.size())),
+      4);
+  put(0, 4);
+  return out + header;
+}
+
+std::string messageOf(rt::Expected<Artifact> a) {
+  EXPECT_FALSE(bool(a));
+  return a ? std::string() : a.takeError().message();
+}
+
+} // namespace
+
+TEST(PlanJson, EveryBenchAndExampleGraphReadsBackTheSame) {
+  std::vector<std::string> files = fusec::testing::graphFiles(
+      {FUSEC_SOURCE_DIR "/examples", FUSEC_SOURCE_DIR "/bench/graphs"});
+  ASSERT_GE(files.size(), 40u);
+  int kernels = 0, matmuls = 0, maps = 0;
+  for (const std::string &f : files)
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      PlanDesc plan = planOf(f.c_str(), arch);
+      std::vector<std::string> bodies, again;
+      nlohmann::json j = planToJson(plan, bodies);
+      auto back = planFromJson(j, bodies, f);
+      ASSERT_TRUE(bool(back)) << f << " " << arch << ": " << back.takeError().message();
+      EXPECT_EQ(planToJson(*back, again), j) << f << " " << arch;
+      EXPECT_EQ(again, bodies) << f << " " << arch;
+      for (size_t i = 0; i < plan.steps.size(); ++i) {
+        const PlanStep &s = plan.steps[i], &r = back->steps[i];
+        EXPECT_EQ(r.kernel.source, s.kernel.source) << f << " " << s.name;
+        kernels += s.kind == PlanStep::Kind::Kernel;
+        matmuls += s.kind == PlanStep::Kind::Matmul;
+        maps += int(s.kernel.tensorMaps.size());
+      }
+    }
+  // The graphs cover every part of a plan.
+  EXPECT_GT(kernels, 100);
+  EXPECT_GT(matmuls, 5);
+  EXPECT_GT(maps, 20);
+}
+
+TEST(Artifact, ReadsBackItsTargetsAndCubins) {
+  PlanDesc hopper = planOf(FUSEC_SOURCE_DIR "/examples/rms_norm.json", "sm_90a");
+  PlanDesc ampere = planOf(FUSEC_SOURCE_DIR "/examples/rms_norm.json", "sm_80");
+  Artifact a = artifactOf(hopper);
+  a.targets.push_back(artifactOf(ampere).targets.front());
+  a.parameters.back() = true;
+  auto bytes = serializeArtifact(a);
+  ASSERT_TRUE(bool(bytes));
+  auto back = parseArtifact(*bytes, "m.fusec");
+  ASSERT_TRUE(bool(back)) << back.takeError().message();
+  EXPECT_EQ(back->producer, "fusec test");
+  EXPECT_EQ(back->parameters, a.parameters);
+  ASSERT_EQ(back->targets.size(), 2u);
+  for (size_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(back->targets[t].plan.arch, a.targets[t].plan.arch);
+    EXPECT_EQ(back->targets[t].cubins, a.targets[t].cubins);
+  }
+  EXPECT_EQ(back->inputs().size(), hopper.inputs.size());
+}
+
+TEST(Artifact, PicksTheTargetTheDeviceRuns) {
+  Artifact a = artifactOf(planOf(FUSEC_SOURCE_DIR "/examples/softmax.json", "sm_80"));
+  a.targets.push_back(
+      artifactOf(planOf(FUSEC_SOURCE_DIR "/examples/softmax.json", "sm_90a")).targets.front());
+  DeviceInfo h100;
+  h100.name = "H100";
+  h100.ccMajor = 9;
+  auto t = a.targetFor(h100, "m.fusec");
+  ASSERT_TRUE(bool(t));
+  EXPECT_EQ((*t)->plan.arch, "sm_90a");
+  DeviceInfo l40s = h100;
+  l40s.name = "L40S";
+  l40s.ccMajor = 8;
+  l40s.ccMinor = 9;
+  t = a.targetFor(l40s, "m.fusec");
+  ASSERT_TRUE(bool(t));
+  EXPECT_EQ((*t)->plan.arch, "sm_80");
+  DeviceInfo t4 = h100;
+  t4.name = "T4";
+  t4.ccMajor = 7;
+  t4.ccMinor = 5;
+  t = a.targetFor(t4, "m.fusec");
+  ASSERT_FALSE(bool(t));
+  EXPECT_EQ(t.takeError().message(),
+            "artifact 'm.fusec' holds kernels for sm_80, sm_90a, none of which device 0 (T4, "
+            "sm_75) runs: compile it again with --arch sm_75");
+}
+
+TEST(Artifact, DamagedFilesAreRefusedWithTheCause) {
+  auto bytes = serializeArtifact(artifactOf(planOf(FUSEC_SOURCE_DIR "/examples/softmax.json",
+                                                   "sm_90a")));
+  ASSERT_TRUE(bool(bytes));
+  const std::string &good = *bytes;
+  EXPECT_EQ(messageOf(parseArtifact("", "m")), "artifact 'm': not a fusec artifact (no FUSECART header)");
+  EXPECT_NE(messageOf(parseArtifact(good.substr(0, good.size() - 1), "m"))
+                .find("truncated or extended"),
+            std::string::npos);
+  EXPECT_NE(messageOf(parseArtifact(good + "x", "m")).find("truncated or extended"),
+            std::string::npos);
+  // Every byte after the preamble is covered by the checksum.
+  for (size_t at : {size_t(40), good.size() / 2, good.size() - 1}) {
+    std::string bad = good;
+    bad[at] ^= 0x20;
+    EXPECT_EQ(messageOf(parseArtifact(bad, "m")),
+              "artifact 'm': checksum mismatch: the file was altered or damaged")
+        << at;
+  }
+  // Sizes that add up past the end do not wrap around.
+  std::string huge = good;
+  for (int i = 0; i < 8; ++i)
+    huge[16 + i] = char(0xff);
+  EXPECT_NE(messageOf(parseArtifact(huge, "m")).find("truncated or extended"), std::string::npos);
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(messageOf(parseArtifact(withHeader(deep), "m")),
+            "artifact 'm': its header nests deeper than 16 levels");
+  EXPECT_EQ(messageOf(parseArtifact(withHeader("{\"producer\": 1}"), "m")),
+            "artifact 'm': its header: type must be string, but is number");
+  EXPECT_EQ(messageOf(parseArtifact(withHeader("{\"producer\": \"x\"}"), "m")),
+            "artifact 'm': its header: key 'parameters' not found");
+}
+
+TEST(Artifact, PlansThatWouldReachOutsideTheirBuffersAreRefused) {
+  const PlanDesc base = planOf(FUSEC_SOURCE_DIR "/examples/softmax.json", "sm_90a");
+  ASSERT_FALSE(base.steps.empty());
+  auto refused = [&](const char *what, auto &&edit) {
+    PlanDesc plan = base;
+    edit(plan);
+    auto bytes = serializeArtifact(artifactOf(plan));
+    ASSERT_TRUE(bool(bytes));
+    std::string message = messageOf(parseArtifact(*bytes, "m.fusec"));
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+  };
+  refused("argument buffer 99 does not exist", [](PlanDesc &p) { p.steps[0].kernel.args[0] = 99; });
+  refused("graph input or output 7 does not exist", [](PlanDesc &p) {
+    for (PlanBuffer &b : p.buffers)
+      if (b.kind == PlanBuffer::Kind::Input)
+        b.index = 7;
+  });
+  refused("a launch shape the driver cannot take", [](PlanDesc &p) { p.steps[0].kernel.block = 0; });
+  refused("a launch shape the driver cannot take",
+          [](PlanDesc &p) { p.steps[0].kernel.block = 4096; });
+  refused("more parameters than a launch takes",
+          [](PlanDesc &p) { p.steps[0].kernel.args.resize(70, 0); });
+  refused("a tensor map of an argument that does not exist", [](PlanDesc &p) {
+    TensorMapParam m;
+    m.arg = 40;
+    p.steps[0].kernel.tensorMaps.push_back(m);
+  });
+  refused("a temporary outside the arena", [](PlanDesc &p) {
+    PlanBuffer t;
+    t.tensor = p.inputs[0];
+    t.arenaOffset = p.arenaBytes;
+    p.buffers.push_back(t);
+  });
+  refused("has a dimension out of range",
+          [](PlanDesc &p) { p.inputs[0].shape[0] = int64_t(1) << 50; });
+}
