@@ -7,6 +7,7 @@
 #include "runtime/DeviceBuffers.h"
 #include "runtime/Executable.h"
 
+#include <chrono>
 #include <optional>
 
 namespace fusec {
@@ -16,9 +17,18 @@ struct CompiledGraph::Impl {
   const ArtifactTarget *target = nullptr;
   std::optional<GpuContext> gpu;
   std::unique_ptr<Executable> exe;
+  LoadTimes times;
 };
 
 namespace {
+/// Milliseconds since `start`, and restarts it.
+double lap(std::chrono::steady_clock::time_point &start) {
+  auto now = std::chrono::steady_clock::now();
+  double ms = std::chrono::duration<double, std::milli>(now - start).count();
+  start = now;
+  return ms;
+}
+
 Status toStatus(rt::Error err, ErrorCode code = ErrorCode::RuntimeFailed) {
   if (!err)
     return Status::success();
@@ -34,10 +44,12 @@ CompiledGraph::~CompiledGraph() {
 Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGraph> &out) {
   std::unique_ptr<CompiledGraph> g(new CompiledGraph());
   Impl &impl = *g->p;
+  auto start = std::chrono::steady_clock::now();
   auto artifact = readArtifact(path);
   if (!artifact)
     return toStatus(artifact.takeError(), ErrorCode::InvalidArtifact);
   impl.artifact = std::move(*artifact);
+  impl.times.read = lap(start);
   auto ordinal = selectedDeviceOrdinal();
   if (!ordinal)
     return toStatus(ordinal.takeError(), ErrorCode::InvalidArgument);
@@ -52,11 +64,13 @@ Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGrap
   if (!gpu)
     return toStatus(gpu.takeError(), ErrorCode::NoGpu);
   impl.gpu.emplace(std::move(*gpu));
+  impl.times.gpu = lap(start);
   std::vector<std::string_view> images(impl.target->cubins.begin(), impl.target->cubins.end());
   auto exe = Executable::create(impl.target->plan, images, *impl.gpu);
   if (!exe)
     return toStatus(exe.takeError());
   impl.exe = std::move(*exe);
+  impl.times.kernels = lap(start);
   out = std::move(g);
   return Status::success();
 }
@@ -77,6 +91,7 @@ std::vector<HostTensor> CompiledGraph::randomInputs(uint64_t seed) const {
 
 const std::string &CompiledGraph::arch() const { return p->target->plan.arch; }
 const std::string &CompiledGraph::producer() const { return p->artifact.producer; }
+const CompiledGraph::LoadTimes &CompiledGraph::loadTimes() const { return p->times; }
 
 Status CompiledGraph::run(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
                           void *stream) {

@@ -51,6 +51,14 @@ public:
   /// The compiler that wrote the artifact ("fusec 0.1.0").
   const std::string &producer() const;
 
+  /// Where load() spent its time, in milliseconds.
+  struct LoadTimes {
+    double read = 0;     ///< reading and checking the file
+    double gpu = 0;      ///< the CUDA driver and the device's context (once per process)
+    double kernels = 0;  ///< modules, cuBLASLt plans, the arena
+  };
+  const LoadTimes &loadTimes() const;
+
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream):
   /// one 16-byte-aligned device pointer per input and output, as
   /// Program::run takes them, with the same rules on threads (one call in

@@ -59,9 +59,11 @@ int runArtifact(const RunOptions &opts) {
     return reportError(s.message());
   double runMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  llvm::errs() << llvm::format("fusec: loaded %s kernels in %.1f ms (read, check, modules); "
-                               "first run %.1f ms with the copies in and out\n",
-                               graph->arch().c_str(), loadMs, runMs);
+  const CompiledGraph::LoadTimes &t = graph->loadTimes();
+  llvm::errs() << llvm::format("fusec: loaded %s kernels in %.1f ms (read and check %.1f, CUDA "
+                               "driver and context %.1f, kernels and buffers %.1f); first run "
+                               "%.1f ms with the copies in and out\n",
+                               graph->arch().c_str(), loadMs, t.read, t.gpu, t.kernels, runMs);
   std::vector<std::string> names;
   for (const TensorSpec &t : graph->outputs())
     names.push_back(t.name);
