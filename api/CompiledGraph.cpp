@@ -99,9 +99,15 @@ Status CompiledGraph::run(const std::vector<uint64_t> &in, const std::vector<uin
   return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
 }
 
+Status CompiledGraph::replay(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
+                             void *stream) {
+  std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
+  return toStatus(p->exe->replay(i, o, static_cast<CUstream>(stream)));
+}
+
 Status CompiledGraph::runHost(const std::vector<HostTensor> &inputs,
-                              std::vector<HostTensor> &outputs) {
-  return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs));
+                              std::vector<HostTensor> &outputs, bool asGraph) {
+  return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));
 }
 
 } // namespace fusec

@@ -211,10 +211,19 @@ Status Program::run(const std::vector<uint64_t> &in, const std::vector<uint64_t>
   return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
 }
 
-Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs) {
+Status Program::replay(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
+                       void *stream) {
   if (Status s = p->load(); !s)
     return s;
-  return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs));
+  std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
+  return toStatus(p->exe->replay(i, o, static_cast<CUstream>(stream)));
+}
+
+Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
+                        bool asGraph) {
+  if (Status s = p->load(); !s)
+    return s;
+  return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));
 }
 
 } // namespace fusec

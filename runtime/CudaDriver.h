@@ -80,7 +80,8 @@
   X(cuGraphInstantiate)                                                        \
   X(cuGraphLaunch)                                                             \
   X(cuGraphDestroy)                                                            \
-  X(cuGraphExecDestroy)
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphExecUpdate)
 
 namespace fusec {
 

@@ -33,8 +33,9 @@ private:
 /// Copies `inputs` to the GPU, runs `exe` on the default stream, and copies
 /// the outputs back. The outputs and the intermediates are filled with NaN
 /// first, so a kernel that leaves an element unwritten, or reads one before
-/// it is written, shows in the result.
+/// it is written, shows in the result. With `replay`, the run is a CUDA
+/// graph launch (Executable::replay).
 rt::Error runOnHostTensors(Executable &exe, CudaDriver &drv, const std::vector<HostTensor> &inputs,
-                           std::vector<HostTensor> &outputs);
+                           std::vector<HostTensor> &outputs, bool replay = false);
 
 } // namespace fusec

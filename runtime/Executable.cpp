@@ -59,6 +59,11 @@ Executable::create(const PlanDesc &plan, const std::vector<std::string_view> &im
 
 Executable::~Executable() {
   CudaDriver &drv = ctx.driver();
+  for (Replay &r : replays)
+    if (r.exec)
+      drv.cuGraphExecDestroy(r.exec);
+  if (captureStream)
+    drv.cuStreamDestroy(captureStream);
   for (CUmodule m : modules)
     if (m)
       drv.cuModuleUnload(m);
@@ -328,6 +333,61 @@ rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in, const std::vec
     if (rt::Error err = enqueueStep(i, in, out, stream))
       return err;
   return rt::Error::success();
+}
+
+rt::Error Executable::replay(const std::vector<CUdeviceptr> &in,
+                             const std::vector<CUdeviceptr> &out, CUstream stream) {
+  CudaDriver &drv = ctx.driver();
+  std::lock_guard<std::mutex> lock(replayMutex);
+  std::vector<CUdeviceptr> binding(in);
+  binding.insert(binding.end(), out.begin(), out.end());
+  for (const Replay &r : replays)
+    if (r.exec && r.binding == binding)
+      return drv.check(drv.cuGraphLaunch(r.exec, stream), "cuGraphLaunch");
+  if (!captureStream)
+    if (rt::Error err = drv.check(drv.cuStreamCreate(&captureStream, CU_STREAM_NON_BLOCKING),
+                                  "cuStreamCreate (graph capture)"))
+      return err;
+  // Thread-local capture: other threads' CUDA calls go on while this one
+  // captures. The capture is ended whatever enqueue says, so the stream is
+  // never left capturing.
+  if (rt::Error err = drv.check(
+          drv.cuStreamBeginCapture(captureStream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture"))
+    return err;
+  rt::Error enqueued = enqueue(in, out, captureStream);
+  CUgraph graph = nullptr;
+  rt::Error ended = drv.check(drv.cuStreamEndCapture(captureStream, &graph), "cuStreamEndCapture");
+  if (enqueued || ended) {
+    if (graph)
+      drv.cuGraphDestroy(graph);
+    return enqueued ? std::move(enqueued) : std::move(ended);
+  }
+  constexpr size_t kKept = 16;
+  Replay *slot = nullptr;
+  if (replays.size() < kKept) {
+    slot = &replays.emplace_back();
+  } else {
+    slot = &replays[nextReplay];
+    nextReplay = (nextReplay + 1) % kKept;
+    CUgraphExecUpdateResultInfo info{};
+    if (slot->exec && drv.cuGraphExecUpdate(slot->exec, graph, &info) != CUDA_SUCCESS) {
+      drv.cuGraphExecDestroy(slot->exec);  // another topology: instantiated anew below
+      slot->exec = nullptr;
+    }
+  }
+  rt::Error made = rt::Error::success();
+  if (!slot->exec)
+    made = drv.check(drv.cuGraphInstantiate(&slot->exec, graph, 0), "cuGraphInstantiate");
+  drv.cuGraphDestroy(graph);
+  if (made) {
+    slot->binding.clear();  // a slot without an executable graph matches no binding
+    slot->exec = nullptr;
+    return made;
+  }
+  slot->binding = std::move(binding);
+  ++captureCount;
+  return drv.check(drv.cuGraphLaunch(slot->exec, stream), "cuGraphLaunch");
 }
 
 } // namespace fusec

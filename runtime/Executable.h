@@ -36,6 +36,18 @@ public:
   /// output (16-byte aligned, as cuMemAlloc returns them).
   rt::Error enqueue(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                       CUstream stream);
+  /// What enqueue does, as one CUDA graph launch: the plan's launches are
+  /// captured once per binding (the device pointers of `inputs` and
+  /// `outputs`) on a stream of the Executable's own, programmatic
+  /// dependent-launch edges kept, and the graph launched on `stream`. The
+  /// last 16 bindings keep their executable graphs (callers that rotate
+  /// among a few buffer sets capture each once); past that a new binding's
+  /// capture updates the oldest one in place (cuGraphExecUpdate) instead of
+  /// instantiating another. Host cost per call: one cuGraphLaunch.
+  rt::Error replay(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
+                   CUstream stream);
+  /// How many bindings were captured so far.
+  unsigned captures() const { return captureCount; }
   /// Enqueues step `i` alone (for per-kernel timing).
   rt::Error enqueueStep(size_t i, const std::vector<CUdeviceptr> &inputs,
                           const std::vector<CUdeviceptr> &outputs, CUstream stream);
@@ -91,6 +103,17 @@ private:
   };
   std::vector<std::vector<EncodedMaps>> maps;  ///< per step, per tensor map
   std::mutex mapsMutex;
+  /// replay(): the executable graph of each recent binding (inputs, then
+  /// outputs), the slot the next one takes once all are used, the stream
+  /// captures run on.
+  struct Replay {
+    std::vector<CUdeviceptr> binding;
+    CUgraphExec exec = nullptr;
+  };
+  std::vector<Replay> replays;
+  unsigned nextReplay = 0, captureCount = 0;
+  CUstream captureStream = nullptr;
+  std::mutex replayMutex;
   CUdeviceptr arena = 0, workspace = 0;
 };
 

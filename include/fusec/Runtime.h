@@ -65,8 +65,17 @@ public:
   /// flight per CompiledGraph).
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
+  /// What run() does, as one CUDA graph launch: the plan's launches are
+  /// captured once per binding (these device pointers; the last 16 bindings
+  /// are kept, a new one past that updates the oldest graph in place) with
+  /// the launch overlap of run() kept, and replayed on `stream` for the host
+  /// cost of one launch. The same rules on streams and threads as run().
+  Status replay(const std::vector<uint64_t> &deviceInputs,
+                const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
   /// Copies `inputs` to the GPU, runs, and copies the outputs back.
-  Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs);
+  /// With `asGraph`, the run is one CUDA graph launch, as replay() makes it.
+  Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
+                 bool asGraph = false);
 
   struct Impl;
 

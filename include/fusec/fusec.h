@@ -114,11 +114,20 @@ public:
   /// on one Program.
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
+  /// What run() does, as one CUDA graph launch: the plan's launches are
+  /// captured once per binding (these device pointers; the last 16 bindings
+  /// are kept, a new one past that updates the oldest graph in place) with
+  /// the launch overlap of run() kept, and replayed on `stream` for the host
+  /// cost of one launch. The same rules on streams and threads as run().
+  Status replay(const std::vector<uint64_t> &deviceInputs,
+                const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
   /// Copies `inputs` to the GPU, runs, and copies the outputs back. The
   /// outputs and the intermediates are filled with NaN first, so a kernel
   /// that leaves an element unwritten, or reads one before it is written,
   /// shows in the result.
-  Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs);
+  /// With `asGraph`, the run is one CUDA graph launch, as replay() makes it.
+  Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
+                 bool asGraph = false);
 
   struct Impl;  ///< what a program holds (api/ProgramImpl.h; fusec's own tools only)
 

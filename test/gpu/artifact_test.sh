@@ -32,6 +32,13 @@ for g in examples/softmax.json examples/rms_norm.json examples/linear_gelu_resid
     echo "FAIL $g: the artifact's outputs differ from the reference:"; cat "$work/cmp"
     status=1; continue
   fi
+  # The same artifact as one CUDA graph launch.
+  if ! "$fusec" run "$work/$name.fusec" --graph --seed 3 -o "$work/$name.graph.safetensors" \
+       >/dev/null 2>"$work/err" ||
+     ! "$fusec" eval "$src/$g" --seed 3 --expect "$work/$name.graph.safetensors" >"$work/cmp" 2>&1; then
+    echo "FAIL $g: replayed as a CUDA graph:"; cat "$work/err" "$work/cmp"
+    status=1; continue
+  fi
   echo "ok $g: $(ls -l "$work/$name.fusec" | awk '{print $5}') bytes; ${timing#fusec: }"
 done
 exit $status

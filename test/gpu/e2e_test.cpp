@@ -161,10 +161,12 @@ void checkGeluUlps(const char *dtype, Tally &t) {
 /// wrong address (the runtime keeps the maps of the last few) would read
 /// another set's data, and state a kernel keeps between launches (split-K
 /// tile counters, the softmax pairs' epoch) must carry from one launch to the
-/// next. `schedule`: a kernel whose schedule says so.
+/// next. `schedule`: a kernel whose schedule says so. With `asGraph`, 20
+/// runs through Program::replay, each with outputs of its own: 20 bindings,
+/// the last 4 captured into graphs updated in place (cuGraphExecUpdate).
 void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
                         const std::string &json, const std::string &gemm,
-                        const char *schedule = nullptr) {
+                        const char *schedule = nullptr, bool asGraph = false) {
   if (!selected(label))
     return;
   auto fail = [&](const std::string &why) {
@@ -192,7 +194,7 @@ void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
     if (llvm::Error err = sets.back()->upload(in[k]))
       return fail(llvm::toString(std::move(err)));
   }
-  constexpr int kRuns = 6;
+  const int kRuns = asGraph ? 20 : 6;
   for (int run = 0; run < kRuns; ++run) {
     outs.push_back(std::make_unique<DeviceBuffers>(drv));
     if (llvm::Error err = outs.back()->allocatePoisoned(p->outputs()))
@@ -201,7 +203,7 @@ void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
   for (int run = 0; run < kRuns; ++run) {
     std::vector<uint64_t> ins(sets[run % 3]->pointers().begin(), sets[run % 3]->pointers().end());
     std::vector<uint64_t> outPtrs(outs[run]->pointers().begin(), outs[run]->pointers().end());
-    if (Status r = p->run(ins, outPtrs); !r)
+    if (Status r = asGraph ? p->replay(ins, outPtrs) : p->run(ins, outPtrs); !r)
       return fail(r.message());
   }
   for (int run = 0; run < kRuns; ++run) {
@@ -486,6 +488,36 @@ int main(int argc, char **argv) {
                                 "inputs": ["q", "k", "v"]}],
                      "outputs": ["o"]})",
                      "auto", major >= 9 ? "wgmma" : nullptr);
+  // The same plans as CUDA graphs: captured per binding, replayed, and
+  // updated in place past 16 bindings; PDL edges, clusters, cooperative and
+  // cuBLASLt steps inside a graph.
+  checkRotatedInputs(**drv, random, "CUDA graph: attention over 20 bindings",
+                     R"({"fusec": 1, "name": "rotated_attention", "inputs": [
+                       {"name": "q", "dtype": "bf16", "shape": [2, 3, 200, 128]},
+                       {"name": "k", "dtype": "bf16", "shape": [2, 3, 333, 128]},
+                       {"name": "v", "dtype": "bf16", "shape": [2, 3, 333, 128]}],
+                     "nodes": [{"name": "o", "op": "scaled_dot_product_attention",
+                                "inputs": ["q", "k", "v"]}],
+                     "outputs": ["o"]})",
+                     "auto", nullptr, /*asGraph=*/true);
+  checkRotatedInputs(**drv, random, "CUDA graph: fusec GEMM over 20 bindings",
+                     test::linearGeluGraph(1000, 1024, 200, "bf16", true), "fusec", nullptr,
+                     /*asGraph=*/true);
+  checkRotatedInputs(**drv, random, "CUDA graph: softmax over dim 0 over 20 bindings",
+                     test::outerSoftmaxGraph({8192, 8192}, 1, "bf16", false), "auto", nullptr,
+                     /*asGraph=*/true);
+  for (const char *g : {"../bench/graphs/llama_block_decode_b1", "cross_entropy", "swiglu_ffn",
+                        "linear_gelu_residual", "llama_decoder_block"}) {
+    std::string label = std::string("CUDA graph: ") + g + " over 20 bindings";
+    auto buffer = llvm::MemoryBuffer::getFile(examplesDir + "/" + g + ".json");
+    if (!buffer && selected(label)) {
+      std::printf("FAIL %s: cannot read the graph\n", label.c_str());
+      ++random.failed;
+    } else if (buffer) {
+      checkRotatedInputs(**drv, random, label, (*buffer)->getBuffer().str(), "auto", nullptr,
+                         /*asGraph=*/true);
+    }
+  }
   if (major >= 9 && hopperForms < 15 && selected("random attention")) {
     std::printf("FAIL the Hopper attention form was taken too rarely\n");
     ++random.failed;

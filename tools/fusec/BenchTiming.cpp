@@ -274,8 +274,12 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     return t;
   }
   // The whole graph, and the host time it takes to enqueue it.
-  auto whole = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters,
-                        [&](int i) { return exe.enqueue(inputsOf(i), outs.pointers(), nullptr); });
+  auto call = [&](int i) -> llvm::Error {
+    if (settings.cudaGraph)
+      return exe.replay(inputsOf(i), outs.pointers(), nullptr);
+    return exe.enqueue(inputsOf(i), outs.pointers(), nullptr);
+  };
+  auto whole = timeRuns(drv, settings.warmup, settings.warmupSeconds, settings.iters, call);
   if (!whole)
     return whole.takeError();
   t.medianUs = median(*whole) * 1e3;
@@ -286,14 +290,15 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   std::vector<float> hostUs;
   for (int i = 0; i < hostRuns; ++i) {
     auto h0 = std::chrono::steady_clock::now();
-    if (llvm::Error err = exe.enqueue(inputsOf(i), outs.pointers(), nullptr))
+    if (llvm::Error err = call(i))
       return std::move(err);
     hostUs.push_back(std::chrono::duration<float, std::micro>(
                          std::chrono::steady_clock::now() - h0).count());
   }
   if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "host-cost runs"))
     return std::move(err);
-  t.hostUsPerLaunch = median(hostUs) / std::max<size_t>(1, plan.steps.size());
+  t.hostUsPerCall = median(hostUs);
+  t.hostUsPerLaunch = t.hostUsPerCall / std::max<size_t>(1, plan.steps.size());
   // Steps 0..i in a row, for each i before the last (the whole graph is that
   // one). The GPU is warm by now: warm-up runs, not seconds.
   std::vector<double> prefixUs(plan.steps.size(), t.medianUs);

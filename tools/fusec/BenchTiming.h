@@ -31,6 +31,9 @@ struct BenchSettings {
   /// with real values (what a GEMM multiplies changes its power, so its time
   /// under the cap). Every other time is reported as 0.
   bool tunedStepsOnly = false;
+  /// Time the whole plan as CUDA graph replays (Executable::replay; each
+  /// input set captured once) instead of launch by launch.
+  bool cudaGraph = false;
 };
 
 /// A step `--autotune` tunes: a fusec GEMM kernel with a tuning key (sibling
@@ -72,6 +75,7 @@ struct PlanTiming {
   double medianUs = 0, predictedUs = 0, bytes = 0;
   double plannerUs = 0;  ///< the steps' planner predictions, summed
   double hostUsPerLaunch = 0;
+  double hostUsPerCall = 0;  ///< host time of one whole call (enqueue, or a replay)
   int inputSets = 1;
   double matmulPeak = 0;  ///< the profile's matmul rate, flop/s
 };

@@ -24,6 +24,7 @@ struct RunOptions {
   TensorSources sources;
   uint64_t seed = 0;
   bool check = false;
+  bool asGraph = false;
   PlanFlags plan;
 };
 
@@ -55,7 +56,7 @@ int runArtifact(const RunOptions &opts) {
     return reportError(inputs.takeError());
   std::vector<HostTensor> outputs;
   start = std::chrono::steady_clock::now();
-  if (Status s = graph->runHost(*inputs, outputs); !s)
+  if (Status s = graph->runHost(*inputs, outputs, opts.asGraph); !s)
     return reportError(s.message());
   double runMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -94,7 +95,7 @@ int runRun(const RunOptions &opts) {
   if (!inputs)
     return reportError(inputs.takeError());
   std::vector<HostTensor> outputs;
-  if (Status s = p.runHost(*inputs, outputs); !s)
+  if (Status s = p.runHost(*inputs, outputs, opts.asGraph); !s)
     return reportError(s.message());
   std::vector<std::string> names = outputNames(func);
   bool allPass = true;
@@ -137,6 +138,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--check", opts->check,
                 "compare every output with the CPU reference interpreter (f32 1e-5, "
                 "f16/bf16 1e-2 relative); exit 1 on a mismatch");
+  cmd->add_flag("--graph", opts->asGraph,
+                "run the plan as one CUDA graph launch (captured, then launched; what "
+                "Program::replay does)");
   addPlanFlags(cmd, opts->plan);
   addLaunchFlags(cmd, opts->plan);
   cmd->callback([opts, &exitCode] { exitCode = runRun(*opts); });
