@@ -12,6 +12,7 @@ packages=(cmake ninja-build g++ python3 zlib1g-dev libzstd-dev libncurses-dev
           llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
           libcli11-dev nlohmann-json3-dev libgtest-dev
           libonnx-dev libprotobuf-dev protobuf-compiler
+          python3-dev pybind11-dev libdlpack-dev  # the Python package (python/)
           clang-19 libclang-rt-19-dev)  # the fuzz targets (ctest fuzz.smoke)
 missing=()
 for p in "${packages[@]}"; do

@@ -24,6 +24,36 @@
 
 namespace fusec {
 
+/// A block of device memory on the GPU fusec runs on, freed when the last
+/// owner lets go: outputs for run() where the caller has no allocator of its
+/// own (the Python package returns them as DLPack tensors).
+class DeviceMemory {
+public:
+  /// At least `bytes` (16 when 0), 16-byte aligned or better, from the device's
+  /// memory pool in the order of `stream` (a CUstream; null: the legacy
+  /// default stream): neither the allocation nor the free waits for the GPU.
+  /// The memory is freed in the order of the legacy default stream, after
+  /// the work queued there (and on every blocking stream) before the free.
+  static Status allocate(uint64_t bytes, std::shared_ptr<DeviceMemory> &out,
+                         void *stream = nullptr);
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  uint64_t address() const { return ptr; }
+  uint64_t bytes() const { return size; }
+  /// The device's ordinal.
+  int device() const { return ordinal; }
+  /// Copies to and from host memory (synchronous).
+  Status copyFromHost(const void *src, uint64_t bytes);
+  Status copyToHost(void *dst, uint64_t bytes) const;
+
+private:
+  DeviceMemory() = default;
+  uint64_t ptr = 0, size = 0;
+  int ordinal = 0;
+  std::shared_ptr<void> context;  ///< the device's context, held while the memory lives
+};
+
 class CompiledGraph {
 public:
   /// Reads the artifact at `path`, checks it (format version, size,

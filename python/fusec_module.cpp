@@ -1,0 +1,334 @@
+//===- fusec_module.cpp - fusec for Python: compile, load, call on DLPack -===//
+//
+// The extension module fusec._fusec (the package's __init__.py re-exports it).
+// Tensors cross as DLPack: inputs are any object with __dlpack__ (PyTorch,
+// CuPy, JAX arrays) on the GPU, read in place; outputs are fusec.Tensor
+// objects in device memory that those libraries take without a copy
+// (torch.from_dlpack). Everything else goes through the public C++ API.
+//
+//===----------------------------------------------------------------------===//
+#include <fusec/Runtime.h>
+#include <fusec/fusec.h>
+
+#include <dlpack/dlpack.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+namespace py = pybind11;
+
+namespace {
+
+/// fusec.Error: a RuntimeError with the Status's code as `code` (a string).
+PyObject *errorType = nullptr;
+
+const char *codeName(fusec::ErrorCode c) {
+  switch (c) {
+  case fusec::ErrorCode::Ok: return "ok";
+  case fusec::ErrorCode::InvalidGraph: return "invalid_graph";
+  case fusec::ErrorCode::CompileFailed: return "compile_failed";
+  case fusec::ErrorCode::InvalidArgument: return "invalid_argument";
+  case fusec::ErrorCode::NoGpu: return "no_gpu";
+  case fusec::ErrorCode::WrongArchitecture: return "wrong_architecture";
+  case fusec::ErrorCode::RuntimeFailed: return "runtime_failed";
+  case fusec::ErrorCode::InvalidArtifact: return "invalid_artifact";
+  }
+  return "runtime_failed";
+}
+
+[[noreturn]] void raise(const fusec::Status &s) {
+  py::object e = py::reinterpret_borrow<py::object>(errorType)(s.message());
+  e.attr("code") = codeName(s.code());
+  PyErr_SetObject(errorType, e.ptr());
+  throw py::error_already_set();
+}
+
+void check(const fusec::Status &s) {
+  if (!s)
+    raise(s);
+}
+
+[[noreturn]] void invalid(const std::string &message) {
+  raise(fusec::Status::error(message, fusec::ErrorCode::InvalidArgument));
+}
+
+/// The DLPack type of a fusec dtype.
+DLDataType dlType(fusec::DType t) {
+  switch (t) {
+  case fusec::DType::F32: return {kDLFloat, 32, 1};
+  case fusec::DType::F16: return {kDLFloat, 16, 1};
+  case fusec::DType::BF16: return {kDLBfloat, 16, 1};
+  case fusec::DType::I32: return {kDLInt, 32, 1};
+  case fusec::DType::I64: return {kDLInt, 64, 1};
+  case fusec::DType::Bool: return {6 /* kDLBool, DLPack 0.8 */, 8, 1};
+  }
+  return {kDLFloat, 32, 1};
+}
+
+bool sameType(DLDataType a, DLDataType b) {
+  // Bool is also exported as uint8 by older producers.
+  if (b.code == 6 && a.code == kDLUInt && a.bits == 8 && a.lanes == 1)
+    return true;
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string specText(const fusec::TensorSpec &t) {
+  return std::string(fusec::dtypeName(t.dtype)) + " " + shapeText(t.shape);
+}
+
+/// An output of a call: device memory fusec allocated, with its dtype and
+/// shape, handed to other libraries through DLPack.
+struct Tensor {
+  std::shared_ptr<fusec::DeviceMemory> memory;
+  fusec::DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// What a DLPack capsule of a Tensor owns until its consumer lets go.
+struct Exported {
+  std::shared_ptr<fusec::DeviceMemory> memory;
+  std::vector<int64_t> shape;
+  DLManagedTensor managed;
+};
+
+void deleteExported(DLManagedTensor *t) { delete static_cast<Exported *>(t->manager_ctx); }
+
+py::capsule toDlpack(const Tensor &t) {
+  auto *e = new Exported{t.memory, t.shape, {}};
+  DLTensor &d = e->managed.dl_tensor;
+  d.data = reinterpret_cast<void *>(t.memory->address());
+  d.device = {kDLCUDA, t.memory->device()};
+  d.ndim = int(e->shape.size());
+  d.dtype = dlType(t.dtype);
+  d.shape = e->shape.data();
+  d.strides = nullptr;  // compact, row-major
+  d.byte_offset = 0;
+  e->managed.manager_ctx = e;
+  e->managed.deleter = deleteExported;
+  // A capsule nobody consumed frees the tensor; a consumer renames it
+  // "used_dltensor" and calls the deleter itself.
+  return py::capsule(&e->managed, "dltensor", [](PyObject *cap) {
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+      auto *m = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(cap, "dltensor"));
+      if (m && m->deleter)
+        m->deleter(m);
+    }
+  });
+}
+
+/// The device address of `obj`, a DLPack-capable tensor that must match
+/// `spec` (dtype, shape, compact row-major layout) and live on the GPU.
+/// `keep` holds the capsule until the call is enqueued.
+uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, const std::string &what,
+                   std::vector<py::object> &keep) {
+  if (!py::hasattr(obj, "__dlpack__"))
+    invalid(what + " is not a tensor with __dlpack__ (a PyTorch, CuPy or JAX array, or a "
+                   "fusec.Tensor)");
+  py::object cap = obj.attr("__dlpack__")();
+  if (!PyCapsule_IsValid(cap.ptr(), "dltensor"))
+    invalid(what + ": __dlpack__ gave no unconsumed DLPack capsule");
+  auto *m = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  const DLTensor &d = m->dl_tensor;
+  keep.push_back(cap);
+  if (d.device.device_type != kDLCUDA)
+    invalid(what + " is not in GPU memory (DLPack device type " +
+            std::to_string(int(d.device.device_type)) + "); move it to the GPU first");
+  std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
+  if (!sameType(d.dtype, dlType(spec.dtype)) || shape != spec.shape)
+    invalid(what + " is not " + specText(spec) + " (its shape is " + shapeText(shape) + ")");
+  if (d.strides) {
+    int64_t expect = 1;
+    for (int i = d.ndim - 1; i >= 0; --i) {
+      if (d.shape[i] != 1 && d.strides[i] != expect)
+        invalid(what + " is not contiguous (row-major); pass x.contiguous()");
+      expect *= d.shape[i];
+    }
+  }
+  uint64_t address = reinterpret_cast<uint64_t>(d.data) + d.byte_offset;
+  if (address % 16 != 0)
+    invalid(what + " is not 16-byte aligned (a view into another tensor?); pass a copy");
+  return address;
+}
+
+/// A call of a loaded graph (Program or CompiledGraph) on DLPack tensors.
+template <typename G>
+py::object call(G &g, py::args args, py::object stream, bool graph) {
+  const auto &ins = g.inputs();
+  const auto &outs = g.outputs();
+  if (args.size() != ins.size()) {
+    std::string names;
+    for (const auto &t : ins)
+      names += (names.empty() ? "" : ", ") + t.name;
+    invalid("the graph takes " + std::to_string(ins.size()) + " input(s) (" + names + "), " +
+            std::to_string(args.size()) + " given");
+  }
+  std::vector<py::object> keep;
+  std::vector<uint64_t> in, out;
+  for (size_t i = 0; i < ins.size(); ++i)
+    in.push_back(addressOf(args[i], ins[i], "input " + std::to_string(i) + " ('" + ins[i].name +
+                                                "')",
+                           keep));
+  void *s = stream.is_none() ? nullptr : reinterpret_cast<void *>(stream.cast<uintptr_t>());
+  std::vector<Tensor> results;
+  for (const auto &t : outs) {
+    Tensor r{nullptr, t.dtype, t.shape};
+    check(fusec::DeviceMemory::allocate(uint64_t(t.bytes()), r.memory, s));
+    out.push_back(r.memory->address());
+    results.push_back(std::move(r));
+  }
+  {
+    py::gil_scoped_release unlocked;
+    fusec::Status st = graph ? g.replay(in, out, s) : g.run(in, out, s);
+    if (!st) {
+      py::gil_scoped_acquire locked;
+      raise(st);
+    }
+  }
+  if (results.size() == 1)
+    return py::cast(std::move(results[0]));
+  py::tuple t(results.size());
+  for (size_t i = 0; i < results.size(); ++i)
+    t[i] = py::cast(std::move(results[i]));
+  return t;
+}
+
+py::list specs(const std::vector<fusec::TensorSpec> &v) {
+  py::list l;
+  for (const auto &t : v)
+    l.append(py::make_tuple(t.name, std::string(fusec::dtypeName(t.dtype)), t.shape));
+  return l;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_fusec, m) {
+  m.doc() = "fusec: a graph-level fusion compiler for NVIDIA GPUs";
+  errorType = PyErr_NewException("fusec.Error", PyExc_RuntimeError, nullptr);
+  m.attr("Error") = py::handle(errorType);
+  m.def("version", &fusec::version, "the library's version");
+
+  py::class_<Tensor>(m, "Tensor", "an output of a call, in GPU memory (DLPack)")
+      .def_property_readonly("shape", [](const Tensor &t) { return py::tuple(py::cast(t.shape)); })
+      .def_property_readonly("dtype",
+                             [](const Tensor &t) { return std::string(fusec::dtypeName(t.dtype)); })
+      .def_property_readonly("nbytes", [](const Tensor &t) { return t.memory->bytes(); })
+      .def("__dlpack__", [](const Tensor &t, py::object /*stream*/) { return toDlpack(t); },
+           py::arg("stream") = py::none(),
+           "a DLPack capsule of the tensor (no copy); the work that wrote it was enqueued on "
+           "the stream the call used")
+      .def("__dlpack_device__",
+           [](const Tensor &t) { return py::make_tuple(int(kDLCUDA), t.memory->device()); })
+      .def("to_bytes",
+           [](const Tensor &t) {
+             std::string host(size_t(t.memory->bytes()), '\0');
+             check(t.memory->copyToHost(host.data(), host.size()));
+             return py::bytes(host);
+           },
+           "the elements as bytes (row-major, little-endian), copied to the host")
+      .def("__repr__", [](const Tensor &t) {
+        return "fusec.Tensor(" + std::string(fusec::dtypeName(t.dtype)) + " " +
+               shapeText(t.shape) + ")";
+      });
+
+  py::class_<fusec::Program>(m, "Program", "a compiled graph (the JIT: compiler in process)")
+      .def_property_readonly("inputs", [](const fusec::Program &p) { return specs(p.inputs()); })
+      .def_property_readonly("outputs",
+                             [](const fusec::Program &p) { return specs(p.outputs()); })
+      .def("kernels",
+           [](const fusec::Program &p) {
+             py::list l;
+             for (const fusec::KernelInfo &k : p.kernels()) {
+               py::dict d;
+               d["name"] = k.name;
+               d["family"] = k.family;
+               d["schedule"] = k.schedule;
+               d["nodes"] = k.nodes;
+               d["bytes"] = k.bytes;
+               d["bytes_unfused"] = k.bytesUnfused;
+               d["predicted_us"] = k.predictedUs;
+               d["unfused_us"] = k.unfusedUs;
+               d["source"] = k.source;
+               l.append(d);
+             }
+             return l;
+           },
+           "each kernel (or library call): family, schedule, graph nodes, HBM bytes, "
+           "predicted time, CUDA source")
+      .def("fused_mlir", &fusec::Program::fusedMlir, "the fused module as MLIR text")
+      .def("load", [](fusec::Program &p) { check(p.load()); },
+           "compile the kernels (NVRTC, cached) and load them on the GPU")
+      .def("save", [](fusec::Program &p, const std::string &path) { check(p.saveArtifact(path)); },
+           py::arg("path"), "write an artifact that fusec.load runs without the compiler")
+      .def("__call__",
+           [](fusec::Program &p, py::args args, py::object stream, bool graph) {
+             return call(p, args, stream, graph);
+           },
+           py::arg("stream") = py::none(), py::arg("graph") = false,
+           "run on GPU tensors (DLPack); returns the output (or a tuple of outputs) as "
+           "fusec.Tensor; `stream`: a CUstream handle (default: the legacy default stream); "
+           "`graph`: as one CUDA graph launch");
+
+  py::class_<fusec::CompiledGraph>(m, "CompiledGraph",
+                                   "an artifact loaded on the GPU (no compiler involved)")
+      .def_property_readonly("inputs",
+                             [](const fusec::CompiledGraph &g) { return specs(g.inputs()); })
+      .def_property_readonly("outputs",
+                             [](const fusec::CompiledGraph &g) { return specs(g.outputs()); })
+      .def_property_readonly("arch", &fusec::CompiledGraph::arch)
+      .def_property_readonly("producer", &fusec::CompiledGraph::producer)
+      .def("is_parameter", &fusec::CompiledGraph::isParameter)
+      .def("__call__",
+           [](fusec::CompiledGraph &g, py::args args, py::object stream, bool graph) {
+             return call(g, args, stream, graph);
+           },
+           py::arg("stream") = py::none(), py::arg("graph") = false);
+
+  m.def(
+      "compile",
+      [](const std::string &path, py::object device, py::object arch, const std::string &gemm,
+         bool fuse, std::map<std::string, int64_t> sizes) {
+        fusec::Options o;
+        if (!device.is_none())
+          o.device = device.cast<std::string>();
+        if (!arch.is_none())
+          o.arch = arch.cast<std::string>();
+        o.gemm = gemm;
+        o.fuse = fuse;
+        o.sizes = std::move(sizes);
+        std::unique_ptr<fusec::Program> p;
+        check(fusec::Program::compileFile(path, o, p));
+        return p;
+      },
+      py::arg("path"), py::kw_only(), py::arg("device") = py::none(),
+      py::arg("arch") = py::none(), py::arg("gemm") = "auto", py::arg("fuse") = true,
+      py::arg("sizes") = std::map<std::string, int64_t>(),
+      "read, fuse and plan a graph (JSON or ONNX); device and arch default to the GPU's");
+  m.def(
+      "compile_text",
+      [](const std::string &json, const std::string &name, py::object arch) {
+        fusec::Options o;
+        if (!arch.is_none())
+          o.arch = arch.cast<std::string>();
+        std::unique_ptr<fusec::Program> p;
+        check(fusec::Program::compileText(json, name, o, p));
+        return p;
+      },
+      py::arg("json"), py::arg("name") = "graph.json", py::kw_only(),
+      py::arg("arch") = py::none(), "compile a graph given as JSON text");
+  m.def(
+      "load",
+      [](const std::string &path) {
+        std::unique_ptr<fusec::CompiledGraph> g;
+        check(fusec::CompiledGraph::load(path, g));
+        return g;
+      },
+      py::arg("path"), "load an artifact (fusec compile -o model.fusec) on the GPU");
+}

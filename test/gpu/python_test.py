@@ -1,0 +1,127 @@
+"""The Python package on the GPU with PyTorch: graphs compiled with fusec.compile,
+called on CUDA tensors (DLPack in and out, no copies) and compared with the
+same graph run by PyTorch (bench/graph_to_torch.py); the same call as a CUDA
+graph and from an artifact (fusec.load) gives the same bits. Exit 77 without
+torch or a GPU. Run with PYTHONPATH holding the package (build/python)."""
+import json
+import os
+import sys
+import tempfile
+import time
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: no torch")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("SKIP: no GPU")
+    sys.exit(77)
+
+import fusec
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import graph_to_torch as gt  # noqa: E402
+
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+          "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
+
+
+def random_inputs(program, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    xs = []
+    for _, dtype, shape in program.inputs:
+        if dtype in ("i32", "i64"):
+            xs.append(torch.randint(0, 8, shape, generator=g, device="cuda", dtype=DTYPES[dtype]))
+        elif dtype == "bool":
+            xs.append(torch.rand(shape, generator=g, device="cuda") < 0.5)
+        else:
+            # Small values, as trained weights have: a product over K stays near 1.
+            x = torch.randn(shape, generator=g, device="cuda") * 0.05
+            xs.append(x.to(DTYPES[dtype]))
+    return xs
+
+
+def as_tuple(y):
+    return y if isinstance(y, tuple) else (y,)
+
+
+failures = 0
+
+
+def fail(message):
+    global failures
+    failures += 1
+    print("FAIL " + message)
+
+
+for name in ["softmax", "rms_norm", "layer_norm", "linear_gelu_residual", "swiglu_ffn",
+             "attention_gqa", "log_softmax", "qkv_projection", "llama_decoder_block"]:
+    path = os.path.join(ROOT, "examples", name + ".json")
+    program = fusec.compile(path)
+    xs = random_inputs(program, 7)
+    outs = [torch.from_dlpack(t) for t in as_tuple(program(*xs))]
+    with open(path) as f:
+        reference = gt.TorchGraph(json.load(f))
+    expected = as_tuple(reference(*[x.clone() for x in xs]))
+    ok = True
+    for o, (out, ref) in enumerate(zip(outs, expected)):
+        if out.shape != ref.shape or out.dtype != ref.dtype:
+            fail(f"{name} output {o}: {out.dtype} {tuple(out.shape)} vs torch "
+                 f"{ref.dtype} {tuple(ref.shape)}")
+            ok = False
+            continue
+        if out.dtype.is_floating_point:
+            err = ((out.double() - ref.double()).norm() / ref.double().norm().clamp_min(1e-30)).item()
+            tol = 1e-5 if out.dtype == torch.float32 else 2e-2
+            if not err <= tol:
+                fail(f"{name} output {o}: normwise relative error {err:.2e} > {tol}")
+                ok = False
+        elif not torch.equal(out, ref):
+            fail(f"{name} output {o}: integers differ")
+            ok = False
+    # The same call as one CUDA graph launch, and from an artifact.
+    replayed = [torch.from_dlpack(t) for t in as_tuple(program(*xs, graph=True))]
+    with tempfile.TemporaryDirectory() as d:
+        program.save(os.path.join(d, name + ".fusec"))
+        loaded = fusec.load(os.path.join(d, name + ".fusec"))
+        from_artifact = [torch.from_dlpack(t) for t in as_tuple(loaded(*xs))]
+    for o, out in enumerate(outs):
+        if not torch.equal(replayed[o], out):
+            fail(f"{name} output {o}: the CUDA graph's bits differ from the direct call's")
+            ok = False
+        if not torch.equal(from_artifact[o], out):
+            fail(f"{name} output {o}: the artifact's bits differ from the JIT's")
+            ok = False
+    if ok:
+        print(f"ok {name}: {len(outs)} output(s) match PyTorch; CUDA graph and artifact identical")
+
+# Outputs are device memory PyTorch reads in place, and fusec reads PyTorch's.
+program = fusec.compile(os.path.join(ROOT, "examples", "rms_norm.json"))
+xs = random_inputs(program, 1)
+y = torch.from_dlpack(program(*xs))
+again = torch.from_dlpack(program(y.view(xs[0].shape).contiguous(), *xs[1:]))
+if not torch.isfinite(again.float()).all():
+    fail("a fusec output fed back as an input")
+
+# Host time of a call from Python (a decode block: many kernels).
+program = fusec.compile(os.path.join(ROOT, "bench", "graphs", "llama_block_decode_b1.json"))
+xs = random_inputs(program, 3)
+for graph in (False, True):
+    for _ in range(5):
+        program(*xs, graph=graph)
+    torch.cuda.synchronize()
+    times, kept = [], []  # outputs kept: freeing one waits for the GPU
+    for _ in range(50):
+        t0 = time.perf_counter()
+        kept.append(program(*xs, graph=graph))
+        times.append((time.perf_counter() - t0) * 1e6)
+    torch.cuda.synchronize()
+    del kept
+    times.sort()
+    print(f"llama_block_decode_b1 from Python, {'CUDA graph' if graph else 'direct'}: "
+          f"median host time of a call {times[len(times) // 2]:.1f} us (outputs allocated)")
+
+print("python package: %d failure(s)" % failures)
+sys.exit(1 if failures else 0)
