@@ -67,13 +67,67 @@ Executable::~Executable() {
   for (CUmodule m : modules)
     if (m)
       drv.cuModuleUnload(m);
-  for (CUdeviceptr p : scratch)
+  for (auto &m : streams)
+    release(*m);
+}
+
+void Executable::release(StreamMemory &m) {
+  CudaDriver &drv = ctx.driver();
+  for (CUdeviceptr p : m.scratch)
     if (p)
       drv.cuMemFree(p);
-  if (arena)
-    drv.cuMemFree(arena);
-  if (workspace)
-    drv.cuMemFree(workspace);
+  if (m.arena)
+    drv.cuMemFree(m.arena);
+  if (m.workspace)
+    drv.cuMemFree(m.workspace);
+}
+
+rt::Error Executable::allocate(StreamMemory &m) {
+  CudaDriver &drv = ctx.driver();
+  m.scratch.assign(desc.steps.size(), 0);
+  for (size_t i = 0; i < desc.steps.size(); ++i) {
+    const PlanKernel &k = desc.steps[i].kernel;
+    if (desc.steps[i].kind != PlanStep::Kind::Kernel || k.scratchBytes == 0)
+      continue;
+    if (rt::Error err = drv.check(drv.cuMemAlloc(&m.scratch[i], k.scratchBytes),
+                                  "cuMemAlloc (kernel scratch)"))
+      return err;
+    // Zeroed in the stream's order, before its first launch.
+    if (k.scratchZeroOnce > 0)
+      if (rt::Error err = drv.check(drv.cuMemsetD8Async(m.scratch[i], 0, k.scratchZeroOnce,
+                                                        m.stream),
+                                    "cuMemsetD8Async (kernel scratch)"))
+        return err;
+  }
+  if (desc.arenaBytes > 0)
+    if (rt::Error err = drv.check(drv.cuMemAlloc(&m.arena, desc.arenaBytes), "cuMemAlloc (arena)"))
+      return err;
+  if (desc.workspaceBytes > 0)
+    if (rt::Error err = drv.check(drv.cuMemAlloc(&m.workspace, desc.workspaceBytes),
+                                  "cuMemAlloc (matmul workspace)"))
+      return err;
+  return rt::Error::success();
+}
+
+rt::Expected<Executable::StreamMemory *> Executable::memoryFor(CUstream stream) {
+  CudaDriver &drv = ctx.driver();
+  // A thread that never used the context gets it current first.
+  CUcontext current = nullptr;
+  if (drv.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx.context())
+    if (rt::Error err = ctx.makeCurrent())
+      return std::move(err);
+  std::lock_guard<std::mutex> lock(streamsMutex);
+  for (auto &m : streams)
+    if (m->stream == stream)
+      return m.get();
+  auto m = std::make_unique<StreamMemory>();
+  m->stream = stream;
+  if (rt::Error err = allocate(*m)) {
+    release(*m);
+    return std::move(err);
+  }
+  streams.push_back(std::move(m));
+  return streams.back().get();
 }
 
 rt::Error Executable::load(const std::vector<std::string_view> &images) {
@@ -91,7 +145,6 @@ rt::Error Executable::load(const std::vector<std::string_view> &images) {
   functions.assign(desc.steps.size(), nullptr);
   grids.assign(desc.steps.size(), 0);
   matmuls.resize(desc.steps.size());
-  scratch.assign(desc.steps.size(), 0);
   maps.resize(desc.steps.size());
   for (size_t i = 0; i < desc.steps.size(); ++i)
     maps[i].resize(desc.steps[i].kernel.tensorMaps.size());
@@ -150,21 +203,6 @@ rt::Error Executable::load(const std::vector<std::string_view> &images) {
             "resident at once, but this device fits 1; give the process the whole GPU",
             step.name.c_str());
     }
-    if (step.kernel.scratchBytes > 0) {
-      if (rt::Error err = drv.check(drv.cuMemAlloc(&scratch[kernelSteps[k]],
-                                                     step.kernel.scratchBytes),
-                                      "cuMemAlloc (kernel scratch)"))
-        return err;
-      // Zeroed before any launch, whatever stream the launches use.
-      if (step.kernel.scratchZeroOnce > 0) {
-        if (rt::Error err = drv.check(drv.cuMemsetD8Async(scratch[kernelSteps[k]], 0,
-                                                            step.kernel.scratchZeroOnce, nullptr),
-                                        "cuMemsetD8Async (kernel scratch)"))
-          return err;
-        if (rt::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize"))
-          return err;
-      }
-    }
   }
   for (size_t i = 0; i < desc.steps.size(); ++i) {
     if (desc.steps[i].kind != PlanStep::Kind::Matmul)
@@ -178,13 +216,11 @@ rt::Error Executable::load(const std::vector<std::string_view> &images) {
       return p.takeError();
     matmuls[i] = *p;
   }
-  if (desc.arenaBytes > 0)
-    if (rt::Error err = drv.check(drv.cuMemAlloc(&arena, desc.arenaBytes), "cuMemAlloc (arena)"))
-      return err;
-  if (desc.workspaceBytes > 0)
-    if (rt::Error err = drv.check(drv.cuMemAlloc(&workspace, desc.workspaceBytes),
-                                    "cuMemAlloc (matmul workspace)"))
-      return err;
+  // The legacy default stream's memory now, so that a load that cannot
+  // hold one call's intermediates fails here.
+  auto first = memoryFor(nullptr);
+  if (!first)
+    return first.takeError();
   return rt::Error::success();
 }
 
@@ -225,7 +261,8 @@ rt::Error Executable::tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMa
 }
 
 CUdeviceptr Executable::bufferAddress(int id, const std::vector<CUdeviceptr> &in,
-                                      const std::vector<CUdeviceptr> &out) const {
+                                      const std::vector<CUdeviceptr> &out,
+                                      CUdeviceptr arena) const {
   const PlanBuffer &b = desc.buffers[id];
   switch (b.kind) {
   case PlanBuffer::Kind::Input: return in[b.index];
@@ -236,7 +273,16 @@ CUdeviceptr Executable::bufferAddress(int id, const std::vector<CUdeviceptr> &in
 }
 
 rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
-                                    const std::vector<CUdeviceptr> &out, CUstream stream) {
+                                  const std::vector<CUdeviceptr> &out, CUstream stream) {
+  auto m = memoryFor(stream);
+  if (!m)
+    return m.takeError();
+  return enqueueStepWith(**m, i, in, out, stream);
+}
+
+rt::Error Executable::enqueueStepWith(StreamMemory &mem, size_t i,
+                                      const std::vector<CUdeviceptr> &in,
+                                      const std::vector<CUdeviceptr> &out, CUstream stream) {
   CudaDriver &drv = ctx.driver();
   const PlanStep &step = desc.steps[i];
   switch (step.kind) {
@@ -254,12 +300,12 @@ rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
     if (n + 1 + step.kernel.tensorMaps.size() > 64)
       return rt::errorf("kernel %s has more than 64 buffers", step.name.c_str());
     for (size_t a = 0; a < n; ++a) {
-      ptrs[a] = bufferAddress(step.kernel.args[a], in, out);
+      ptrs[a] = bufferAddress(step.kernel.args[a], in, out, mem.arena);
       params[a] = &ptrs[a];
     }
     const PlanKernel &k = step.kernel;
     if (k.scratchBytes > 0) {
-      ptrs[n] = scratch[i];
+      ptrs[n] = mem.scratch[i];
       params[n] = &ptrs[n];
       ++n;
     }
@@ -277,7 +323,7 @@ rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
                        step.name.c_str());
     }
     if (k.scratchZeroBytes > 0)
-      if (rt::Error err = drv.check(drv.cuMemsetD32Async(scratch[i], 0, k.scratchZeroBytes / 4,
+      if (rt::Error err = drv.check(drv.cuMemsetD32Async(mem.scratch[i], 0, k.scratchZeroBytes / 4,
                                                            stream),
                                       "cuMemsetD32Async (kernel scratch)"))
         return err;
@@ -290,18 +336,18 @@ rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
     if (!lt)
       return lt.takeError();
     const PlanMatmul &m = step.matmul;
-    CUdeviceptr result = bufferAddress(m.c, in, out);
+    CUdeviceptr result = bufferAddress(m.c, in, out, mem.arena);
     // With a residual, cuBLASLt reads it as C and writes the result apart (D).
-    CUdeviceptr c = m.residual >= 0 ? bufferAddress(m.residual, in, out) + m.residualOffset : result;
-    CUdeviceptr bias = m.bias >= 0 ? bufferAddress(m.bias, in, out) + m.biasOffset : 0;
-    return (*lt)->run(matmuls[i], bufferAddress(m.a, in, out) + m.aOffset,
-                      bufferAddress(m.b, in, out) + m.bOffset, c, bias, workspace,
+    CUdeviceptr c = m.residual >= 0 ? bufferAddress(m.residual, in, out, mem.arena) + m.residualOffset : result;
+    CUdeviceptr bias = m.bias >= 0 ? bufferAddress(m.bias, in, out, mem.arena) + m.biasOffset : 0;
+    return (*lt)->run(matmuls[i], bufferAddress(m.a, in, out, mem.arena) + m.aOffset,
+                      bufferAddress(m.b, in, out, mem.arena) + m.bOffset, c, bias, mem.workspace,
                       desc.workspaceBytes, stream, result);
   }
   case PlanStep::Kind::Copy: {
     const PlanBuffer &dst = desc.buffers[step.copy.dst];
-    return drv.check(drv.cuMemcpyDtoDAsync(bufferAddress(step.copy.dst, in, out),
-                                           bufferAddress(step.copy.src, in, out),
+    return drv.check(drv.cuMemcpyDtoDAsync(bufferAddress(step.copy.dst, in, out, mem.arena),
+                                           bufferAddress(step.copy.src, in, out, mem.arena),
                                            dst.tensor.bytes(), stream),
                      "cuMemcpyDtoDAsync");
   }
@@ -310,15 +356,26 @@ rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
 }
 
 rt::Error Executable::poisonArena(CUstream stream) {
-  if (!arena)
+  auto m = memoryFor(stream);
+  if (!m)
+    return m.takeError();
+  if (!(*m)->arena)
     return rt::Error::success();
   CudaDriver &drv = ctx.driver();
-  return drv.check(drv.cuMemsetD8Async(arena, 0xFF, desc.arenaBytes, stream),
+  return drv.check(drv.cuMemsetD8Async((*m)->arena, 0xFF, desc.arenaBytes, stream),
                    "cuMemsetD8Async (arena)");
 }
 
-rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in, const std::vector<CUdeviceptr> &out,
-                                CUstream stream) {
+rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in,
+                              const std::vector<CUdeviceptr> &out, CUstream stream) {
+  auto m = memoryFor(stream);
+  if (!m)
+    return m.takeError();
+  return enqueueWith(**m, in, out, stream);
+}
+
+rt::Error Executable::enqueueWith(StreamMemory &mem, const std::vector<CUdeviceptr> &in,
+                                  const std::vector<CUdeviceptr> &out, CUstream stream) {
   if (in.size() != desc.inputs.size() || out.size() != desc.outputs.size())
     return rt::errorf("plan %s takes %zu inputs and %zu outputs, got %zu and %zu",
                                    desc.graphName.c_str(), desc.inputs.size(),
@@ -330,7 +387,7 @@ rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in, const std::vec
     if (p % 16 != 0)
       return rt::errorf("output buffers must be 16-byte aligned");
   for (size_t i = 0; i < desc.steps.size(); ++i)
-    if (rt::Error err = enqueueStep(i, in, out, stream))
+    if (rt::Error err = enqueueStepWith(mem, i, in, out, stream))
       return err;
   return rt::Error::success();
 }
@@ -338,8 +395,13 @@ rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in, const std::vec
 rt::Error Executable::replay(const std::vector<CUdeviceptr> &in,
                              const std::vector<CUdeviceptr> &out, CUstream stream) {
   CudaDriver &drv = ctx.driver();
+  // The stream's memory first: nothing is allocated while capturing.
+  auto mem = memoryFor(stream);
+  if (!mem)
+    return mem.takeError();
   std::lock_guard<std::mutex> lock(replayMutex);
-  std::vector<CUdeviceptr> binding(in);
+  std::vector<CUdeviceptr> binding{reinterpret_cast<CUdeviceptr>(*mem)};
+  binding.insert(binding.end(), in.begin(), in.end());
   binding.insert(binding.end(), out.begin(), out.end());
   for (const Replay &r : replays)
     if (r.exec && r.binding == binding)
@@ -355,7 +417,7 @@ rt::Error Executable::replay(const std::vector<CUdeviceptr> &in,
           drv.cuStreamBeginCapture(captureStream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "cuStreamBeginCapture"))
     return err;
-  rt::Error enqueued = enqueue(in, out, captureStream);
+  rt::Error enqueued = enqueueWith(**mem, in, out, captureStream);
   CUgraph graph = nullptr;
   rt::Error ended = drv.check(drv.cuStreamEndCapture(captureStream, &graph), "cuStreamEndCapture");
   if (enqueued || ended) {

@@ -33,7 +33,10 @@ public:
   ~Executable();
 
   /// Enqueues every step on `stream`; one device pointer per graph input and
-  /// output (16-byte aligned, as cuMemAlloc returns them).
+  /// output (16-byte aligned, as cuMemAlloc returns them). Calls on different
+  /// streams may be in flight at once, from any threads: each stream writes
+  /// its intermediates to memory of its own (StreamMemory, allocated on the
+  /// stream's first call).
   rt::Error enqueue(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                       CUstream stream);
   /// What enqueue does, as one CUDA graph launch: the plan's launches are
@@ -51,7 +54,7 @@ public:
   /// Enqueues step `i` alone (for per-kernel timing).
   rt::Error enqueueStep(size_t i, const std::vector<CUdeviceptr> &inputs,
                           const std::vector<CUdeviceptr> &outputs, CUstream stream);
-  /// Fills the intermediates with 0xFF bytes (NaN in every float type) on
+  /// Fills `stream`'s intermediates with 0xFF bytes (NaN in every float type) on
   /// `stream`: a kernel that read one before the kernel ahead wrote it (a
   /// launch-overlap race) then fails a check on the first run, where an
   /// earlier run's leftovers could hold the right values. runHost (`fusec
@@ -64,10 +67,28 @@ public:
   int matmulRank(size_t i) const { return i < matmuls.size() ? matmuls[i].rank : 0; }
 
 private:
+  /// What a stream's calls write besides their outputs: the arena of
+  /// intermediates, cuBLASLt's workspace and the cooperative kernels'
+  /// scratch (per step, its counters zeroed once).
+  struct StreamMemory {
+    CUstream stream = nullptr;
+    CUdeviceptr arena = 0, workspace = 0;
+    std::vector<CUdeviceptr> scratch;
+  };
+
   Executable(const PlanDesc &plan, const GpuContext &ctx) : desc(plan), ctx(ctx) {}
   rt::Error load(const std::vector<std::string_view> &images);
+  /// `stream`'s memory, allocated on its first call; the context made
+  /// current on this thread.
+  rt::Expected<StreamMemory *> memoryFor(CUstream stream);
+  rt::Error allocate(StreamMemory &m);
+  void release(StreamMemory &m);
+  rt::Error enqueueWith(StreamMemory &m, const std::vector<CUdeviceptr> &in,
+                        const std::vector<CUdeviceptr> &out, CUstream launch);
+  rt::Error enqueueStepWith(StreamMemory &m, size_t i, const std::vector<CUdeviceptr> &in,
+                            const std::vector<CUdeviceptr> &out, CUstream launch);
   CUdeviceptr bufferAddress(int id, const std::vector<CUdeviceptr> &in,
-                            const std::vector<CUdeviceptr> &out) const;
+                            const std::vector<CUdeviceptr> &out, CUdeviceptr arena) const;
   /// Step `i`'s tensor map `t` for a buffer at `base` into `out`, encoded
   /// again only when the buffer moved since the last launch. Thread-safe:
   /// launches on several streams may ask at once.
@@ -78,7 +99,8 @@ private:
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
-  std::vector<CUdeviceptr> scratch;   ///< per step: cooperative kernels' scratch
+  std::vector<std::unique_ptr<StreamMemory>> streams;
+  std::mutex streamsMutex;
   /// Per step: the grid launched. Persistent kernels in clusters get no more
   /// clusters than fit on the GPU at once (fewer than SMs / cluster size when
   /// the SMs of a GPC do not divide evenly); the rest would wait a whole turn.
@@ -103,8 +125,8 @@ private:
   };
   std::vector<std::vector<EncodedMaps>> maps;  ///< per step, per tensor map
   std::mutex mapsMutex;
-  /// replay(): the executable graph of each recent binding (inputs, then
-  /// outputs), the slot the next one takes once all are used, the stream
+  /// replay(): the executable graph of each recent binding (the stream's
+  /// memory, the inputs, then the outputs), the slot the next one takes once all are used, the stream
   /// captures run on.
   struct Replay {
     std::vector<CUdeviceptr> binding;
@@ -114,7 +136,6 @@ private:
   unsigned nextReplay = 0, captureCount = 0;
   CUstream captureStream = nullptr;
   std::mutex replayMutex;
-  CUdeviceptr arena = 0, workspace = 0;
 };
 
 } // namespace fusec

@@ -91,8 +91,9 @@ public:
 
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream):
   /// one 16-byte-aligned device pointer per input and output, as
-  /// Program::run takes them, with the same rules on threads (one call in
-  /// flight per CompiledGraph).
+  /// Program::run takes them, with the same rules on threads and streams
+  /// (calls on different streams at once, each stream with an arena of its
+  /// own; one thread at a time per stream).
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
   /// What run() does, as one CUDA graph launch: the plan's launches are

@@ -106,12 +106,13 @@ public:
   /// the first reads nothing before the work already in `stream` completes.
   /// Call load() first where `stream` is being captured into a CUDA graph.
   ///
-  /// Threads: compile and inspect from any thread. A loaded program keeps one
-  /// arena for its intermediates: calls of run() on one stream are ordered by
-  /// it, but two calls in flight on different streams would share the arena;
-  /// use one Program per stream (or order the streams) until per-stream
-  /// executors exist. run() and runHost() are not safe to call concurrently
-  /// on one Program.
+  /// Threads and streams: compile and inspect from any thread. Calls of
+  /// run() and replay() on different streams may be in flight at once and
+  /// may come from different threads: each stream writes its intermediates
+  /// to memory of its own (an arena, allocated on the stream's first call
+  /// and kept until the Program is destroyed). Calls on one stream are
+  /// ordered by it, but must not be made from two threads at once (their
+  /// launches would interleave). runHost() uses the legacy default stream.
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
   /// What run() does, as one CUDA graph launch: the plan's launches are

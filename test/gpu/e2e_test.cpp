@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 #include "runtime/LlvmError.h"
 
@@ -216,6 +217,76 @@ void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
         return fail("run " + std::to_string(run) + " (set " + std::to_string(run % 3) +
                     "), output " + std::to_string(o) + ": " + c.describe());
     }
+  }
+  ++t.passed;
+}
+
+/// One loaded program called from `threads` threads at once, each on a
+/// stream of its own with an input set of its own, `rounds` times back to
+/// back (directly, then as CUDA graphs): each stream's intermediates live in
+/// memory of its own, so every output matches the reference of its set.
+void checkConcurrentStreams(CudaDriver &drv, Tally &t, const std::string &label,
+                            const std::string &json, int threads, int rounds) {
+  if (!selected(label))
+    return;
+  auto fail = [&](const std::string &why) {
+    std::printf("FAIL %s: %s\n", label.c_str(), why.c_str());
+    ++t.failed;
+  };
+  std::unique_ptr<Program> p;
+  Status s = Program::compileText(json, "streams.json", Options(), p);
+  if (s)
+    s = p->load();
+  if (!s)
+    return fail(s.message());
+  std::vector<std::vector<HostTensor>> in(threads), ref(threads);
+  std::vector<std::unique_ptr<DeviceBuffers>> sets, outs;
+  std::vector<CUstream> streams(threads, nullptr);
+  for (int k = 0; k < threads; ++k) {
+    in[k] = p->randomInputs(200 + k);
+    if (Status r = p->evaluateReference(in[k], ref[k]); !r)
+      return fail(r.message());
+    sets.push_back(std::make_unique<DeviceBuffers>(drv));
+    outs.push_back(std::make_unique<DeviceBuffers>(drv));
+    if (llvm::Error err = sets.back()->upload(in[k]))
+      return fail(llvm::toString(std::move(err)));
+    if (llvm::Error err = outs.back()->allocatePoisoned(p->outputs()))
+      return fail(llvm::toString(std::move(err)));
+    if (llvm::Error err = drv.check(drv.cuStreamCreate(&streams[k], CU_STREAM_NON_BLOCKING),
+                                    "cuStreamCreate"))
+      return fail(llvm::toString(std::move(err)));
+  }
+  if (llvm::Error err = drv.check(drv.cuCtxSynchronize(), "uploads"))
+    return fail(llvm::toString(std::move(err)));
+  std::vector<std::string> errors(threads);
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      std::vector<uint64_t> ins(sets[k]->pointers().begin(), sets[k]->pointers().end());
+      std::vector<uint64_t> o(outs[k]->pointers().begin(), outs[k]->pointers().end());
+      for (int r = 0; r < 2 * rounds && errors[k].empty(); ++r) {
+        Status st = r < rounds ? p->run(ins, o, streams[k]) : p->replay(ins, o, streams[k]);
+        if (!st)
+          errors[k] = st.message();
+      }
+    });
+  for (std::thread &th : pool)
+    th.join();
+  for (int k = 0; k < threads; ++k) {
+    if (!errors[k].empty())
+      return fail("thread " + std::to_string(k) + ": " + errors[k]);
+    if (llvm::Error err = drv.check(drv.cuStreamSynchronize(streams[k]), "cuStreamSynchronize"))
+      return fail(llvm::toString(std::move(err)));
+    std::vector<HostTensor> got;
+    if (llvm::Error err = outs[k]->download(got, p->outputs()))
+      return fail(llvm::toString(std::move(err)));
+    for (size_t o = 0; o < got.size(); ++o) {
+      CheckResult c = compareTensors(got[o], ref[k][o], -1);
+      if (!c.pass)
+        return fail("stream " + std::to_string(k) + ", output " + std::to_string(o) + ": " +
+                    c.describe());
+    }
+    drv.cuStreamDestroy(streams[k]);
   }
   ++t.passed;
 }
@@ -517,6 +588,13 @@ int main(int argc, char **argv) {
       checkRotatedInputs(**drv, random, label, (*buffer)->getBuffer().str(), "auto", nullptr,
                          /*asGraph=*/true);
     }
+  }
+  // Four threads on four streams at once, each with its own input set.
+  for (const char *g : {"llama_decoder_block", "swiglu_ffn", "cross_entropy"}) {
+    auto buffer = llvm::MemoryBuffer::getFile(examplesDir + "/" + g + ".json");
+    if (buffer)
+      checkConcurrentStreams(**drv, random, std::string("four streams at once: ") + g,
+                             (*buffer)->getBuffer().str(), 4, 8);
   }
   if (major >= 9 && hopperForms < 15 && selected("random attention")) {
     std::printf("FAIL the Hopper attention form was taken too rarely\n");
