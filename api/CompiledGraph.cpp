@@ -1,6 +1,8 @@
 //===- CompiledGraph.cpp - run a compiled artifact, without the compiler --===//
 #include "fusec/Runtime.h"
 
+#include "api/RuntimeStatus.h"
+
 #include "compiler/support/HostTensor.h"
 #include "runtime/ArtifactFile.h"
 #include "runtime/CudaDriver.h"
@@ -29,11 +31,6 @@ double lap(std::chrono::steady_clock::time_point &start) {
   return ms;
 }
 
-Status toStatus(rt::Error err, ErrorCode code = ErrorCode::RuntimeFailed) {
-  if (!err)
-    return Status::success();
-  return Status::error(err.message(), code);
-}
 } // namespace
 
 CompiledGraph::CompiledGraph() : p(std::make_unique<Impl>()) {}
@@ -50,17 +47,15 @@ Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGrap
     return toStatus(artifact.takeError(), ErrorCode::InvalidArtifact);
   impl.artifact = std::move(*artifact);
   impl.times.read = lap(start);
-  auto ordinal = selectedDeviceOrdinal();
-  if (!ordinal)
-    return toStatus(ordinal.takeError(), ErrorCode::InvalidArgument);
-  auto info = queryDevice(*ordinal);
-  if (!info)
-    return toStatus(info.takeError(), ErrorCode::NoGpu);
-  auto target = impl.artifact.targetFor(*info, path);
+  int ordinal = 0;
+  DeviceInfo info;
+  if (Status s = selectedDevice(ordinal, info); !s)
+    return s;
+  auto target = impl.artifact.targetFor(info, path);
   if (!target)
     return toStatus(target.takeError(), ErrorCode::WrongArchitecture);
   impl.target = *target;
-  auto gpu = GpuContext::create(*ordinal);
+  auto gpu = GpuContext::create(ordinal);
   if (!gpu)
     return toStatus(gpu.takeError(), ErrorCode::NoGpu);
   impl.gpu.emplace(std::move(*gpu));

@@ -1,19 +1,12 @@
 //===- DeviceMemory.cpp - device memory owned through the public API ------===//
 #include "fusec/Runtime.h"
 
+#include "api/RuntimeStatus.h"
 #include "runtime/CudaDriver.h"
 
 #include <algorithm>
 
 namespace fusec {
-
-namespace {
-Status toStatus(rt::Error err, ErrorCode code = ErrorCode::RuntimeFailed) {
-  if (!err)
-    return Status::success();
-  return Status::error(err.message(), code);
-}
-} // namespace
 
 Status DeviceMemory::allocate(uint64_t bytes, std::shared_ptr<DeviceMemory> &out, void *stream) {
   auto ordinal = selectedDeviceOrdinal();
@@ -51,28 +44,17 @@ DeviceMemory::~DeviceMemory() {
   gpu->driver().cuMemFreeAsync(ptr, nullptr);
 }
 
-Status DeviceMemory::copyFromHost(const void *src, uint64_t bytes) {
+Status DeviceMemory::copy(bool toHost, void *host, uint64_t bytes) const {
   if (bytes > size)
-    return Status::error("a copy of " + std::to_string(bytes) + " bytes into " +
-                             std::to_string(size),
+    return Status::error("a copy of " + std::to_string(bytes) + " bytes " +
+                             (toHost ? "out of " : "into ") + std::to_string(size),
                          ErrorCode::InvalidArgument);
   auto *gpu = static_cast<GpuContext *>(context.get());
   if (rt::Error err = gpu->makeCurrent())
     return toStatus(std::move(err));
   CudaDriver &drv = gpu->driver();
-  return toStatus(drv.check(drv.cuMemcpyHtoD(ptr, src, bytes), "cuMemcpyHtoD"));
-}
-
-Status DeviceMemory::copyToHost(void *dst, uint64_t bytes) const {
-  if (bytes > size)
-    return Status::error("a copy of " + std::to_string(bytes) + " bytes out of " +
-                             std::to_string(size),
-                         ErrorCode::InvalidArgument);
-  auto *gpu = static_cast<GpuContext *>(context.get());
-  if (rt::Error err = gpu->makeCurrent())
-    return toStatus(std::move(err));
-  CudaDriver &drv = gpu->driver();
-  return toStatus(drv.check(drv.cuMemcpyDtoH(dst, ptr, bytes), "cuMemcpyDtoH"));
+  return toStatus(toHost ? drv.check(drv.cuMemcpyDtoH(host, ptr, bytes), "cuMemcpyDtoH")
+                         : drv.check(drv.cuMemcpyHtoD(ptr, host, bytes), "cuMemcpyHtoD"));
 }
 
 } // namespace fusec

@@ -1,5 +1,6 @@
 //===- Program.cpp - the public C++ API -----------------------------------===//
 #include "api/ProgramImpl.h"
+#include "api/RuntimeStatus.h"
 
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/interp/Interpreter.h"
@@ -186,17 +187,15 @@ llvm::Error Program::Impl::ensureLoaded() {
 Status Program::Impl::load() {
   if (exe)
     return Status::success();
-  auto ordinal = selectedDeviceOrdinal();
-  if (!ordinal)
-    return toStatus(ordinal.takeError(), ErrorCode::InvalidArgument);
-  auto info = queryDevice(*ordinal);
-  if (!info)
-    return toStatus(info.takeError(), ErrorCode::NoGpu);
-  if (!plan.arch.empty() && !info->runs(plan.arch))
+  int ordinal = 0;
+  DeviceInfo info;
+  if (Status s = selectedDevice(ordinal, info); !s)
+    return s;
+  if (!plan.arch.empty() && !info.runs(plan.arch))
     return Status::error("the kernels were built for " + plan.arch + ", which device " +
-                             std::to_string(*ordinal) + " (" + info->name + ", " +
-                             info->nvrtcArch() + ") cannot run: compile with Options::arch \"" +
-                             info->nvrtcArch() + "\", or leave it empty for the GPU's",
+                             std::to_string(ordinal) + " (" + info.name + ", " +
+                             info.nvrtcArch() + ") cannot run: compile with Options::arch \"" +
+                             info.nvrtcArch() + "\", or leave it empty for the GPU's",
                          ErrorCode::WrongArchitecture);
   return toStatus(ensureLoaded());
 }

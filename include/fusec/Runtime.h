@@ -44,11 +44,14 @@ public:
   /// The device's ordinal.
   int device() const { return ordinal; }
   /// Copies to and from host memory (synchronous).
-  Status copyFromHost(const void *src, uint64_t bytes);
-  Status copyToHost(void *dst, uint64_t bytes) const;
+  Status copyFromHost(const void *src, uint64_t bytes) {
+    return copy(false, const_cast<void *>(src), bytes);
+  }
+  Status copyToHost(void *dst, uint64_t bytes) const { return copy(true, dst, bytes); }
 
 private:
   DeviceMemory() = default;
+  Status copy(bool toHost, void *host, uint64_t bytes) const;
   uint64_t ptr = 0, size = 0;
   int ordinal = 0;
   std::shared_ptr<void> context;  ///< the device's context, held while the memory lives
@@ -96,11 +99,8 @@ public:
   /// own; one thread at a time per stream).
   Status run(const std::vector<uint64_t> &deviceInputs,
              const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
-  /// What run() does, as one CUDA graph launch: the plan's launches are
-  /// captured once per binding (these device pointers; the last 16 bindings
-  /// are kept, a new one past that updates the oldest graph in place) with
-  /// the launch overlap of run() kept, and replayed on `stream` for the host
-  /// cost of one launch. The same rules on streams and threads as run().
+  /// run() as one CUDA graph launch, captured once per set of buffers, as
+  /// Program::replay (docs/embedding.md, "CUDA graphs").
   Status replay(const std::vector<uint64_t> &deviceInputs,
                 const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
   /// Copies `inputs` to the GPU, runs, and copies the outputs back.

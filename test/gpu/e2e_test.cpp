@@ -221,6 +221,15 @@ void checkRotatedInputs(CudaDriver &drv, Tally &t, const std::string &label,
   ++t.passed;
 }
 
+/// Attention whose K and V tensor maps (3-D: a matrix per batch and head)
+/// must follow the buffers they were encoded for.
+const char *const kRotatedAttention = R"({"fusec": 1, "name": "rotated_attention", "inputs": [
+    {"name": "q", "dtype": "bf16", "shape": [2, 3, 200, 128]},
+    {"name": "k", "dtype": "bf16", "shape": [2, 3, 333, 128]},
+    {"name": "v", "dtype": "bf16", "shape": [2, 3, 333, 128]}],
+  "nodes": [{"name": "o", "op": "scaled_dot_product_attention", "inputs": ["q", "k", "v"]}],
+  "outputs": ["o"]})";
+
 /// One loaded program called from `threads` threads at once, each on a
 /// stream of its own with an input set of its own, `rounds` times back to
 /// back (directly, then as CUDA graphs): each stream's intermediates live in
@@ -551,25 +560,13 @@ int main(int argc, char **argv) {
   // Its K and V tensor maps (3-D: a matrix per batch and head) kept for the
   // right addresses over three input sets.
   checkRotatedInputs(**drv, random, "attention on three rotated input sets",
-                     R"({"fusec": 1, "name": "rotated_attention", "inputs": [
-                       {"name": "q", "dtype": "bf16", "shape": [2, 3, 200, 128]},
-                       {"name": "k", "dtype": "bf16", "shape": [2, 3, 333, 128]},
-                       {"name": "v", "dtype": "bf16", "shape": [2, 3, 333, 128]}],
-                     "nodes": [{"name": "o", "op": "scaled_dot_product_attention",
-                                "inputs": ["q", "k", "v"]}],
-                     "outputs": ["o"]})",
+                     kRotatedAttention,
                      "auto", major >= 9 ? "wgmma" : nullptr);
   // The same plans as CUDA graphs: captured per binding, replayed, and
   // updated in place past 16 bindings; PDL edges, clusters, cooperative and
   // cuBLASLt steps inside a graph.
   checkRotatedInputs(**drv, random, "CUDA graph: attention over 20 bindings",
-                     R"({"fusec": 1, "name": "rotated_attention", "inputs": [
-                       {"name": "q", "dtype": "bf16", "shape": [2, 3, 200, 128]},
-                       {"name": "k", "dtype": "bf16", "shape": [2, 3, 333, 128]},
-                       {"name": "v", "dtype": "bf16", "shape": [2, 3, 333, 128]}],
-                     "nodes": [{"name": "o", "op": "scaled_dot_product_attention",
-                                "inputs": ["q", "k", "v"]}],
-                     "outputs": ["o"]})",
+                     kRotatedAttention,
                      "auto", nullptr, /*asGraph=*/true);
   checkRotatedInputs(**drv, random, "CUDA graph: fusec GEMM over 20 bindings",
                      test::linearGeluGraph(1000, 1024, 200, "bf16", true), "fusec", nullptr,
