@@ -3,8 +3,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS fusec_shared fusec_runtime_shared EXPORT fusecTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS fusec_shared fusec_runtime_shared fusec_runtime_static EXPORT fusecTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fusec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS fusec RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT fusecTargets NAMESPACE fusec::

@@ -10,7 +10,7 @@ function(run what)
 endfunction()
 run("cmake --install" ${CMAKE_COMMAND} --install "${BUILD}" --prefix "${WORK}/prefix")
 foreach(f include/fusec/fusec.h include/fusec/Tensor.h include/fusec/Runtime.h
-          lib/libfusec_runtime.so lib/cmake/fusec/fusecConfig.cmake
+          lib/libfusec_runtime.so lib/libfusec_runtime.a lib/cmake/fusec/fusecConfig.cmake
           lib/pkgconfig/fusec.pc bin/fusec)
   if(NOT EXISTS "${WORK}/prefix/${f}")
     message(FATAL_ERROR "the install has no ${f}")
@@ -45,4 +45,12 @@ if(last_output MATCHES "llvm::|mlir::|nvrtcCreateProgram|nvrtcCompileProgram")
   string(REGEX MATCH "[^\n]*(llvm::|mlir::|nvrtcCreateProgram|nvrtcCompileProgram)[^\n]*"
          first "${last_output}")
   message(FATAL_ERROR "libfusec_runtime.so holds compiler code: ${first}")
+endif()
+run("run-artifact-static" "${WORK}/host/run-artifact-static" "${WORK}/softmax.fusec")
+if(NOT last_output MATCHES "the artifact was read and checked|output .*elements")
+  message(FATAL_ERROR "run-artifact-static did not load the artifact")
+endif()
+run("ldd" ldd "${WORK}/host/run-artifact-static")
+if(last_output MATCHES "libfusec|libLLVM|libMLIR|nvrtc|not found")
+  message(FATAL_ERROR "run-artifact-static needs a library it should not:\n${last_output}")
 endif()
