@@ -4,6 +4,7 @@
 
 #include "api/ProgramImpl.h"
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/cost/DeviceProfile.h"
 #include "compiler/support/AtomicFile.h"
 #include "runtime/Nvrtc.h"
 #include "compiler/support/Printable.h"
@@ -108,6 +109,14 @@ int emitArtifact(const CompileOptions &opts) {
   for (const std::string &arch : archs) {
     PlanFlags flags = opts.plan;
     flags.arch = arch;
+    // Without --device, each target is planned for the first profile of its
+    // architecture (sm_80: a100), not the GPU's or h100.
+    if (flags.device.empty() && !arch.empty())
+      for (const DeviceProfile &p : deviceProfiles())
+        if (p.arch == arch) {
+          flags.device = p.name;
+          break;
+        }
     auto program = compileGraph(opts.graph, flags, /*forGpu=*/true);
     if (!program)
       return reportError(program.takeError());

@@ -7,6 +7,11 @@
 #include "api/ProgramImpl.h"
 #include "frontends/json/GraphReader.h"
 #include "runtime/LlvmError.h"
+#include "compiler/plan/PlanJson.h"
+#include "compiler/support/Printable.h"
+#include "runtime/ArtifactFile.h"
+
+#include <cstdio>
 
 namespace fusec::cli {
 
@@ -16,7 +21,85 @@ struct ExplainOptions {
   PlanFlags plan;
 };
 
+/// `fusec explain model.fusec`: what an artifact holds, read as the runtime
+/// reads it (checked whole): its producer, the graph's inputs (parameters
+/// marked) and outputs, and per target its steps with their launch shapes
+/// and predictions, and the memory a stream's calls need.
+int explainArtifact(const ExplainOptions &opts) {
+  const PlanFlags none;
+  if (opts.plan.noFuse || !opts.plan.device.empty() || !opts.plan.arch.empty() ||
+      opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.bind.empty())
+    return reportError("'" + printable(opts.graph) +
+                       "' is compiled already: planning flags do not apply to it");
+  if (opts.format == "dot")
+    return reportError("--format dot draws a graph's fusion; an artifact holds only its plan "
+                       "(text or json)");
+  auto artifact = readArtifact(opts.graph);
+  if (!artifact)
+    return reportError(artifact.takeError().message());
+  const Artifact &a = *artifact;
+  std::string text;
+  if (opts.format == "json") {
+    nlohmann::json j = {{"artifact", opts.graph}, {"producer", a.producer}};
+    for (const ArtifactTarget &t : a.targets) {
+      std::vector<std::string> bodies;
+      nlohmann::json plan = planToJson(t.plan, bodies);
+      size_t bytes = 0;
+      for (const std::string &c : t.cubins)
+        bytes += c.size();
+      j["targets"].push_back({{"arch", t.plan.arch}, {"cubin_bytes", bytes},
+                              {"distinct_kernels", bodies.size()}, {"plan", plan}});
+    }
+    text = j.dump(2) + "\n";
+  } else {
+    auto line = [&](const std::string &l) { text += l + "\n"; };
+    auto spec = [](const TensorSpec &t) {
+      std::string s = printable(t.name) + ": " + std::string(dtypeName(t.dtype)) + " [";
+      for (size_t i = 0; i < t.shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(t.shape[i]);
+      return s + "]";
+    };
+    line("artifact " + printable(opts.graph) + ", written by " + printable(a.producer));
+    line("inputs:");
+    for (size_t i = 0; i < a.inputs().size(); ++i)
+      line("  " + spec(a.inputs()[i]) + (a.parameters[i] ? "  (parameter)" : ""));
+    line("outputs:");
+    for (const TensorSpec &t : a.outputs())
+      line("  " + spec(t));
+    for (const ArtifactTarget &t : a.targets) {
+      const PlanDesc &p = t.plan;
+      size_t bytes = 0;
+      for (const std::string &c : t.cubins)
+        bytes += c.size();
+      double us = 0;
+      for (const PlanStep &s : p.steps)
+        us += s.cost.predictedUs;
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "target %s (profile %s): %zu steps, %zu distinct kernels (%zu bytes of "
+                    "cubin), arena %lld bytes a stream, predicted %.1f us",
+                    printable(p.arch).c_str(), printable(p.device).c_str(), p.steps.size(),
+                    t.cubins.size(), bytes, (long long)p.arenaBytes, us);
+      line(buf);
+      for (const PlanStep &s : p.steps) {
+        std::string what = s.kind == PlanStep::Kind::Kernel   ? s.kernel.family + ", " +
+                                                                   s.kernel.schedule
+                           : s.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)"
+                                                              : "copy";
+        std::snprintf(buf, sizeof buf, "  %-34s %8.1f us  ", printable(s.name).c_str(),
+                      s.cost.predictedUs);
+        line(buf + printable(what));
+      }
+    }
+  }
+  if (llvm::Error err = writeOutput(opts.output, text))
+    return reportError(std::move(err));
+  return kOk;
+}
+
 int runExplain(const ExplainOptions &opts) {
+  if (isArtifactPath(opts.graph))
+    return explainArtifact(opts);
   auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false);
   if (!program)
     return reportError(program.takeError());
@@ -47,9 +130,13 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
               "  fusec explain examples/gelu_bias.json\n"
               "  fusec explain examples/llama_decoder_block.json --format json\n"
               "  fusec explain examples/layer_norm.json --format dot | dot -Tsvg > layer_norm.svg\n"
+              "  fusec explain model.fusec                  # what a compiled artifact holds\n"
               "Trips are full-tensor passes over HBM: bytes moved / the group's largest tensor.\n"
               "Confirm a prediction on a GPU with `fusec bench`.");
-  cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
+  cmd->add_option("graph", opts->graph,
+                  "graph file (JSON, docs/graph-format.md; ONNX), or an artifact (model.fusec: "
+                  "what it holds)")
+      ->required();
   cmd->add_option("--format", opts->format, "text (for people), json (for tools), dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
