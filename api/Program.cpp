@@ -185,6 +185,7 @@ llvm::Error Program::Impl::ensureLoaded() {
 }
 
 Status Program::Impl::load() {
+  std::lock_guard<std::mutex> lock(loading);
   if (exe)
     return Status::success();
   int ordinal = 0;

@@ -13,6 +13,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <mutex>
 #include <optional>
 
 namespace fusec {
@@ -26,6 +27,7 @@ struct Program::Impl {
   std::optional<GpuContext> gpu;
   std::unique_ptr<KernelCache> cache;
   std::unique_ptr<Executable> exe;
+  std::mutex loading;  ///< the first calls from several threads load once
 
   /// Creates the GPU context, kernel cache and executable once.
   llvm::Error ensureLoaded();

@@ -14,6 +14,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace py = pybind11;
@@ -128,7 +129,7 @@ py::capsule toDlpack(const Tensor &t) {
 /// `spec` (dtype, shape, compact row-major layout) and live on the GPU.
 /// `keep` holds the capsule until the call is enqueued.
 uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, const std::string &what,
-                   std::vector<py::object> &keep) {
+                   int device, std::vector<py::object> &keep) {
   if (!py::hasattr(obj, "__dlpack__"))
     invalid(what + " is not a tensor with __dlpack__ (a PyTorch, CuPy or JAX array, or a "
                    "fusec.Tensor)");
@@ -141,6 +142,9 @@ uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, const std::str
   if (d.device.device_type != kDLCUDA)
     invalid(what + " is not in GPU memory (DLPack device type " +
             std::to_string(int(d.device.device_type)) + "); move it to the GPU first");
+  if (d.device.device_id != device)
+    invalid(what + " is on GPU " + std::to_string(d.device.device_id) + ", the graph runs on GPU " +
+            std::to_string(device) + " (FUSEC_DEVICE)");
   std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
   if (!sameType(d.dtype, dlType(spec.dtype)) || shape != spec.shape)
     invalid(what + " is not " + specText(spec) + " (its shape is " + shapeText(shape) + ")");
@@ -172,10 +176,15 @@ py::object call(G &g, py::args args, py::object stream, bool graph) {
   }
   std::vector<py::object> keep;
   std::vector<uint64_t> in, out;
+  // The GPU the graph runs on, as the library picks it ($FUSEC_DEVICE, else
+  // 0; a value it refuses fails the allocation below with its message).
+  int device = 0;
+  if (const char *e = std::getenv("FUSEC_DEVICE"); e && *e)
+    device = std::atoi(e);
   for (size_t i = 0; i < ins.size(); ++i)
     in.push_back(addressOf(args[i], ins[i], "input " + std::to_string(i) + " ('" + ins[i].name +
                                                 "')",
-                           keep));
+                           device, keep));
   void *s = stream.is_none() ? nullptr : reinterpret_cast<void *>(stream.cast<uintptr_t>());
   std::vector<Tensor> results;
   for (const auto &t : outs) {

@@ -139,8 +139,8 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
       std::string at = where + ", target " + printable(arch);
       std::vector<std::string> sources, cubins;
       for (const nlohmann::json &body : target.at("bodies")) {
-        uint64_t offset = body.at("cubinOffset").get<uint64_t>();
-        uint64_t n = body.at("cubinBytes").get<uint64_t>();
+        uint64_t offset = jsonInteger<uint64_t>(body.at("cubinOffset"));
+        uint64_t n = jsonInteger<uint64_t>(body.at("cubinBytes"));
         if (offset > blobBytes || n > blobBytes - offset || n == 0)
           return fail("target " + printable(arch) + ": a cubin outside the file");
         sources.push_back(body.at("source").get<std::string>());

@@ -78,6 +78,8 @@
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
   X(cuStreamBeginCapture)                                                      \
+  X(cuStreamIsCapturing)                                                       \
+  X(cuThreadExchangeStreamCaptureMode)                                         \
   X(cuStreamEndCapture)                                                        \
   X(cuGraphInstantiate)                                                        \
   X(cuGraphLaunch)                                                             \

@@ -65,6 +65,8 @@ rt::Error runOnHostTensors(Executable &exe, CudaDriver &drv, const std::vector<H
     if (inputs[i].dtype() != plan.inputs[i].dtype || inputs[i].shape() != plan.inputs[i].shape)
       return rt::errorf("input %zu ('%s') has another dtype or shape than the graph's", i,
                         printable(plan.inputs[i].name).c_str());
+  if (rt::Error err = exe.makeCurrent())  // before the buffers' allocations
+    return err;
   DeviceBuffers in(drv), out(drv);
   if (rt::Error err = in.upload(inputs))
     return err;

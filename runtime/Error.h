@@ -83,8 +83,10 @@ public:
   template <typename U, typename = std::enable_if_t<std::is_convertible_v<U &&, T> &&
                                                     !std::is_same_v<std::decay_t<U>, Error>>>
   Expected(U &&v) : value(T(std::forward<U>(v))), error(Error::success()) {}
-  /// `e` must hold a failure.
-  Expected(Error e) : error(std::move(e)) {}
+  /// `e` should hold a failure; a success becomes one (nothing to return).
+  Expected(Error e)
+      : error(e ? std::move(e) : Error::failure("internal error: success where a value was "
+                                                "expected")) {}
 
   /// True when it holds a value.
   explicit operator bool() const { return value.has_value(); }

@@ -59,6 +59,9 @@ Executable::create(const PlanDesc &plan, const std::vector<std::string_view> &im
 
 Executable::~Executable() {
   CudaDriver &drv = ctx.driver();
+  // The frees need the context current on this thread (another object's
+  // release may have cleared it).
+  (void)makeCurrent();
   for (Replay &r : replays)
     if (r.exec)
       drv.cuGraphExecDestroy(r.exec);
@@ -69,6 +72,15 @@ Executable::~Executable() {
       drv.cuModuleUnload(m);
   for (auto &m : streams)
     release(*m);
+  if (setupStream)
+    drv.cuStreamDestroy(setupStream);
+}
+
+rt::Error Executable::makeCurrent() const {
+  CUcontext current = nullptr;
+  if (ctx.driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx.context())
+    return rt::Error::success();
+  return ctx.makeCurrent();
 }
 
 void Executable::release(StreamMemory &m) {
@@ -82,7 +94,7 @@ void Executable::release(StreamMemory &m) {
     drv.cuMemFree(m.workspace);
 }
 
-rt::Error Executable::allocate(StreamMemory &m) {
+rt::Error Executable::allocate(StreamMemory &m, CUstream zero, bool wait) {
   CudaDriver &drv = ctx.driver();
   m.scratch.assign(desc.steps.size(), 0);
   for (size_t i = 0; i < desc.steps.size(); ++i) {
@@ -94,11 +106,13 @@ rt::Error Executable::allocate(StreamMemory &m) {
       return err;
     // Zeroed in the stream's order, before its first launch.
     if (k.scratchZeroOnce > 0)
-      if (rt::Error err = drv.check(drv.cuMemsetD8Async(m.scratch[i], 0, k.scratchZeroOnce,
-                                                        m.stream),
+      if (rt::Error err = drv.check(drv.cuMemsetD8Async(m.scratch[i], 0, k.scratchZeroOnce, zero),
                                     "cuMemsetD8Async (kernel scratch)"))
         return err;
   }
+  if (wait)
+    if (rt::Error err = drv.check(drv.cuStreamSynchronize(zero), "cuStreamSynchronize"))
+      return err;
   if (desc.arenaBytes > 0)
     if (rt::Error err = drv.check(drv.cuMemAlloc(&m.arena, desc.arenaBytes), "cuMemAlloc (arena)"))
       return err;
@@ -112,19 +126,35 @@ rt::Error Executable::allocate(StreamMemory &m) {
 rt::Expected<Executable::StreamMemory *> Executable::memoryFor(CUstream stream) {
   CudaDriver &drv = ctx.driver();
   // A thread that never used the context gets it current first.
-  CUcontext current = nullptr;
-  if (drv.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx.context())
-    if (rt::Error err = ctx.makeCurrent())
-      return std::move(err);
+  if (rt::Error err = makeCurrent())
+    return std::move(err);
   std::lock_guard<std::mutex> lock(streamsMutex);
   for (auto &m : streams)
     if (m->stream == stream)
       return m.get();
   auto m = std::make_unique<StreamMemory>();
   m->stream = stream;
-  if (rt::Error err = allocate(*m)) {
+  // A stream's first call may come while the caller captures it into a
+  // graph of its own: allocating is then allowed only in relaxed mode, and
+  // the zeroing runs at once on a stream of ours instead of being captured.
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (stream)
+    (void)drv.cuStreamIsCapturing(stream, &capture);
+  rt::Error made = rt::Error::success();
+  if (capture == CU_STREAM_CAPTURE_STATUS_NONE) {
+    made = allocate(*m, stream, /*wait=*/false);
+  } else {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    (void)drv.cuThreadExchangeStreamCaptureMode(&mode);
+    if (!setupStream)
+      made = drv.check(drv.cuStreamCreate(&setupStream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (!made)
+      made = allocate(*m, setupStream, /*wait=*/true);
+    (void)drv.cuThreadExchangeStreamCaptureMode(&mode);  // back to the caller's
+  }
+  if (made) {
     release(*m);
-    return std::move(err);
+    return std::move(made);
   }
   streams.push_back(std::move(m));
   return streams.back().get();
@@ -277,6 +307,7 @@ rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
   auto m = memoryFor(stream);
   if (!m)
     return m.takeError();
+  std::lock_guard<std::mutex> calls((*m)->calls);
   return enqueueStepWith(**m, i, in, out, stream);
 }
 
@@ -361,6 +392,7 @@ rt::Error Executable::poisonArena(CUstream stream) {
     return m.takeError();
   if (!(*m)->arena)
     return rt::Error::success();
+  std::lock_guard<std::mutex> calls((*m)->calls);
   CudaDriver &drv = ctx.driver();
   return drv.check(drv.cuMemsetD8Async((*m)->arena, 0xFF, desc.arenaBytes, stream),
                    "cuMemsetD8Async (arena)");
@@ -371,6 +403,7 @@ rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in,
   auto m = memoryFor(stream);
   if (!m)
     return m.takeError();
+  std::lock_guard<std::mutex> calls((*m)->calls);
   return enqueueWith(**m, in, out, stream);
 }
 
@@ -400,6 +433,7 @@ rt::Error Executable::replay(const std::vector<CUdeviceptr> &in,
   if (!mem)
     return mem.takeError();
   std::lock_guard<std::mutex> lock(replayMutex);
+  std::lock_guard<std::mutex> calls((*mem)->calls);
   std::vector<CUdeviceptr> binding{reinterpret_cast<CUdeviceptr>(*mem)};
   binding.insert(binding.end(), in.begin(), in.end());
   binding.insert(binding.end(), out.begin(), out.end());

@@ -54,6 +54,9 @@ public:
   /// Enqueues step `i` alone (for per-kernel timing).
   rt::Error enqueueStep(size_t i, const std::vector<CUdeviceptr> &inputs,
                           const std::vector<CUdeviceptr> &outputs, CUstream stream);
+  /// Makes the executable's context current on the calling thread (a no-op
+  /// where it is): every call does it first.
+  rt::Error makeCurrent() const;
   /// Fills `stream`'s intermediates with 0xFF bytes (NaN in every float type) on
   /// `stream`: a kernel that read one before the kernel ahead wrote it (a
   /// launch-overlap race) then fails a check on the first run, where an
@@ -74,6 +77,9 @@ private:
     CUstream stream = nullptr;
     CUdeviceptr arena = 0, workspace = 0;
     std::vector<CUdeviceptr> scratch;
+    /// Held while a call enqueues: two threads on one stream would
+    /// interleave their launches over one arena.
+    std::mutex calls;
   };
 
   Executable(const PlanDesc &plan, const GpuContext &ctx) : desc(plan), ctx(ctx) {}
@@ -81,7 +87,9 @@ private:
   /// `stream`'s memory, allocated on its first call; the context made
   /// current on this thread.
   rt::Expected<StreamMemory *> memoryFor(CUstream stream);
-  rt::Error allocate(StreamMemory &m);
+  /// Allocates `m`; its scratch counters are zeroed on `zero` (and waited
+  /// for when `wait`).
+  rt::Error allocate(StreamMemory &m, CUstream zero, bool wait);
   void release(StreamMemory &m);
   rt::Error enqueueWith(StreamMemory &m, const std::vector<CUdeviceptr> &in,
                         const std::vector<CUdeviceptr> &out, CUstream launch);
@@ -101,6 +109,9 @@ private:
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
   std::vector<std::unique_ptr<StreamMemory>> streams;
   std::mutex streamsMutex;
+  /// Zeroes the scratch of a stream whose first call comes while it is being
+  /// captured (the zeroing must run now, not in the caller's graph).
+  CUstream setupStream = nullptr;
   /// Per step: the grid launched. Persistent kernels in clusters get no more
   /// clusters than fit on the GPU at once (fewer than SMs / cluster size when
   /// the SMs of a GPC do not divide evenly); the rest would wait a whole turn.

@@ -25,6 +25,9 @@ struct ErrorConversion<llvm::Error> {
 template <typename T>
 struct ErrorConversion<llvm::Expected<T>> {
   static llvm::Expected<T> convert(Error &&e) {
+    if (!e)  // an Expected holds a value or a failure, never a bare success
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal error: success where a value was expected");
     return ErrorConversion<llvm::Error>::convert(std::move(e));
   }
   template <typename U>

@@ -1,6 +1,8 @@
 //===- PlanJson.cpp - a plan as JSON, and back, checked -------------------===//
 #include "compiler/plan/PlanJson.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -10,6 +12,24 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kMaxBytes = int64_t(1) << 40;  // no tensor, arena or workspace is larger
+
+/// `j` as a float: a JSON number within float's finite range.
+float finiteFloat(const json &j) {
+  double v = j.get<double>();
+  if (!(std::fabs(v) <= double(std::numeric_limits<float>::max())))
+    throw std::runtime_error("number " + j.dump() + " out of a float's range");
+  return float(v);
+}
+
+template <typename T>
+std::vector<T> jsonIntegers(const json &j) {
+  if (!j.is_array())
+    throw std::runtime_error("expected an array of integers");
+  std::vector<T> out;
+  for (const json &v : j)
+    out.push_back(jsonInteger<T>(v));
+  return out;
+}
 
 json specJson(const TensorSpec &t) {
   return {{"name", t.name}, {"dtype", std::string(dtypeName(t.dtype))}, {"shape", t.shape}};
@@ -23,7 +43,7 @@ TensorSpec specFrom(const json &j) {
   if (!d)
     throw std::runtime_error("unknown dtype '" + dt + "'");
   t.dtype = *d;
-  t.shape = j.at("shape").get<std::vector<int64_t>>();
+  t.shape = jsonIntegers<int64_t>(j.at("shape"));
   int64_t n = 1;
   for (int64_t dim : t.shape) {
     if (dim < 0 || dim > kMaxBytes || (dim > 0 && n > kMaxBytes / dim))
@@ -60,11 +80,11 @@ json layoutJson(const MatrixLayout &l) {
 
 MatrixLayout layoutFrom(const json &j) {
   MatrixLayout l;
-  l.rows = j.at("rows").get<int64_t>();
-  l.cols = j.at("cols").get<int64_t>();
-  l.ld = j.at("ld").get<int64_t>();
-  l.batch = j.at("batch").get<int64_t>();
-  l.batchStride = j.at("batchStride").get<int64_t>();
+  l.rows = jsonInteger<int64_t>(j.at("rows"));
+  l.cols = jsonInteger<int64_t>(j.at("cols"));
+  l.ld = jsonInteger<int64_t>(j.at("ld"));
+  l.batch = jsonInteger<int64_t>(j.at("batch"));
+  l.batchStride = jsonInteger<int64_t>(j.at("batchStride"));
   l.rowMajor = j.at("rowMajor").get<bool>();
   return l;
 }
@@ -78,17 +98,17 @@ json mapJson(const TensorMapParam &m) {
 
 TensorMapParam mapFrom(const json &j) {
   TensorMapParam m;
-  m.arg = j.at("arg").get<int>();
-  m.elementBytes = j.at("elementBytes").get<int>();
+  m.arg = jsonInteger<int>(j.at("arg"));
+  m.elementBytes = jsonInteger<int>(j.at("elementBytes"));
   m.bf16 = j.at("bf16").get<bool>();
-  m.rows = j.at("rows").get<uint64_t>();
-  m.cols = j.at("cols").get<uint64_t>();
-  m.rowStrideBytes = j.at("rowStrideBytes").get<uint64_t>();
-  m.offsetBytes = j.at("offsetBytes").get<uint64_t>();
-  m.boxRows = j.at("boxRows").get<uint32_t>();
-  m.boxCols = j.at("boxCols").get<uint32_t>();
-  m.batches = j.at("batches").get<uint64_t>();
-  m.batchStrideBytes = j.at("batchStrideBytes").get<uint64_t>();
+  m.rows = jsonInteger<uint64_t>(j.at("rows"));
+  m.cols = jsonInteger<uint64_t>(j.at("cols"));
+  m.rowStrideBytes = jsonInteger<uint64_t>(j.at("rowStrideBytes"));
+  m.offsetBytes = jsonInteger<uint64_t>(j.at("offsetBytes"));
+  m.boxRows = jsonInteger<uint32_t>(j.at("boxRows"));
+  m.boxCols = jsonInteger<uint32_t>(j.at("boxCols"));
+  m.batches = jsonInteger<uint64_t>(j.at("batches"));
+  m.batchStrideBytes = jsonInteger<uint64_t>(j.at("batchStrideBytes"));
   return m;
 }
 
@@ -108,31 +128,31 @@ json kernelJson(const PlanKernel &k, size_t body) {
 
 PlanKernel kernelFrom(const json &j, const std::vector<std::string> &bodies) {
   PlanKernel k;
-  size_t body = j.at("body").get<size_t>();
+  size_t body = jsonInteger<size_t>(j.at("body"));
   if (body >= bodies.size())
     throw std::runtime_error("kernel body " + std::to_string(body) + " does not exist");
   k.source = bodies[body];
   k.entry = j.at("entry").get<std::string>();
   k.family = j.at("family").get<std::string>();
   k.schedule = j.at("schedule").get<std::string>();
-  k.grid = j.at("grid").get<unsigned>();
-  k.block = j.at("block").get<unsigned>();
-  k.gridY = j.at("gridY").get<unsigned>();
-  k.gridZ = j.at("gridZ").get<unsigned>();
-  k.sharedBytes = j.at("sharedBytes").get<unsigned>();
-  k.clusterX = j.at("clusterX").get<unsigned>();
+  k.grid = jsonInteger<unsigned>(j.at("grid"));
+  k.block = jsonInteger<unsigned>(j.at("block"));
+  k.gridY = jsonInteger<unsigned>(j.at("gridY"));
+  k.gridZ = jsonInteger<unsigned>(j.at("gridZ"));
+  k.sharedBytes = jsonInteger<unsigned>(j.at("sharedBytes"));
+  k.clusterX = jsonInteger<unsigned>(j.at("clusterX"));
   k.spreadClusters = j.at("spreadClusters").get<bool>();
   k.cooperative = j.at("cooperative").get<bool>();
-  k.scratchBytes = j.at("scratchBytes").get<unsigned>();
-  k.scratchZeroBytes = j.at("scratchZeroBytes").get<unsigned>();
-  k.scratchZeroOnce = j.at("scratchZeroOnce").get<unsigned>();
+  k.scratchBytes = jsonInteger<unsigned>(j.at("scratchBytes"));
+  k.scratchZeroBytes = jsonInteger<unsigned>(j.at("scratchZeroBytes"));
+  k.scratchZeroOnce = jsonInteger<unsigned>(j.at("scratchZeroOnce"));
   for (const json &m : j.at("tensorMaps"))
     k.tensorMaps.push_back(mapFrom(m));
-  k.readsBeforeWait = j.at("readsBeforeWait").get<int>();
+  k.readsBeforeWait = jsonInteger<int>(j.at("readsBeforeWait"));
   k.gemmConfig = j.at("gemmConfig").get<std::string>();
   k.gemmKey = j.at("gemmKey").get<std::string>();
-  k.args = j.at("args").get<std::vector<int>>();
-  k.inputs = j.at("inputs").get<size_t>();
+  k.args = jsonIntegers<int>(j.at("args"));
+  k.inputs = jsonInteger<size_t>(j.at("inputs"));
   return k;
 }
 
@@ -161,20 +181,20 @@ PlanMatmul matmulFrom(const json &j) {
   m.desc.c = layoutFrom(d.at("c"));
   m.desc.transA = d.at("transA").get<bool>();
   m.desc.transB = d.at("transB").get<bool>();
-  m.desc.alpha = d.at("alpha").get<float>();
-  m.desc.beta = d.at("beta").get<float>();
+  m.desc.alpha = finiteFloat(d.at("alpha"));
+  m.desc.beta = finiteFloat(d.at("beta"));
   m.desc.biasEpilogue = d.at("biasEpilogue").get<bool>();
   m.desc.geluEpilogue = d.at("geluEpilogue").get<bool>();
-  m.a = j.at("a").get<int>();
-  m.b = j.at("b").get<int>();
-  m.c = j.at("c").get<int>();
-  m.aOffset = j.at("aOffset").get<int64_t>();
-  m.bOffset = j.at("bOffset").get<int64_t>();
-  m.residual = j.at("residual").get<int>();
-  m.bias = j.at("bias").get<int>();
-  m.residualOffset = j.at("residualOffset").get<int64_t>();
-  m.biasOffset = j.at("biasOffset").get<int64_t>();
-  m.algoRank = j.at("algoRank").get<int>();
+  m.a = jsonInteger<int>(j.at("a"));
+  m.b = jsonInteger<int>(j.at("b"));
+  m.c = jsonInteger<int>(j.at("c"));
+  m.aOffset = jsonInteger<int64_t>(j.at("aOffset"));
+  m.bOffset = jsonInteger<int64_t>(j.at("bOffset"));
+  m.residual = jsonInteger<int>(j.at("residual"));
+  m.bias = jsonInteger<int>(j.at("bias"));
+  m.residualOffset = jsonInteger<int64_t>(j.at("residualOffset"));
+  m.biasOffset = jsonInteger<int64_t>(j.at("biasOffset"));
+  m.algoRank = jsonInteger<int>(j.at("algoRank"));
   m.tuningKey = j.at("tuningKey").get<std::string>();
   return m;
 }
@@ -190,10 +210,10 @@ StepCost costFrom(const json &j) {
   StepCost c;
   c.nodes = j.at("nodes").get<std::vector<std::string>>();
   c.ops = j.at("ops").get<std::vector<std::string>>();
-  c.bytesFused = j.at("bytesFused").get<int64_t>();
-  c.bytesUnfused = j.at("bytesUnfused").get<int64_t>();
-  c.flops = j.at("flops").get<int64_t>();
-  c.launchesUnfused = j.at("launchesUnfused").get<int>();
+  c.bytesFused = jsonInteger<int64_t>(j.at("bytesFused"));
+  c.bytesUnfused = jsonInteger<int64_t>(j.at("bytesUnfused"));
+  c.flops = jsonInteger<int64_t>(j.at("flops"));
+  c.launchesUnfused = jsonInteger<int>(j.at("launchesUnfused"));
   c.predictedUs = j.at("predictedUs").get<double>();
   c.unfusedUs = j.at("unfusedUs").get<double>();
   return c;
@@ -281,9 +301,9 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
       PlanBuffer pb;
       pb.kind = kindFrom(b.at("kind"), {PlanBuffer::Kind::Input, PlanBuffer::Kind::Output,
                                         PlanBuffer::Kind::Temp});
-      pb.index = b.at("index").get<int>();
+      pb.index = jsonInteger<int>(b.at("index"));
       pb.tensor = specFrom(b.at("tensor"));
-      pb.arenaOffset = b.at("arenaOffset").get<int64_t>();
+      pb.arenaOffset = jsonInteger<int64_t>(b.at("arenaOffset"));
       plan.buffers.push_back(std::move(pb));
     }
     const json &steps = j.at("steps");
@@ -300,21 +320,51 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
       else if (ps.kind == PlanStep::Kind::Matmul)
         ps.matmul = matmulFrom(s.at("matmul"));
       else
-        ps.copy = {s.at("copy").at("src").get<int>(), s.at("copy").at("dst").get<int>()};
+        ps.copy = {jsonInteger<int>(s.at("copy").at("src")), jsonInteger<int>(s.at("copy").at("dst"))};
       plan.steps.push_back(std::move(ps));
     }
     at = "plan";
     plan.sharedLaunches = j.at("sharedLaunches").get<std::vector<std::string>>();
     plan.sharedLaunchSavedUs = j.at("sharedLaunchSavedUs").get<double>();
-    plan.arenaBytes = j.at("arenaBytes").get<int64_t>();
-    plan.workspaceBytes = j.at("workspaceBytes").get<int64_t>();
+    plan.arenaBytes = jsonInteger<int64_t>(j.at("arenaBytes"));
+    plan.workspaceBytes = jsonInteger<int64_t>(j.at("workspaceBytes"));
   } catch (const std::exception &e) {
     return rt::errorf("%s: %s: %s", where.c_str(), at.c_str(), jsonWhy(e).c_str());
   }
+  // The runtime pairs the k-th distinct body in plan order with the k-th
+  // cubin: the bodies must be numbered so, each used.
+  KernelBodies kb = kernelBodies(plan);
+  if (kb.firstStep.size() != bodies.size())
+    return rt::errorf("%s: %zu kernel bodies, %zu of them used", where.c_str(), bodies.size(),
+                      kb.firstStep.size());
+  for (size_t b = 0; b < bodies.size(); ++b)
+    if (plan.steps[kb.firstStep[b]].kernel.source != bodies[b])
+      return rt::errorf("%s: kernel bodies not numbered in the order the plan first uses them",
+                        where.c_str());
   if (rt::Error err = checkPlan(plan, where))
     return std::move(err);
   return std::move(plan);
 }
+
+namespace {
+/// Elements from a matrix's first to its last (all batches), -1 when its
+/// sizes are out of range.
+int64_t extent(const MatrixLayout &l) {
+  const int64_t limit = kMaxBytes;
+  if (l.rows < 0 || l.cols < 0 || l.ld < 0 || l.batch < 1 || l.batchStride < 0 ||
+      l.rows > limit || l.cols > limit || l.ld > limit || l.batch > limit ||
+      l.batchStride > limit)
+    return -1;
+  if (l.rows == 0 || l.cols == 0)
+    return 0;
+  int64_t inner = l.rowMajor ? l.cols : l.rows, outer = l.rowMajor ? l.rows : l.cols;
+  // Each product stays below 2^80 / 2^40 ... checked in 128 bits.
+  __int128 e = __int128(outer - 1) * l.ld + inner;
+  if (l.batch > 1)
+    e += __int128(l.batch - 1) * l.batchStride;
+  return e > limit ? -1 : int64_t(e);
+}
+} // namespace
 
 rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
   auto fail = [&](const std::string &at, const std::string &why) {
@@ -330,7 +380,7 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
     std::string at = "buffer " + std::to_string(i);
     if (b.kind == PlanBuffer::Kind::Temp) {
       if (b.arenaOffset < 0 || b.arenaOffset % 16 != 0 ||
-          b.arenaOffset + b.tensor.bytes() > plan.arenaBytes)
+          b.arenaOffset > plan.arenaBytes - b.tensor.bytes())
         return fail(at, "a temporary outside the arena");
       continue;
     }
@@ -349,7 +399,8 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
     if (!outputSeen[i])
       return fail("plan", "graph output " + std::to_string(i) + " has no buffer");
   auto within = [&](int id, int64_t offset, int64_t bytes) {
-    return offset >= 0 && bytes >= 0 && offset <= plan.buffers[id].tensor.bytes() &&
+    return id >= 0 && size_t(id) < plan.buffers.size() && offset >= 0 && bytes >= 0 &&
+           offset <= plan.buffers[id].tensor.bytes() &&
            bytes <= plan.buffers[id].tensor.bytes() - offset;
   };
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -365,9 +416,23 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
         return fail(at, "more inputs than arguments");
       if (k.tensorMaps.size() > 8 || k.args.size() + 1 + k.tensorMaps.size() > 64)
         return fail(at, "more parameters than a launch takes");
-      for (const TensorMapParam &m : k.tensorMaps)
+      for (const TensorMapParam &m : k.tensorMaps) {
         if (m.arg < 0 || size_t(m.arg) >= k.args.size())
           return fail(at, "a tensor map of an argument that does not exist");
+        // What the map may reach: its dims at its strides, from its offset.
+        const uint64_t limit = uint64_t(kMaxBytes);
+        if (m.elementBytes != 2 || m.rows > limit || m.cols > limit || m.batches == 0 ||
+            m.batches > limit || m.rowStrideBytes > limit || m.batchStrideBytes > limit ||
+            m.offsetBytes > limit || m.boxRows == 0 || m.boxCols == 0 || m.boxRows > 256 ||
+            m.boxCols > 256)
+          return fail(at, "a tensor map out of range");
+        uint64_t reach = m.rows == 0 || m.cols == 0
+                             ? 0
+                             : (m.batches - 1) * m.batchStrideBytes +
+                                   (m.rows - 1) * m.rowStrideBytes + m.cols * 2;
+        if (!within(k.args[m.arg], int64_t(m.offsetBytes), int64_t(reach)))
+          return fail(at, "a tensor map reaches past its buffer");
+      }
       if (k.readsBeforeWait < -1 || k.readsBeforeWait > int(k.tensorMaps.size()))
         return fail(at, "readsBeforeWait out of range");
       if (k.grid == 0 || k.gridY == 0 || k.gridZ == 0 || k.gridY > 65535 || k.gridZ > 65535 ||
@@ -386,10 +451,16 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
       if (!bufferOk(m.a) || !bufferOk(m.b) || !bufferOk(m.c) ||
           (m.residual != -1 && !bufferOk(m.residual)) || (m.bias != -1 && !bufferOk(m.bias)))
         return fail(at, "an operand buffer that does not exist");
-      if (!within(m.a, m.aOffset, 0) || !within(m.b, m.bOffset, 0) ||
-          (m.residual >= 0 && !within(m.residual, m.residualOffset, 0)) ||
-          (m.bias >= 0 && !within(m.bias, m.biasOffset, 0)))
-        return fail(at, "an operand offset past its buffer");
+      const int64_t elt = dtypeBytes(m.desc.dtype);
+      int64_t ea = extent(m.desc.a), eb = extent(m.desc.b), ec = extent(m.desc.c);
+      if (ea < 0 || eb < 0 || ec < 0)
+        return fail(at, "a matrix layout out of range");
+      // The result's buffer is C; a residual is read with C's layout.
+      if (!within(m.a, m.aOffset, ea * elt) || !within(m.b, m.bOffset, eb * elt) ||
+          !within(m.c, 0, ec * elt) ||
+          (m.residual >= 0 && !within(m.residual, m.residualOffset, ec * elt)) ||
+          (m.bias >= 0 && !within(m.bias, m.biasOffset, m.desc.c.cols * elt)))
+        return fail(at, "an operand reaches past its buffer");
       break;
     }
     case PlanStep::Kind::Copy:

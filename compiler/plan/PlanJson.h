@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,26 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
 /// messages.
 rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j, const std::vector<std::string> &bodies,
                                     const std::string &where);
+
+/// `j` as an integer of type T: a JSON integer (not a float, which would
+/// convert out of range) within T's range.
+template <typename T>
+inline T jsonInteger(const nlohmann::json &j) {
+  if (j.is_number_unsigned()) {
+    uint64_t v = j.get<uint64_t>();
+    if (v <= uint64_t(std::numeric_limits<T>::max()))
+      return T(v);
+  } else if (j.is_number_integer()) {
+    int64_t v = j.get<int64_t>();
+    if (v >= int64_t(std::numeric_limits<T>::min()) &&
+        (v < 0 || uint64_t(v) <= uint64_t(std::numeric_limits<T>::max())))
+      return T(v);
+  } else {
+    throw std::runtime_error("expected an integer, found " + std::string(j.type_name()) + " " +
+                             j.dump().substr(0, 40));
+  }
+  throw std::runtime_error("integer " + j.dump() + " out of range");
+}
 
 /// A JSON library exception's text without its "[json.exception...] " tag.
 std::string jsonWhy(const std::exception &e);

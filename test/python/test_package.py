@@ -39,13 +39,14 @@ PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 class FakeTensor:
     """A DLPack producer: `device_type` 1 is the host, 2 a GPU (kDLCUDA)."""
 
-    def __init__(self, shape, code=4, bits=16, device_type=1, address=4096, strides=None):
+    def __init__(self, shape, code=4, bits=16, device_type=1, address=4096, strides=None,
+                 device_id=0):
         self.shape = (ctypes.c_int64 * len(shape))(*shape)
         self.strides = (ctypes.c_int64 * len(shape))(*strides) if strides else None
         self.managed = DLManagedTensor()
         t = self.managed.dl_tensor
         t.data = address
-        t.device = DLDevice(device_type, 0)
+        t.device = DLDevice(device_type, device_id)
         t.ndim = len(shape)
         t.dtype = DLDataType(code, bits, 1)
         t.shape = self.shape
@@ -87,8 +88,8 @@ class PackageTest(unittest.TestCase):
                 self.assertEqual(f.read(8), b"FUSECART")
             try:
                 g = fusec.load(path)
-            except fusec.Error as e:  # no GPU here: read and checked, then refused
-                self.assertEqual(e.code, "no_gpu")
+            except fusec.Error as e:  # no GPU here (or not a Hopper): read, checked, refused
+                self.assertIn(e.code, ("no_gpu", "wrong_architecture"))
             else:
                 self.assertEqual(g.inputs, self.program.inputs)
 
@@ -122,6 +123,7 @@ class PackageTest(unittest.TestCase):
             ((FakeTensor([4096, 4096], code=2, device_type=2),), "is not bf16 [4096, 4096]"),
             ((FakeTensor([4096, 4096], device_type=2, strides=[1, 4096]),), "is not contiguous"),
             ((FakeTensor([4096, 4096], device_type=2, address=4098),), "is not 16-byte aligned"),
+            ((FakeTensor([4096, 4096], device_type=2, device_id=1),), "is on GPU 1, the graph runs on GPU 0"),
         ]
         for args, message in cases:
             with self.assertRaises(fusec.Error, msg=message) as cm:

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <limits>
 
 using namespace fusec;
 
@@ -70,8 +71,9 @@ TEST(PlanJson, EveryBenchAndExampleGraphReadsBackTheSame) {
   ASSERT_GE(files.size(), 40u);
   int kernels = 0, matmuls = 0, maps = 0;
   for (const std::string &f : files)
-    for (const char *arch : {"sm_90a", "sm_80"}) {
-      PlanDesc plan = planOf(f.c_str(), arch);
+    for (const char *arch : {"sm_90a", "sm_80"})
+      for (const char *gemm : {"auto", "fusec"}) {
+      PlanDesc plan = planOf(f.c_str(), arch, gemm);
       std::vector<std::string> bodies, again;
       nlohmann::json j = planToJson(plan, bodies);
       auto back = planFromJson(j, bodies, f);
@@ -85,7 +87,7 @@ TEST(PlanJson, EveryBenchAndExampleGraphReadsBackTheSame) {
         matmuls += s.kind == PlanStep::Kind::Matmul;
         maps += int(s.kernel.tensorMaps.size());
       }
-    }
+      }
   // The graphs cover every part of a plan.
   EXPECT_GT(kernels, 100);
   EXPECT_GT(matmuls, 5);
@@ -208,4 +210,69 @@ TEST(Artifact, PlansThatWouldReachOutsideTheirBuffersAreRefused) {
   });
   refused("has a dimension out of range",
           [](PlanDesc &p) { p.inputs[0].shape[0] = int64_t(1) << 50; });
+  refused("a temporary outside the arena", [](PlanDesc &p) {
+    PlanBuffer t;
+    t.tensor = p.inputs[0];
+    t.arenaOffset = std::numeric_limits<int64_t>::max() - 15;  // no wrap-around
+    p.buffers.push_back(t);
+  });
+}
+
+TEST(Artifact, ProductsAndTensorMapsMustStayInsideTheirBuffers) {
+  // A plan with a cuBLASLt product and one with TMA tensor maps.
+  const PlanDesc lt = planOf(FUSEC_SOURCE_DIR "/examples/linear_gelu_residual.json", "sm_90a",
+                             "cublaslt");
+  const PlanDesc tma = planOf(FUSEC_SOURCE_DIR "/examples/linear_gelu_residual.json", "sm_90a",
+                              "fusec");
+  auto refused = [&](const PlanDesc &base, const char *what, auto &&edit) {
+    PlanDesc plan = base;
+    ASSERT_TRUE(edit(plan)) << "the plan has no step to edit";
+    auto bytes = serializeArtifact(artifactOf(plan));
+    ASSERT_TRUE(bool(bytes));
+    std::string message = messageOf(parseArtifact(*bytes, "m.fusec"));
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+  };
+  auto firstOf = [](PlanDesc &p, PlanStep::Kind kind, bool maps) -> PlanStep * {
+    for (PlanStep &s : p.steps)
+      if (s.kind == kind && (!maps || !s.kernel.tensorMaps.empty()))
+        return &s;
+    return nullptr;
+  };
+  refused(lt, "an operand reaches past its buffer", [&](PlanDesc &p) {
+    PlanStep *s = firstOf(p, PlanStep::Kind::Matmul, false);
+    return s && (s->matmul.desc.c.rows *= 2, true);
+  });
+  refused(lt, "an operand reaches past its buffer", [&](PlanDesc &p) {
+    PlanStep *s = firstOf(p, PlanStep::Kind::Matmul, false);
+    return s && (s->matmul.desc.a.ld += 64, true);
+  });
+  refused(tma, "a tensor map reaches past its buffer", [&](PlanDesc &p) {
+    PlanStep *s = firstOf(p, PlanStep::Kind::Kernel, true);
+    return s && (s->kernel.tensorMaps[0].rows += 1000, true);
+  });
+  refused(tma, "a tensor map reaches past its buffer", [&](PlanDesc &p) {
+    PlanStep *s = firstOf(p, PlanStep::Kind::Kernel, true);
+    return s && (s->kernel.tensorMaps[0].offsetBytes += 1 << 30, true);
+  });
+}
+
+TEST(Artifact, NumbersMustBeIntegersInRangeAndBodiesInOrder) {
+  PlanDesc plan = planOf(FUSEC_SOURCE_DIR "/examples/softmax.json", "sm_90a");
+  std::vector<std::string> bodies;
+  nlohmann::json j = planToJson(plan, bodies);
+  nlohmann::json huge = j, negative = j, fraction = j;
+  huge["steps"][0]["kernel"]["grid"] = 1e300;
+  negative["steps"][0]["kernel"]["block"] = -1;
+  fraction["arenaBytes"] = 0.5;
+  EXPECT_NE(planFromJson(huge, bodies, "m").takeError().message().find("expected an integer"),
+            std::string::npos);
+  EXPECT_NE(planFromJson(negative, bodies, "m").takeError().message().find("out of range"),
+            std::string::npos);
+  EXPECT_NE(planFromJson(fraction, bodies, "m").takeError().message().find("expected an integer"),
+            std::string::npos);
+  // A body no kernel uses.
+  std::vector<std::string> extra = bodies;
+  extra.push_back("an unused body");
+  EXPECT_EQ(planFromJson(j, extra, "m").takeError().message(),
+            "m: 2 kernel bodies, 1 of them used");
 }
