@@ -104,7 +104,9 @@ public:
   /// lie over an input (a cache updated in place); inputs are read only.
   /// On sm_90+ each kernel may start beside the end of the one before it, and
   /// the first reads nothing before the work already in `stream` completes.
-  /// Call load() first where `stream` is being captured into a CUDA graph.
+  /// run() may be captured into a CUDA graph of the caller's (the kernels are
+  /// loaded and the stream's memory allocated outside the capture; call
+  /// load() first so that no compile happens inside it).
   ///
   /// Threads and streams: compile and inspect from any thread. Calls of
   /// run() and replay() on different streams may be in flight at once and
