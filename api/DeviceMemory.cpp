@@ -53,6 +53,11 @@ Status DeviceMemory::copy(bool toHost, void *host, uint64_t bytes) const {
   if (rt::Error err = gpu->makeCurrent())
     return toStatus(std::move(err));
   CudaDriver &drv = gpu->driver();
+  // A read waits for all work on the device: the writer may have run on a
+  // stream the synchronous copy does not wait for (a non-blocking one).
+  if (toHost)
+    if (Status s = toStatus(drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize")); !s)
+      return s;
   return toStatus(toHost ? drv.check(drv.cuMemcpyDtoH(host, ptr, bytes), "cuMemcpyDtoH")
                          : drv.check(drv.cuMemcpyHtoD(ptr, host, bytes), "cuMemcpyHtoD"));
 }

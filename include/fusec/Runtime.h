@@ -43,7 +43,8 @@ public:
   uint64_t bytes() const { return size; }
   /// The device's ordinal.
   int device() const { return ordinal; }
-  /// Copies to and from host memory (synchronous).
+  /// Copies to and from host memory (synchronous; a copy to the host first
+  /// waits for all work on the device).
   Status copyFromHost(const void *src, uint64_t bytes) {
     return copy(false, const_cast<void *>(src), bytes);
   }
