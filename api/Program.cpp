@@ -9,7 +9,7 @@
 #include "frontends/json/GraphReader.h"
 #include "runtime/CompileKernels.h"
 #include "runtime/DeviceMeasurements.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 #include "runtime/TuningCache.h"
 
 #include "mlir/IR/Builders.h"

@@ -7,7 +7,7 @@
 #include "runtime/DeviceBuffers.h"
 #include "runtime/Executable.h"
 #include "runtime/KernelCache.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -3,7 +3,7 @@
 
 #include "fusec/Status.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 namespace fusec {
 

@@ -18,7 +18,7 @@
 #pragma once
 
 #include "compiler/plan/PlanDesc.h"
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <cstdint>
 #include <string>

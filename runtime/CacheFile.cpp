@@ -1,6 +1,6 @@
 //===- CacheFile.cpp - small JSON files of measurements in the cache dir --===//
 #include "runtime/CacheFile.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 #include "compiler/support/ReadFile.h"
 
 #include "compiler/support/StrictJson.h"

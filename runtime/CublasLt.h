@@ -23,7 +23,7 @@
 #include "compiler/plan/MatmulDesc.h"
 #include "compiler/support/DType.h"
 
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <cuda.h>
 

@@ -11,7 +11,7 @@
 
 #include "runtime/DynamicLibrary.h"
 
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <cuda.h>
 

@@ -3,7 +3,7 @@
 
 #include "fusec/Tensor.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 #include "runtime/Executable.h"
 
 #include <vector>

@@ -1,6 +1,6 @@
 //===- DeviceMeasurements.cpp - device numbers measured by fusec bench ----===//
 #include "runtime/DeviceMeasurements.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 #include "compiler/support/Printable.h"
 #include "runtime/CacheFile.h"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <string>
 #include <string_view>

@@ -13,7 +13,7 @@
 #include "runtime/CublasLt.h"
 #include "runtime/CudaDriver.h"
 
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <memory>
 #include <mutex>

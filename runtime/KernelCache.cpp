@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelCache.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 #include "compiler/support/AtomicFile.h"
 #include "compiler/support/ReadFile.h"

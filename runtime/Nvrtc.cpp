@@ -1,6 +1,6 @@
 //===- Nvrtc.cpp - compile generated CUDA C++ with NVRTC -----------------===//
 #include "runtime/Nvrtc.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 #include "runtime/DynamicLibrary.h"
 

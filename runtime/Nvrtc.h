@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 #include "llvm/Support/Error.h"
 
 #include <string>

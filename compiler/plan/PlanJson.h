@@ -12,7 +12,7 @@
 #pragma once
 
 #include "compiler/plan/PlanDesc.h"
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <nlohmann/json.hpp>
 

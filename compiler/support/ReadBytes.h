@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include <cstdint>
 #include <functional>

@@ -3,7 +3,7 @@
 
 #include "compiler/support/Printable.h"
 #include "compiler/support/ReadBytes.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 #include <unistd.h>
 

@@ -29,7 +29,7 @@
 #include <random>
 #include <string>
 #include <vector>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 using namespace fusec;
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <thread>
 #include <vector>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 using namespace fusec;
 

@@ -36,7 +36,7 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 using namespace fusec;
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <map>
 #include <vector>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 namespace fusec::cli {
 

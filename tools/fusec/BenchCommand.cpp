@@ -22,7 +22,7 @@
 
 #include <cstdio>
 #include <ctime>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 namespace fusec::cli {
 

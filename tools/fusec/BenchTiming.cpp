@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 namespace fusec::cli {
 

@@ -12,7 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 
 namespace fusec::cli {

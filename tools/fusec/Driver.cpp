@@ -15,7 +15,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 namespace fusec::cli {
 

@@ -6,7 +6,7 @@
 #include "compiler/pipeline/SharedLaunch.h"
 #include "api/ProgramImpl.h"
 #include "frontends/json/GraphReader.h"
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 #include "compiler/plan/PlanJson.h"
 #include "compiler/support/Printable.h"
 #include "runtime/ArtifactFile.h"

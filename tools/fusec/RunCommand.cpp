@@ -14,7 +14,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 namespace fusec::cli {
 

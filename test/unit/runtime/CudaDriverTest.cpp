@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 using namespace fusec;
 using fusec::test::ScopedEnv;

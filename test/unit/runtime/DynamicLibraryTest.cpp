@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include "runtime/LlvmError.h"
+#include "compiler/support/LlvmError.h"
 
 using namespace fusec;
 

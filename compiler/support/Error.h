@@ -2,10 +2,11 @@
 //
 // The runtime (driver, cuBLASLt, executables, artifacts) links nothing of
 // LLVM, so that an application that only runs compiled artifacts carries no
-// compiler (docs/embedding.md). Its failures are these: an Error holds a
+// compiler (docs/embedding.md). It lives with the support code the
+// compiler and the runtime share. Its failures are these: an Error holds a
 // message or nothing, and an Expected<T> a value or an Error. They read like
 // LLVM's (`if (Error e = f()) return e;`, `if (!x) return x.takeError();`),
-// and where runtime/LlvmError.h is included they convert to llvm::Error and
+// and where compiler/support/LlvmError.h is included they convert to llvm::Error and
 // llvm::Expected<T>, so the compiler's code calls the runtime unchanged.
 //
 //===----------------------------------------------------------------------===//
@@ -24,7 +25,7 @@ namespace fusec::rt {
 class Error;
 
 /// How an Error becomes another error type `To`: specialized with a static
-/// `To convert(Error &&)` where that type is known (runtime/LlvmError.h).
+/// `To convert(Error &&)` where that type is known (compiler/support/LlvmError.h).
 template <typename To>
 struct ErrorConversion;
 

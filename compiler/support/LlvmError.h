@@ -1,13 +1,13 @@
 //===- LlvmError.h - the runtime's failures as LLVM's ---------------------===//
 //
 // The compiler's side speaks llvm::Error. Including this header lets a
-// runtime Error or Expected<T> (runtime/Error.h) stand where an llvm::Error
+// runtime Error or Expected<T> (compiler/support/Error.h) stand where an llvm::Error
 // or llvm::Expected<T> is wanted: returned, assigned or passed.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/Error.h"
+#include "compiler/support/Error.h"
 
 #include "llvm/Support/Error.h"
 
