@@ -2,6 +2,7 @@
 #include "fusec/Runtime.h"
 
 #include "api/RuntimeStatus.h"
+#include "api/BoundWeights.h"
 
 #include "compiler/support/HostTensor.h"
 #include "runtime/ArtifactFile.h"
@@ -19,6 +20,7 @@ struct CompiledGraph::Impl {
   const ArtifactTarget *target = nullptr;
   std::optional<GpuContext> gpu;
   std::unique_ptr<Executable> exe;
+  std::unique_ptr<DeviceWeights> weights;
   LoadTimes times;
 };
 
@@ -35,7 +37,8 @@ double lap(std::chrono::steady_clock::time_point &start) {
 
 CompiledGraph::CompiledGraph() : p(std::make_unique<Impl>()) {}
 CompiledGraph::~CompiledGraph() {
-  p->exe.reset();  // its modules and buffers go before the context
+  p->weights.reset();  // the weights, modules and buffers go before the context
+  p->exe.reset();
 }
 
 Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGraph> &out) {
@@ -66,6 +69,16 @@ Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGrap
     return toStatus(exe.takeError());
   impl.exe = std::move(*exe);
   impl.times.kernels = lap(start);
+  if (!impl.artifact.weights.empty()) {
+    if (Status s = bindWeightFiles(*impl.exe, *impl.gpu,
+                                   WeightFiles::inMemory(path + " (embedded weights)",
+                                                         impl.artifact.weights),
+                                   impl.artifact.parameters, impl.weights);
+        !s)
+      return s;
+    impl.artifact.weights = std::string();  // on the GPU now
+    impl.times.weights = lap(start);
+  }
   out = std::move(g);
   return Status::success();
 }
@@ -83,6 +96,16 @@ double CompiledGraph::inputScale(size_t i) const {
 std::vector<HostTensor> CompiledGraph::randomInputs(uint64_t seed) const {
   return drawRandomInputs(inputs(), p->target->plan.inputScales, seed);
 }
+
+Status CompiledGraph::bindWeights(const std::vector<std::string> &files) {
+  auto start = std::chrono::steady_clock::now();
+  Status s = bindWeightFiles(*p->exe, *p->gpu, WeightFiles::open(files), p->artifact.parameters,
+                             p->weights);
+  p->times.weights = lap(start);
+  return s;
+}
+
+bool CompiledGraph::weightsBound() const { return p->weights != nullptr; }
 
 const std::string &CompiledGraph::arch() const { return p->target->plan.arch; }
 const std::string &CompiledGraph::producer() const { return p->artifact.producer; }

@@ -1,6 +1,7 @@
 //===- Program.cpp - the public C++ API -----------------------------------===//
 #include "api/ProgramImpl.h"
 #include "api/RuntimeStatus.h"
+#include "api/BoundWeights.h"
 
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/interp/Interpreter.h"
@@ -74,7 +75,10 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   impl.plan = std::move(*plan);
   for (const std::string &w : impl.plan.warnings)
     llvm::errs() << "fusec: warning: " << w << "\n";
-  impl.plan.inputScales = randomInputScales(graphFunction(*impl.original));
+  mlir::func::FuncOp func = graphFunction(*impl.original);
+  impl.plan.inputScales = randomInputScales(func);
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    impl.parameters.push_back(isParameter(func, i));
   return program;
 }
 
@@ -115,6 +119,9 @@ Status Program::compileText(const std::string &json, const std::string &name,
 
 const std::vector<TensorSpec> &Program::inputs() const { return p->plan.inputs; }
 const std::vector<TensorSpec> &Program::outputs() const { return p->plan.outputs; }
+bool Program::isParameter(size_t i) const {
+  return i < p->parameters.size() && p->parameters[i];
+}
 
 std::vector<KernelInfo> Program::kernels() const {
   std::vector<KernelInfo> out;
@@ -202,6 +209,14 @@ Status Program::Impl::load() {
 }
 
 Status Program::load() { return p->load(); }
+
+Status Program::bindWeights(const std::vector<std::string> &files) {
+  if (Status s = p->load(); !s)
+    return s;
+  return bindWeightFiles(*p->exe, *p->gpu, WeightFiles::open(files), p->parameters, p->weights);
+}
+
+bool Program::weightsBound() const { return p->weights != nullptr; }
 
 Status Program::run(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
                     void *stream) {

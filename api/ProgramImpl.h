@@ -5,6 +5,7 @@
 #include "include/fusec/fusec.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffers.h"
+#include "runtime/DeviceWeights.h"
 #include "runtime/Executable.h"
 #include "runtime/KernelCache.h"
 #include "compiler/support/LlvmError.h"
@@ -27,6 +28,8 @@ struct Program::Impl {
   std::optional<GpuContext> gpu;
   std::unique_ptr<KernelCache> cache;
   std::unique_ptr<Executable> exe;
+  std::unique_ptr<DeviceWeights> weights;  ///< bindWeights
+  std::vector<bool> parameters;            ///< per graph input
   std::mutex loading;  ///< the first calls from several threads load once
 
   /// Creates the GPU context, kernel cache and executable once.
@@ -55,9 +58,10 @@ struct ProgramAccess {
 
 /// Compiles the kernels of `programs` (one graph compiled for several
 /// architectures, one program each) and writes them to `path` as one
-/// artifact (runtime/ArtifactFile.h), whole or not at all.
+/// artifact (runtime/ArtifactFile.h), whole or not at all; `weights`, a
+/// safetensors image of the parameters, embedded where not empty.
 llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::string &path,
-                         KernelCache &cache);
+                         KernelCache &cache, std::string weights = {});
 
 /// Where the device profile or the target is left empty, the GPU's
 /// (selectedDeviceOrdinal()): its profile where fusec has one, its

@@ -5,12 +5,14 @@
 #include "frontends/json/GraphReader.h"
 #include "runtime/ArtifactFile.h"
 #include "runtime/CompileKernels.h"
+#include "runtime/WeightFiles.h"
 
 namespace fusec {
 
 llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::string &path,
-                         KernelCache &cache) {
+                         KernelCache &cache, std::string weights) {
   Artifact artifact;
+  artifact.weights = std::move(weights);
   artifact.producer = std::string("fusec ") + version();
   for (Program *program : programs) {
     Program::Impl &impl = ProgramAccess::of(*program);
@@ -25,11 +27,8 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
     ArtifactTarget target{impl.plan, {}};
     for (const auto &body : compiled->bodies)
       target.cubins.push_back(body->cubin);
-    if (artifact.targets.empty()) {
-      mlir::func::FuncOp func = graphFunction(*impl.original);
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        artifact.parameters.push_back(isParameter(func, i));
-    }
+    if (artifact.targets.empty())
+      artifact.parameters = impl.parameters;
     artifact.targets.push_back(std::move(target));
   }
   auto bytes = serializeArtifact(artifact);
@@ -38,6 +37,14 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
   // What is written is read back as the runtime will: a plan the reader
   // refuses is found here, not at deployment.
   auto back = parseArtifact(*bytes, path);
+  if (back && !back->weights.empty()) {
+    // The weights must bind as they will at load.
+    auto files = WeightFiles::inMemory(path + " (embedded weights)", back->weights);
+    if (!files)
+      return files.takeError();
+    if (auto refs = files->bind(back->inputs(), back->parameters); !refs)
+      return refs.takeError();
+  }
   if (!back)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: the artifact does not read back: %s",

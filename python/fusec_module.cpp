@@ -165,13 +165,18 @@ uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, const std::str
 /// A call of a loaded graph (Program or CompiledGraph) on DLPack tensors.
 template <typename G>
 py::object call(G &g, py::args args, py::object stream, bool graph) {
-  const auto &ins = g.inputs();
+  // With its weights bound, a call passes the inputs that are not parameters.
+  std::vector<fusec::TensorSpec> ins;
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    if (!g.weightsBound() || !g.isParameter(i))
+      ins.push_back(g.inputs()[i]);
   const auto &outs = g.outputs();
   if (args.size() != ins.size()) {
     std::string names;
     for (const auto &t : ins)
       names += (names.empty() ? "" : ", ") + t.name;
-    invalid("the graph takes " + std::to_string(ins.size()) + " input(s) (" + names + "), " +
+    invalid("the graph takes " + std::to_string(ins.size()) + " input(s) (" + names + ")" +
+            (g.weightsBound() ? " besides its bound weights" : "") + ", " +
             std::to_string(args.size()) + " given");
   }
   std::vector<py::object> keep;
@@ -207,6 +212,28 @@ py::object call(G &g, py::args args, py::object stream, bool graph) {
   for (size_t i = 0; i < results.size(); ++i)
     t[i] = py::cast(std::move(results[i]));
   return t;
+}
+
+/// One path or a list of them (a model's shards).
+std::vector<std::string> pathList(py::object files) {
+  if (py::isinstance<py::str>(files) || py::hasattr(files, "__fspath__"))
+    return {py::str(files.attr("__fspath__")()).cast<std::string>()};
+  std::vector<std::string> out;
+  for (py::handle f : files)
+    out.push_back(py::isinstance<py::str>(f) ? f.cast<std::string>()
+                                              : py::str(f.attr("__fspath__")()).cast<std::string>());
+  return out;
+}
+
+template <typename G>
+void bindWeights(G &g, py::object files) {
+  std::vector<std::string> paths = pathList(files);
+  fusec::Status st = fusec::Status::success();
+  {
+    py::gil_scoped_release unlocked;
+    st = g.bindWeights(paths);
+  }
+  check(std::move(st));
 }
 
 py::list specs(const std::vector<fusec::TensorSpec> &v) {
@@ -276,6 +303,12 @@ PYBIND11_MODULE(_fusec, m) {
            "compile the kernels (NVRTC, cached) and load them on the GPU")
       .def("save", [](fusec::Program &p, const std::string &path) { check(p.saveArtifact(path)); },
            py::arg("path"), "write an artifact that fusec.load runs without the compiler")
+      .def("is_parameter", &fusec::Program::isParameter, py::arg("i"),
+           "whether input i is a parameter (a weight)")
+      .def("bind_weights", &bindWeights<fusec::Program>, py::arg("files"),
+           "copy the parameters from safetensors file(s) to the GPU once; later calls pass "
+           "only the other inputs")
+      .def_property_readonly("weights_bound", &fusec::Program::weightsBound)
       .def("__call__",
            [](fusec::Program &p, py::args args, py::object stream, bool graph) {
              return call(p, args, stream, graph);
@@ -293,7 +326,12 @@ PYBIND11_MODULE(_fusec, m) {
                              [](const fusec::CompiledGraph &g) { return specs(g.outputs()); })
       .def_property_readonly("arch", &fusec::CompiledGraph::arch)
       .def_property_readonly("producer", &fusec::CompiledGraph::producer)
-      .def("is_parameter", &fusec::CompiledGraph::isParameter)
+      .def("is_parameter", &fusec::CompiledGraph::isParameter, py::arg("i"),
+           "whether input i is a parameter (a weight)")
+      .def("bind_weights", &bindWeights<fusec::CompiledGraph>, py::arg("files"),
+           "copy the parameters from safetensors file(s) to the GPU once; later calls pass "
+           "only the other inputs")
+      .def_property_readonly("weights_bound", &fusec::CompiledGraph::weightsBound)
       .def("__call__",
            [](fusec::CompiledGraph &g, py::args args, py::object stream, bool graph) {
              return call(g, args, stream, graph);
@@ -303,7 +341,7 @@ PYBIND11_MODULE(_fusec, m) {
   m.def(
       "compile",
       [](const std::string &path, py::object device, py::object arch, const std::string &gemm,
-         bool fuse, std::map<std::string, int64_t> sizes) {
+         bool fuse, std::map<std::string, int64_t> sizes, py::object weights) {
         fusec::Options o;
         if (!device.is_none())
           o.device = device.cast<std::string>();
@@ -314,12 +352,15 @@ PYBIND11_MODULE(_fusec, m) {
         o.sizes = std::move(sizes);
         std::unique_ptr<fusec::Program> p;
         check(fusec::Program::compileFile(path, o, p));
+        if (!weights.is_none())
+          bindWeights(*p, weights);
         return p;
       },
       py::arg("path"), py::kw_only(), py::arg("device") = py::none(),
       py::arg("arch") = py::none(), py::arg("gemm") = "auto", py::arg("fuse") = true,
-      py::arg("sizes") = std::map<std::string, int64_t>(),
-      "read, fuse and plan a graph (JSON or ONNX); device and arch default to the GPU's");
+      py::arg("sizes") = std::map<std::string, int64_t>(), py::arg("weights") = py::none(),
+      "read, fuse and plan a graph (JSON or ONNX); device and arch default to the GPU's; "
+      "`weights`: safetensors file(s) bound at once (needs the GPU)");
   m.def(
       "compile_text",
       [](const std::string &json, const std::string &name, py::object arch) {
@@ -334,10 +375,14 @@ PYBIND11_MODULE(_fusec, m) {
       py::arg("arch") = py::none(), "compile a graph given as JSON text");
   m.def(
       "load",
-      [](const std::string &path) {
+      [](const std::string &path, py::object weights) {
         std::unique_ptr<fusec::CompiledGraph> g;
         check(fusec::CompiledGraph::load(path, g));
+        if (!weights.is_none())
+          bindWeights(*g, weights);
         return g;
       },
-      py::arg("path"), "load an artifact (fusec compile -o model.fusec) on the GPU");
+      py::arg("path"), py::kw_only(), py::arg("weights") = py::none(),
+      "load an artifact (fusec compile -o model.fusec) on the GPU; `weights`: safetensors "
+      "file(s) to bind (an artifact may embed its own)");
 }

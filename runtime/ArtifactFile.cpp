@@ -1,6 +1,8 @@
 //===- ArtifactFile.cpp - a compiled graph in one file --------------------===//
 #include "runtime/ArtifactFile.h"
 
+#include "runtime/SafetensorsHeader.h"
+
 #include "compiler/plan/PlanJson.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/ReadBytes.h"
@@ -88,6 +90,11 @@ rt::Expected<std::string> serializeArtifact(const Artifact &a) {
   }
   nlohmann::json header = {{"producer", a.producer}, {"parameters", a.parameters},
                            {"targets", targets}};
+  if (!a.weights.empty()) {
+    blobs.append((64 - blobs.size() % 64) % 64, '\0');
+    header["weights"] = {{"offset", blobs.size()}, {"bytes", a.weights.size()}};
+    blobs += a.weights;
+  }
   std::string text = header.dump();
   text.append((16 - (kPreamble + text.size()) % 16) % 16, ' ');
   std::string out(kMagic, sizeof kMagic);
@@ -152,6 +159,17 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
       if (plan->arch != arch)
         return fail("target " + printable(arch) + " holds a plan for " + printable(plan->arch));
       a.targets.push_back({std::move(*plan), std::move(cubins)});
+    }
+    if (header.contains("weights")) {
+      const nlohmann::json &w = header.at("weights");
+      uint64_t offset = jsonInteger<uint64_t>(w.at("offset"));
+      uint64_t n = jsonInteger<uint64_t>(w.at("bytes"));
+      if (offset > blobBytes || n > blobBytes - offset || n == 0)
+        return fail("its weights lie outside the file");
+      a.weights = bytes.substr(kPreamble + headerBytes + offset, n);
+      auto image = parseSafetensorsPrefix(where + ", its weights", a.weights, a.weights.size());
+      if (!image)
+        return image.takeError();
     }
   } catch (const std::exception &e) {
     return fail("its header: " + jsonWhy(e));

@@ -2,12 +2,14 @@
 //
 // What `fusec compile -o model.fusec` writes and the runtime loads without
 // the compiler: one plan per target architecture (the kernels differ by
-// target), each kernel body's source and cubin, and which graph inputs are
-// parameters (bound from weights files at load; the weights stay in their
-// safetensors files). Layout (docs/artifact.md):
+// target), each kernel body's source and cubin, which graph inputs are
+// parameters, and on request the weights themselves (a safetensors image;
+// else they stay in their files and are bound at load). Layout
+// (docs/artifact.md):
 //
 //   "FUSECART"  u32 format version  u32 zero  u64 header bytes  u64 blob bytes
-//   u32 CRC-32 of header and blobs  u32 zero  header (JSON)  blobs (cubins)
+//   u32 CRC-32 of header and blobs  u32 zero  header (JSON)  blobs (cubins,
+//   then the weights' image where embedded, 64-byte aligned)
 //
 // Reading checks the magic, the version, the sizes against the file's, the
 // checksum and then every field of the plans (compiler/plan/PlanJson.h); each
@@ -36,10 +38,14 @@ struct ArtifactTarget {
 };
 
 struct Artifact {
-  static constexpr uint32_t kFormatVersion = 1;
+  /// 2: embedded weights.
+  static constexpr uint32_t kFormatVersion = 2;
   std::string producer;            ///< "fusec 0.1.0"
   std::vector<bool> parameters;    ///< per graph input: bound from weights
   std::vector<ArtifactTarget> targets;
+  /// The parameters as a safetensors file's bytes, where embedded; empty
+  /// where they stay in files of their own.
+  std::string weights;
 
   /// The graph's inputs and outputs (every target's are the same).
   const std::vector<TensorSpec> &inputs() const { return targets.front().plan.inputs; }

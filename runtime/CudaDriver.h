@@ -60,6 +60,8 @@
   X(cuOccupancyMaxActiveClusters)                                              \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
+  X(cuMemAllocHost)                                                            \
+  X(cuMemFreeHost)                                                             \
   X(cuMemAllocAsync)                                                           \
   X(cuMemFreeAsync)                                                            \
   X(cuMemcpyHtoD)                                                              \

@@ -58,13 +58,17 @@ rt::Error DeviceBuffers::download(std::vector<HostTensor> &out,
 rt::Error runOnHostTensors(Executable &exe, CudaDriver &drv, const std::vector<HostTensor> &inputs,
                            std::vector<HostTensor> &outputs, bool replay) {
   const PlanDesc &plan = exe.plan();
-  if (inputs.size() != plan.inputs.size())
-    return rt::errorf("the graph takes %zu inputs, %zu were given", plan.inputs.size(),
-                      inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].dtype() != plan.inputs[i].dtype || inputs[i].shape() != plan.inputs[i].shape)
-      return rt::errorf("input %zu ('%s') has another dtype or shape than the graph's", i,
-                        printable(plan.inputs[i].name).c_str());
+  // Every input, or those left once weights are bound.
+  std::vector<size_t> passed = exe.passedInputs(inputs.size());
+  if (passed.size() != inputs.size())
+    return rt::errorf("the graph takes %zu inputs (or those not bound), %zu were given",
+                      plan.inputs.size(), inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorSpec &spec = plan.inputs[passed[k]];
+    if (inputs[k].dtype() != spec.dtype || inputs[k].shape() != spec.shape)
+      return rt::errorf("input %zu ('%s') has another dtype or shape than the graph's", passed[k],
+                        printable(spec.name).c_str());
+  }
   if (rt::Error err = exe.makeCurrent())  // before the buffers' allocations
     return err;
   DeviceBuffers in(drv), out(drv);

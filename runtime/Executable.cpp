@@ -1,6 +1,7 @@
 //===- Executable.cpp - a loaded plan: modules, arena, matmul plans -------===//
 #include "runtime/Executable.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace fusec {
@@ -302,13 +303,58 @@ CUdeviceptr Executable::bufferAddress(int id, const std::vector<CUdeviceptr> &in
   return 0;
 }
 
-rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &in,
+rt::Error Executable::bindInputs(std::vector<CUdeviceptr> addresses) {
+  if (addresses.size() != desc.inputs.size())
+    return rt::errorf("plan %s takes %zu inputs, %zu bound", desc.graphName.c_str(),
+                      desc.inputs.size(), addresses.size());
+  for (CUdeviceptr p : addresses)
+    if (p % 16 != 0)
+      return rt::errorf("bound input buffers must be 16-byte aligned");
+  unbound = size_t(std::count(addresses.begin(), addresses.end(), CUdeviceptr(0)));
+  bound = unbound == addresses.size() ? std::vector<CUdeviceptr>() : std::move(addresses);
+  return rt::Error::success();
+}
+
+std::vector<size_t> Executable::passedInputs(size_t given) const {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < desc.inputs.size(); ++i)
+    if (given == desc.inputs.size() || (given == unbound && !bound.empty() && !bound[i]))
+      idx.push_back(i);
+  return idx.size() == given ? idx : std::vector<size_t>();
+}
+
+rt::Expected<const std::vector<CUdeviceptr> *>
+Executable::withBound(const std::vector<CUdeviceptr> &in, std::vector<CUdeviceptr> &full) const {
+  if (bound.empty())
+    return &in;
+  if (in.size() == desc.inputs.size()) {
+    full = in;
+    for (size_t i = 0; i < full.size(); ++i)
+      if (bound[i] && !full[i])
+        full[i] = bound[i];
+    return &full;
+  }
+  if (in.size() != unbound)
+    return rt::errorf("plan %s takes %zu inputs (%zu with its bound weights left out), got %zu",
+                      desc.graphName.c_str(), desc.inputs.size(), unbound, in.size());
+  full = bound;
+  for (size_t i = 0, next = 0; i < full.size(); ++i)
+    if (!full[i])
+      full[i] = in[next++];
+  return &full;
+}
+
+rt::Error Executable::enqueueStep(size_t i, const std::vector<CUdeviceptr> &given,
                                   const std::vector<CUdeviceptr> &out, CUstream stream) {
+  std::vector<CUdeviceptr> full;
+  auto in = withBound(given, full);
+  if (!in)
+    return in.takeError();
   auto m = memoryFor(stream);
   if (!m)
     return m.takeError();
   std::lock_guard<std::mutex> calls((*m)->calls);
-  return enqueueStepWith(**m, i, in, out, stream);
+  return enqueueStepWith(**m, i, **in, out, stream);
 }
 
 rt::Error Executable::enqueueStepWith(StreamMemory &mem, size_t i,
@@ -398,13 +444,17 @@ rt::Error Executable::poisonArena(CUstream stream) {
                    "cuMemsetD8Async (arena)");
 }
 
-rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &in,
+rt::Error Executable::enqueue(const std::vector<CUdeviceptr> &given,
                               const std::vector<CUdeviceptr> &out, CUstream stream) {
+  std::vector<CUdeviceptr> full;
+  auto in = withBound(given, full);
+  if (!in)
+    return in.takeError();
   auto m = memoryFor(stream);
   if (!m)
     return m.takeError();
   std::lock_guard<std::mutex> calls((*m)->calls);
-  return enqueueWith(**m, in, out, stream);
+  return enqueueWith(**m, **in, out, stream);
 }
 
 rt::Error Executable::enqueueWith(StreamMemory &mem, const std::vector<CUdeviceptr> &in,
@@ -425,9 +475,14 @@ rt::Error Executable::enqueueWith(StreamMemory &mem, const std::vector<CUdevicep
   return rt::Error::success();
 }
 
-rt::Error Executable::replay(const std::vector<CUdeviceptr> &in,
+rt::Error Executable::replay(const std::vector<CUdeviceptr> &given,
                              const std::vector<CUdeviceptr> &out, CUstream stream) {
   CudaDriver &drv = ctx.driver();
+  std::vector<CUdeviceptr> full;
+  auto resolved = withBound(given, full);
+  if (!resolved)
+    return resolved.takeError();
+  const std::vector<CUdeviceptr> &in = **resolved;
   // The stream's memory first: nothing is allocated while capturing.
   auto mem = memoryFor(stream);
   if (!mem)

@@ -49,6 +49,17 @@ public:
   /// instantiating another. Host cost per call: one cuGraphLaunch.
   rt::Error replay(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                    CUstream stream);
+  /// Binds graph inputs to device memory for every later call: `bound[i]`
+  /// is input i's address (a weight uploaded once, runtime/DeviceWeights.h),
+  /// 0 where the input is passed per call. Calls then take either one
+  /// pointer per graph input (0 for a bound one, which the bound address
+  /// replaces) or one per input left unbound, in order. Not while calls are
+  /// in flight.
+  rt::Error bindInputs(std::vector<CUdeviceptr> bound);
+  /// Which graph inputs a call that passes `given` pointers fills, in
+  /// order: every input, or the unbound ones; empty when `given` is neither
+  /// count.
+  std::vector<size_t> passedInputs(size_t given) const;
   /// How many bindings were captured so far.
   unsigned captures() const { return captureCount; }
   /// Enqueues step `i` alone (for per-kernel timing).
@@ -91,6 +102,10 @@ private:
   /// for when `wait`).
   rt::Error allocate(StreamMemory &m, CUstream zero, bool wait);
   void release(StreamMemory &m);
+  /// `in` with the bound inputs filled in (`full` holds them where it
+  /// differs from `in`), or an error for a wrong count.
+  rt::Expected<const std::vector<CUdeviceptr> *>
+  withBound(const std::vector<CUdeviceptr> &in, std::vector<CUdeviceptr> &full) const;
   rt::Error enqueueWith(StreamMemory &m, const std::vector<CUdeviceptr> &in,
                         const std::vector<CUdeviceptr> &out, CUstream launch);
   rt::Error enqueueStepWith(StreamMemory &m, size_t i, const std::vector<CUdeviceptr> &in,
@@ -107,6 +122,8 @@ private:
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
+  std::vector<CUdeviceptr> bound;  ///< per input (bindInputs); empty when none is
+  size_t unbound = 0;               ///< inputs a call passes with the bound ones left out
   std::vector<std::unique_ptr<StreamMemory>> streams;
   std::mutex streamsMutex;
   /// Zeroes the scratch of a stream whose first call comes while it is being

@@ -9,20 +9,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace fusec {
-namespace {
-
-/// Closes the descriptor on every path out.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-};
-
-} // namespace
 
 std::string byteCount(uint64_t n) {
   if (n >= (uint64_t(1) << 30) && n % (uint64_t(1) << 30) == 0)
@@ -32,16 +21,13 @@ std::string byteCount(uint64_t n) {
   return std::to_string(n) + " bytes";
 }
 
-rt::Error readFileInto(const std::string &path, std::string_view what, uint64_t offset,
-                       uint64_t length, bool whole, uint64_t limit,
-                       const std::function<char *(uint64_t)> &allocate, bool *missing) {
-  auto fail = [&](const std::string &why) {
-    return rt::Error::failure("cannot read " + std::string(what) + " '" + printable(path) +
-                              "': " + why);
-  };
+rt::Expected<InputFile> InputFile::open(const std::string &path, std::string_view what,
+                                        bool *missing) {
+  InputFile f;
+  f.name = path;
+  f.kind = what;
   if (missing)
     *missing = false;
-  Fd f;
   // Non-blocking, so that opening a FIFO returns at once; the type check
   // below then refuses it.
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -49,44 +35,85 @@ rt::Error readFileInto(const std::string &path, std::string_view what, uint64_t 
     int e = errno;
     if (missing && (e == ENOENT || e == ENOTDIR))  // no such file, or folder on its path
       *missing = true;
-    return fail(std::strerror(e));
+    return f.failure(std::strerror(e));
   }
   struct stat st;
   if (::fstat(f.fd, &st) != 0)
-    return fail(std::strerror(errno));
+    return f.failure(std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return fail(S_ISDIR(st.st_mode) ? std::strerror(EISDIR)
-                                    : "not a regular file (a FIFO, a device or a socket)");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (whole) {
-    if (size > limit)
-      return fail("it holds " + byteCount(size) + ", more than the " + byteCount(limit) + " a " +
-                  std::string(what) + " may hold");
-    length = size;
-  } else if (offset > size || length > size - offset) {
-    return fail(std::to_string(length) + " bytes at offset " + std::to_string(offset) +
-                " are past its end (" + std::to_string(size) + " bytes)");
-  }
+    return f.failure(S_ISDIR(st.st_mode) ? std::strerror(EISDIR)
+                                         : "not a regular file (a FIFO, a device or a socket)");
+  f.bytes = static_cast<uint64_t>(st.st_size);
   int flags = ::fcntl(f.fd, F_GETFL);
   if (flags >= 0)
     ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
-  char *out = allocate(length);
-  if (!out)
-    return fail("out of memory for " + byteCount(length));
+  return std::move(f);
+}
+
+InputFile::InputFile(InputFile &&o) noexcept
+    : fd(std::exchange(o.fd, -1)), bytes(o.bytes), name(std::move(o.name)),
+      kind(std::move(o.kind)) {}
+
+InputFile &InputFile::operator=(InputFile &&o) noexcept {
+  if (this != &o) {
+    if (fd >= 0)
+      ::close(fd);
+    fd = std::exchange(o.fd, -1);
+    bytes = o.bytes;
+    name = std::move(o.name);
+    kind = std::move(o.kind);
+  }
+  return *this;
+}
+
+InputFile::~InputFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+rt::Error InputFile::failure(const std::string &why) const {
+  return rt::Error::failure("cannot read " + kind + " '" + printable(name) + "': " + why);
+}
+
+rt::Error InputFile::read(uint64_t offset, uint64_t length, char *out) const {
+  if (offset > bytes || length > bytes - offset)
+    return failure(std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                   " are past its end (" + std::to_string(bytes) + " bytes)");
   uint64_t done = 0;
   while (done < length) {
-    ssize_t n = ::pread(f.fd, out + done,
+    ssize_t n = ::pread(fd, out + done,
                         static_cast<size_t>(std::min<uint64_t>(length - done, 1 << 30)),
                         static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return fail(std::strerror(errno));
+      return failure(std::strerror(errno));
     if (n == 0)
-      return fail("it became shorter while being read");
+      return failure("it became shorter while being read");
     done += static_cast<uint64_t>(n);
   }
   return rt::Error::success();
+}
+
+rt::Error readFileInto(const std::string &path, std::string_view what, uint64_t offset,
+                       uint64_t length, bool whole, uint64_t limit,
+                       const std::function<char *(uint64_t)> &allocate, bool *missing) {
+  auto f = InputFile::open(path, what, missing);
+  if (!f)
+    return f.takeError();
+  if (whole) {
+    if (f->size() > limit)
+      return f->failure("it holds " + byteCount(f->size()) + ", more than the " +
+                        byteCount(limit) + " a " + std::string(what) + " may hold");
+    offset = 0;
+    length = f->size();
+  } else if (offset > f->size() || length > f->size() - offset) {
+    return f->read(offset, length, nullptr);  // the message for a read past the end
+  }
+  char *out = allocate(length);
+  if (!out)
+    return f->failure("out of memory for " + byteCount(length));
+  return f->read(offset, length, out);
 }
 
 rt::Expected<std::string> readFileBytes(const std::string &path, std::string_view what,

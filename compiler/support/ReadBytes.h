@@ -17,6 +17,36 @@
 
 namespace fusec {
 
+/// A regular file opened for reading at offsets (never mapped: a file that
+/// another process rewrites cannot fault the reader). Opening refuses a
+/// FIFO, a device or a socket without blocking on it.
+class InputFile {
+public:
+  /// `what` the file is, for messages ("weights file"). `missing` (if given)
+  /// is set when the file or a folder on its path does not exist.
+  static rt::Expected<InputFile> open(const std::string &path, std::string_view what,
+                                      bool *missing = nullptr);
+  InputFile(InputFile &&o) noexcept;
+  InputFile &operator=(InputFile &&o) noexcept;
+  InputFile(const InputFile &) = delete;
+  InputFile &operator=(const InputFile &) = delete;
+  ~InputFile();
+
+  /// The size when it was opened.
+  uint64_t size() const { return bytes; }
+  const std::string &path() const { return name; }
+  /// Reads `length` bytes at `offset` into `out`.
+  rt::Error read(uint64_t offset, uint64_t length, char *out) const;
+  /// "cannot read weights file 'w.safetensors': `why`".
+  rt::Error failure(const std::string &why) const;
+
+private:
+  InputFile() = default;
+  int fd = -1;
+  uint64_t bytes = 0;
+  std::string name, kind;
+};
+
 /// Reads `path` (`what` it is, for messages) into memory that `allocate`
 /// returns for the byte count (null: out of memory): the whole file when
 /// `whole` (failing past `limit` bytes), else `length` bytes at `offset`.

@@ -65,7 +65,8 @@ public:
   /// GPU ($FUSEC_DEVICE, else 0) runs and loads its kernels there. Fails
   /// with InvalidArtifact for a file that is not a whole artifact of this
   /// format, WrongArchitecture where it holds no kernels this GPU runs, NoGpu
-  /// without a GPU.
+  /// without a GPU. Weights embedded in the artifact (`fusec compile
+  /// --embed-weights`) are bound here.
   static Status load(const std::string &path, std::unique_ptr<CompiledGraph> &out);
   ~CompiledGraph();
 
@@ -90,11 +91,20 @@ public:
     double read = 0;     ///< reading and checking the file
     double gpu = 0;      ///< the CUDA driver and the device's context (once per process)
     double kernels = 0;  ///< modules, cuBLASLt plans, the arena
+    double weights = 0;  ///< the embedded weights, or the last bindWeights, to the GPU
   };
   const LoadTimes &loadTimes() const;
 
+  /// Binds the parameters from safetensors files, as Program::bindWeights:
+  /// copied to the GPU once; later calls pass only the other inputs.
+  Status bindWeights(const std::vector<std::string> &files);
+  /// Whether the parameters are bound (embedded in the artifact, or
+  /// bindWeights).
+  bool weightsBound() const;
+
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream):
-  /// one 16-byte-aligned device pointer per input and output, as
+  /// one 16-byte-aligned device pointer per input (less the bound weights)
+  /// and output, as
   /// Program::run takes them, with the same rules on threads and streams
   /// (calls on different streams at once, each stream with an arena of its
   /// own; one thread at a time per stream).

@@ -79,6 +79,9 @@ public:
 
   const std::vector<TensorSpec> &inputs() const;
   const std::vector<TensorSpec> &outputs() const;
+  /// Whether graph input `i` is a parameter (a weight: "parameter": true in
+  /// the graph file, an ONNX initializer) rather than a per-call input.
+  bool isParameter(size_t i) const;
   std::vector<KernelInfo> kernels() const;
   /// The fused module as MLIR text (fusec.fusion groups with their costs).
   std::string fusedMlir() const;
@@ -99,8 +102,22 @@ public:
   /// Fails with WrongArchitecture where they were built for an architecture
   /// this GPU cannot run (sm_90a kernels on an A100, sm_80 ones on an H100).
   Status load();
+  /// Binds the graph's parameters from safetensors files (one, or a model's
+  /// shards), each by name: loads the program, copies the weights to the
+  /// GPU once and keeps them there for every later call. Those calls then
+  /// pass only the inputs that are not parameters (or every input, 0 in a
+  /// bound parameter's place). Reads the files in pieces: host memory stays
+  /// small whatever the model's size. InvalidArgument where a parameter is
+  /// missing, has another dtype or shape, or a file holds a tensor that is no
+  /// parameter. Not while calls are in flight; binding again replaces the
+  /// weights (after the GPU has finished the calls that read them).
+  Status bindWeights(const std::vector<std::string> &files);
+  /// Whether bindWeights has bound the parameters.
+  bool weightsBound() const;
+
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream).
-  /// One 16-byte-aligned device pointer per input and output. An output may
+  /// One 16-byte-aligned device pointer per input (less the bound weights,
+  /// bindWeights) and output. An output may
   /// lie over an input (a cache updated in place); inputs are read only.
   /// On sm_90+ each kernel may start beside the end of the one before it, and
   /// the first reads nothing before the work already in `stream` completes.
@@ -124,8 +141,9 @@ public:
   /// cost of one launch. The same rules on streams and threads as run().
   Status replay(const std::vector<uint64_t> &deviceInputs,
                 const std::vector<uint64_t> &deviceOutputs, void *stream = nullptr);
-  /// Copies `inputs` to the GPU, runs, and copies the outputs back. The
-  /// outputs and the intermediates are filled with NaN first, so a kernel
+  /// Copies `inputs` (every input, or those not bound) to the GPU, runs, and
+  /// copies the outputs back. The outputs and the intermediates are filled
+  /// with NaN first, so a kernel
   /// that leaves an element unwritten, or reads one before it is written,
   /// shows in the result.
   /// With `asGraph`, the run is one CUDA graph launch, as replay() makes it.

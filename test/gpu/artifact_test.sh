@@ -41,4 +41,26 @@ for g in examples/softmax.json examples/rms_norm.json examples/linear_gelu_resid
   fi
   echo "ok $g: $(ls -l "$work/$name.fusec" | awk '{print $5}') bytes; ${timing#fusec: }"
 done
+
+# Weights: embedded in the artifact (bound at load), or bound from their
+# files by `fusec run --weights`; both give what the interpreter gives.
+p=$src/test/lit/frontend/Inputs
+for t in w b x; do
+  "$fusec" eval "$p/params-$t.json" -o "$work/$t.safetensors" >/dev/null || status=1
+done
+"$fusec" compile "$p/params.json" -o "$work/emb.fusec" --embed-weights \
+  --weights "$work/w.safetensors,$work/b.safetensors" 2>/dev/null || status=1
+"$fusec" compile "$p/params.json" -o "$work/plain.fusec" 2>/dev/null || status=1
+for run in "emb.fusec" "plain.fusec --weights $work/w.safetensors,$work/b.safetensors"; do
+  # shellcheck disable=SC2086
+  if "$fusec" run $work/$run --inputs "$work/x.safetensors" -o "$work/y.safetensors" \
+       >/dev/null 2>"$work/err" &&
+     "$fusec" eval "$p/params.json" --inputs "$work/x.safetensors" \
+       --weights "$work/w.safetensors,$work/b.safetensors" --expect "$work/y.safetensors" \
+       >"$work/cmp" 2>&1; then
+    echo "ok weights: ${run%% *}: $(grep -o 'weights [0-9.]*' "$work/err")"
+  else
+    echo "FAIL weights: ${run%% *}:"; cat "$work/err" "$work/cmp" 2>/dev/null; status=1
+  fi
+done
 exit $status

@@ -47,7 +47,7 @@ std::string withHeader(const std::string &header) {
     for (int i = 0; i < n; ++i)
       out.push_back(char((v >> (8 * i)) & 0xff));
   };
-  put(1, 4);
+  put(Artifact::kFormatVersion, 4);
   put(0, 4);
   put(header.size(), 8);
   put(0, 8);

@@ -1,12 +1,16 @@
 //===- CompileCommand.cpp - `fusec compile` ---------------------------------===//
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
+#include "tools/fusec/GraphIO.h"
 
 #include "api/ProgramImpl.h"
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/cost/DeviceProfile.h"
 #include "compiler/support/AtomicFile.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/Safetensors.h"
+#include "compiler/support/ReadBytes.h"
+#include "frontends/json/GraphReader.h"
 #include "compiler/support/Printable.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -23,8 +27,36 @@ struct CompileOptions {
   std::string emit = "mlir";
   std::string output = "-";
   bool locations = false;
+  bool embedWeights = false;
+  TensorSources sources;  ///< --weights, for --embed-weights
   PlanFlags plan;
 };
+
+/// The graph's parameters as one safetensors image, for an artifact that
+/// carries its weights: from --weights, else an ONNX model's own.
+llvm::Expected<std::string> weightsImage(Program &program, const CompileOptions &opts) {
+  TensorSources sources = opts.sources;
+  noteModel(sources, opts.graph);
+  if (sources.weights.empty() && sources.model.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--embed-weights needs the weights: give --weights FILE (an "
+                                   "ONNX model carries its own)");
+  std::vector<GraphArgument> parameters;
+  for (const GraphArgument &arg : graphArguments(graphFunction(*ProgramAccess::of(program).original)))
+    if (arg.parameter)
+      parameters.push_back(arg);
+  if (parameters.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--embed-weights: the graph has no parameters (inputs marked "
+                                   "\"parameter\": true) to embed");
+  auto tensors = prepareInputs(parameters, sources, /*seed=*/0);
+  if (!tensors)
+    return tensors.takeError();
+  TensorMap byName;
+  for (size_t i = 0; i < parameters.size(); ++i)
+    byName.emplace(parameters[i].name, std::move((*tensors)[i]));
+  return serializeSafetensors(byName);
+}
 
 /// One file per kernel in `dir` (created if needed), or all of them on stdout.
 int writeKernels(const std::vector<std::pair<std::string, std::string>> &files,
@@ -123,12 +155,21 @@ int emitArtifact(const CompileOptions &opts) {
     raw.push_back(program->get());
     programs.push_back(std::move(*program));
   }
+  std::string weights;
+  if (opts.embedWeights) {
+    auto image = weightsImage(*raw.front(), opts);
+    if (!image)
+      return reportError(image.takeError());
+    weights = std::move(*image);
+  }
   KernelCache cache(CacheOptions::fromEnvironment());
-  if (llvm::Error err = saveArtifact(raw, opts.output, cache))
+  if (llvm::Error err = saveArtifact(raw, opts.output, cache, weights))
     return reportError(std::move(err));
   llvm::errs() << "fusec: wrote " << printable(opts.output) << " (";
   for (size_t i = 0; i < raw.size(); ++i)
     llvm::errs() << (i ? ", " : "") << ProgramAccess::of(*raw[i]).plan.arch;
+  if (!weights.empty())
+    llvm::errs() << "; weights embedded, " << byteCount(weights.size());
   llvm::errs() << ")\n";
   return kOk;
 }
@@ -136,6 +177,8 @@ int emitArtifact(const CompileOptions &opts) {
 int runCompile(const CompileOptions &opts) {
   if (opts.emit == "artifact")
     return emitArtifact(opts);
+  if (opts.embedWeights || !opts.sources.weights.empty())
+    return reportError("--embed-weights and --weights apply to an artifact (-o model.fusec)");
   if (opts.plan.arch.find(',') != std::string::npos)
     return reportError("--arch takes several architectures only for an artifact (-o model.fusec)");
   if (opts.emit == "mlir" || opts.emit == "decomposed") {
@@ -173,6 +216,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
               "  fusec compile examples/layer_norm.json --emit cuda -o kernels/\n"
               "  fusec compile examples/softmax.json --emit ptx --arch sm_80 -o ptx/\n"
               "  fusec compile examples/rms_norm.json -o rms_norm.fusec --arch sm_90a,sm_80\n"
+              "  fusec compile model.json -o model.fusec --embed-weights --weights w.safetensors\n"
               "No GPU is needed for any of these (an artifact needs NVRTC).");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   cmd->add_option("--emit", opts->emit,
@@ -186,6 +230,14 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                   "output file for MLIR, output directory for cuda/ptx ('-': stdout)")
       ->capture_default_str();
   cmd->add_flag("--locations", opts->locations, "print source locations (graph node names)");
+  cmd->add_flag("--embed-weights", opts->embedWeights,
+                "an artifact carries the graph's parameters, bound when it is loaded (from "
+                "--weights, else an ONNX model's own); without it they stay in their files and "
+                "are bound at load (docs/artifact.md)");
+  cmd->add_option("--weights", opts->sources.weights,
+                  "safetensors file(s) with the parameters to embed (repeat the option or "
+                  "separate with commas for shards)")
+      ->delimiter(',');
   addPlanFlags(cmd, opts->plan);
   cmd->callback([opts, cmd, &exitCode] {
     llvm::StringRef out(opts->output);

@@ -11,6 +11,9 @@
 #include "compiler/support/Printable.h"
 #include "runtime/ArtifactFile.h"
 
+#include <algorithm>
+#include "compiler/support/ReadBytes.h"
+
 #include <cstdio>
 
 namespace fusec::cli {
@@ -40,7 +43,8 @@ int explainArtifact(const ExplainOptions &opts) {
   const Artifact &a = *artifact;
   std::string text;
   if (opts.format == "json") {
-    nlohmann::json j = {{"artifact", opts.graph}, {"producer", a.producer}};
+    nlohmann::json j = {{"artifact", opts.graph}, {"producer", a.producer},
+                        {"embedded_weight_bytes", a.weights.size()}};
     for (const ArtifactTarget &t : a.targets) {
       std::vector<std::string> bodies;
       nlohmann::json plan = planToJson(t.plan, bodies);
@@ -66,6 +70,10 @@ int explainArtifact(const ExplainOptions &opts) {
     line("outputs:");
     for (const TensorSpec &t : a.outputs())
       line("  " + spec(t));
+    if (std::count(a.parameters.begin(), a.parameters.end(), true) > 0)
+      line(a.weights.empty() ? "weights: not embedded (bind them at load: fusec run --weights)"
+                             : "weights: embedded, " + byteCount(a.weights.size()) +
+                                   " (bound at load)");
     for (const ArtifactTarget &t : a.targets) {
       const PlanDesc &p = t.plan;
       size_t bytes = 0;

@@ -9,6 +9,8 @@
 #include "compiler/pipeline/Compile.h"
 #include "compiler/shape/ShapeRules.h"
 #include "runtime/Safetensors.h"
+#include "runtime/WeightFiles.h"
+#include "compiler/support/LlvmError.h"
 
 #include "runtime/TensorCompare.h"
 
@@ -28,7 +30,7 @@ std::string nameAttr(mlir::DictionaryAttr attrs, size_t index) {
 }
 
 std::string describe(DType t, llvm::ArrayRef<int64_t> shape) {
-  return std::string(dtypeName(t)) + " " + shape::str(shape);
+  return describeTensor(t, std::vector<int64_t>(shape.begin(), shape.end()));
 }
 } // namespace
 
@@ -101,17 +103,27 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
     for (auto &[name, t] : *read)
       inputs.emplace(name, std::make_pair(std::move(t), sources.inputs));
   }
-  for (const std::string &path : sources.weights) {
-    auto read = readSafetensors(path);
-    if (!read)
-      return read.takeError();
-    for (auto &[name, t] : *read)
-      if (!weights.emplace(name, std::make_pair(std::move(t), path)).second)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s: weight '%s' is also in %s", path.c_str(), name.c_str(),
-                                       weights.at(name).second.c_str());
-  }
+  // Weights files: only their headers here; each parameter's bytes are read
+  // into its tensor below (the matching rules: runtime/WeightFiles.h).
   const bool fromWeights = !sources.weights.empty();
+  std::optional<WeightFiles> files;
+  std::vector<std::optional<WeightRef>> refs;
+  if (fromWeights) {
+    auto opened = WeightFiles::open(sources.weights);
+    if (!opened)
+      return opened.takeError();
+    files.emplace(std::move(*opened));
+    std::vector<TensorSpec> specs;
+    std::vector<bool> parameters;
+    for (const GraphArgument &arg : args) {
+      specs.push_back({arg.name, arg.dtype, arg.shape});
+      parameters.push_back(arg.parameter);
+    }
+    auto bound = files->bind(specs, parameters);
+    if (!bound)
+      return bound.takeError();
+    refs = std::move(*bound);
+  }
   if (!fromWeights && !sources.model.empty()) {
     std::set<std::string> parameters;
     for (const GraphArgument &arg : args)
@@ -132,14 +144,16 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
     llvm::ArrayRef<int64_t> shape = args[i].shape;
     const bool parameter = args[i].parameter;
     const char *kind = parameter ? "parameter" : "graph input";
-    auto *pool = parameter && (fromWeights || weights.count(names[i])) ? &weights : &inputs;
+    if (parameter && fromWeights) {
+      HostTensor t(dt, args[i].shape);
+      if (rt::Error err = files->read(*refs[i], 0, t.nbytes(), reinterpret_cast<char *>(t.data())))
+        return std::move(err);
+      tensors.push_back(std::move(t));
+      continue;
+    }
+    auto *pool = parameter && weights.count(names[i]) ? &weights : &inputs;
     auto it = pool->find(names[i]);
     if (it == pool->end()) {
-      if (parameter && fromWeights)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "missing weight for parameter '%s' (%s) in %s",
-                                       names[i].c_str(), describe(dt, shape).c_str(),
-                                       llvm::join(sources.weights, ", ").c_str());
       if (!sources.inputs.empty() && !parameter)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "%s: missing graph input '%s' (%s)", sources.inputs.c_str(),
@@ -157,11 +171,6 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
     tensors.push_back(t);
     pool->erase(it);
   }
-  if (fromWeights && !weights.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "%s: weight '%s' is not a parameter of the graph",
-                                   weights.begin()->second.second.c_str(),
-                                   weights.begin()->first.c_str());
   for (const auto &[name, t] : inputs)
     llvm::errs() << "fusec: note: " << t.second << ": tensor '" << name
                  << "' is not a graph input; ignored\n";

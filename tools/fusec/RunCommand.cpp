@@ -44,14 +44,23 @@ int runArtifact(const RunOptions &opts) {
   std::unique_ptr<CompiledGraph> graph;
   if (Status s = CompiledGraph::load(opts.graph, graph); !s)
     return reportError(s.message());
+  // Weights given on the command line replace those the artifact embeds.
+  if (!opts.sources.weights.empty())
+    if (Status s = graph->bindWeights(opts.sources.weights); !s)
+      return reportError(s.message());
   double loadMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // Bound weights are on the GPU already: the call passes the other inputs.
+  const bool bound = graph->weightsBound();
   std::vector<GraphArgument> args;
   for (size_t i = 0; i < graph->inputs().size(); ++i) {
     const TensorSpec &t = graph->inputs()[i];
-    args.push_back({t.name, t.dtype, t.shape, graph->isParameter(i), graph->inputScale(i)});
+    if (!bound || !graph->isParameter(i))
+      args.push_back({t.name, t.dtype, t.shape, graph->isParameter(i), graph->inputScale(i)});
   }
-  auto inputs = prepareInputs(args, opts.sources, opts.seed);
+  TensorSources sources = opts.sources;
+  sources.weights.clear();
+  auto inputs = prepareInputs(args, sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
   std::vector<HostTensor> outputs;
@@ -62,9 +71,10 @@ int runArtifact(const RunOptions &opts) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const CompiledGraph::LoadTimes &t = graph->loadTimes();
   llvm::errs() << llvm::format("fusec: loaded %s kernels in %.1f ms (read and check %.1f, CUDA "
-                               "driver and context %.1f, kernels and buffers %.1f); first run "
-                               "%.1f ms with the copies in and out\n",
-                               graph->arch().c_str(), loadMs, t.read, t.gpu, t.kernels, runMs);
+                               "driver and context %.1f, kernels and buffers %.1f, weights "
+                               "%.1f); first run %.1f ms with the copies in and out\n",
+                               graph->arch().c_str(), loadMs, t.read, t.gpu, t.kernels, t.weights,
+                               runMs);
   std::vector<std::string> names;
   for (const TensorSpec &t : graph->outputs())
     names.push_back(t.name);

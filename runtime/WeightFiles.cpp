@@ -1,0 +1,120 @@
+//===- WeightFiles.cpp - where a graph's parameters are -------------------===//
+#include "runtime/WeightFiles.h"
+
+#include "compiler/support/Printable.h"
+
+#include <cstring>
+
+namespace fusec {
+
+std::string describeTensor(DType dtype, const std::vector<int64_t> &shape) {
+  std::string s = std::string(dtypeName(dtype)) + " [";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+rt::Expected<WeightFiles> WeightFiles::open(const std::vector<std::string> &paths) {
+  WeightFiles w;
+  for (const std::string &path : paths) {
+    auto file = InputFile::open(path, "weights file");
+    if (!file)
+      return file.takeError();
+    char first8[8] = {};
+    if (file->size() >= 8)
+      if (rt::Error err = file->read(0, 8, first8))
+        return std::move(err);
+    auto length = safetensorsHeaderLength(path, std::string_view(first8, 8), file->size());
+    if (!length)
+      return length.takeError();
+    std::string text(*length, '\0');
+    if (rt::Error err = file->read(8, *length, text.data()))
+      return std::move(err);
+    auto header = parseSafetensorsHeader(path, text, file->size() - 8 - *length);
+    if (!header)
+      return header.takeError();
+    header->dataStart = 8 + *length;
+    w.sources.push_back({path, std::move(*file), {}});
+    if (rt::Error err = w.add(w.sources.size() - 1, std::move(*header)))
+      return std::move(err);
+  }
+  return std::move(w);
+}
+
+rt::Expected<WeightFiles> WeightFiles::inMemory(const std::string &name, std::string_view bytes) {
+  auto header = parseSafetensorsPrefix(name, bytes, bytes.size());
+  if (!header)
+    return header.takeError();
+  WeightFiles w;
+  w.sources.push_back({name, std::nullopt, bytes});
+  if (rt::Error err = w.add(0, std::move(*header)))
+    return std::move(err);
+  return std::move(w);
+}
+
+rt::Error WeightFiles::add(size_t source, SafetensorsHeader header) {
+  for (SafetensorsEntry &e : header.entries) {
+    e.begin += header.dataStart;
+    e.end += header.dataStart;
+    auto [it, added] = tensors.emplace(e.name, Tensor{source, e});
+    if (!added)
+      return rt::Error::failure(printable(sources[source].name) + ": weight '" +
+                                printable(e.name) + "' is also in " +
+                                printable(sources[it->second.source].name));
+  }
+  return rt::Error::success();
+}
+
+std::string WeightFiles::sourceNames() const {
+  std::string s;
+  for (const Source &src : sources)
+    s += (s.empty() ? "" : ", ") + printable(src.name);
+  return s;
+}
+
+rt::Expected<std::vector<std::optional<WeightRef>>>
+WeightFiles::bind(const std::vector<TensorSpec> &inputs, const std::vector<bool> &parameters) const {
+  std::vector<std::optional<WeightRef>> out(inputs.size());
+  size_t used = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i >= parameters.size() || !parameters[i])
+      continue;
+    const TensorSpec &spec = inputs[i];
+    auto it = tensors.find(spec.name);
+    if (it == tensors.end())
+      return rt::Error::failure("missing weight for parameter '" + printable(spec.name) + "' (" +
+                                describeTensor(spec.dtype, spec.shape) + ") in " +
+                                sourceNames());
+    const SafetensorsEntry &e = it->second.entry;
+    if (e.dtype != spec.dtype || e.shape != spec.shape)
+      return rt::Error::failure(printable(sources[it->second.source].name) + ": tensor '" +
+                                printable(spec.name) + "' is " +
+                                describeTensor(e.dtype, e.shape) + " but the parameter is " +
+                                describeTensor(spec.dtype, spec.shape));
+    out[i] = WeightRef{it->second.source, e.begin, e.end - e.begin};
+    ++used;
+  }
+  if (used != tensors.size())
+    for (const auto &[name, t] : tensors) {
+      bool isParameter = false;
+      for (size_t i = 0; i < inputs.size() && !isParameter; ++i)
+        isParameter = i < parameters.size() && parameters[i] && inputs[i].name == name;
+      if (!isParameter)
+        return rt::Error::failure(printable(sources[t.source].name) + ": weight '" +
+                                  printable(name) + "' is not a parameter of the graph");
+    }
+  return std::move(out);
+}
+
+rt::Error WeightFiles::read(const WeightRef &w, uint64_t offset, uint64_t length,
+                            char *out) const {
+  if (offset > w.bytes || length > w.bytes - offset)
+    return rt::errorf("internal error: a read past the end of a weight");
+  const Source &src = sources[w.source];
+  if (src.file)
+    return src.file->read(w.offset + offset, length, out);
+  std::memcpy(out, src.memory.data() + w.offset + offset, length);
+  return rt::Error::success();
+}
+
+} // namespace fusec
