@@ -128,37 +128,39 @@ py::capsule toDlpack(const Tensor &t) {
 /// The device address of `obj`, a DLPack-capable tensor that must match
 /// `spec` (dtype, shape, compact row-major layout) and live on the GPU.
 /// `keep` holds the capsule until the call is enqueued.
-uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, const std::string &what,
-                   int device, std::vector<py::object> &keep) {
+uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, size_t index, int device,
+                   std::vector<py::object> &keep) {
+  // Named only where a message needs it: a call builds no strings.
+  auto named = [&] { return "input " + std::to_string(index) + " ('" + spec.name + "')"; };
   if (!py::hasattr(obj, "__dlpack__"))
-    invalid(what + " is not a tensor with __dlpack__ (a PyTorch, CuPy or JAX array, or a "
+    invalid(named() + " is not a tensor with __dlpack__ (a PyTorch, CuPy or JAX array, or a "
                    "fusec.Tensor)");
   py::object cap = obj.attr("__dlpack__")();
   if (!PyCapsule_IsValid(cap.ptr(), "dltensor"))
-    invalid(what + ": __dlpack__ gave no unconsumed DLPack capsule");
+    invalid(named() + ": __dlpack__ gave no unconsumed DLPack capsule");
   auto *m = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
   const DLTensor &d = m->dl_tensor;
   keep.push_back(cap);
   if (d.device.device_type != kDLCUDA)
-    invalid(what + " is not in GPU memory (DLPack device type " +
+    invalid(named() + " is not in GPU memory (DLPack device type " +
             std::to_string(int(d.device.device_type)) + "); move it to the GPU first");
   if (d.device.device_id != device)
-    invalid(what + " is on GPU " + std::to_string(d.device.device_id) + ", the graph runs on GPU " +
+    invalid(named() + " is on GPU " + std::to_string(d.device.device_id) + ", the graph runs on GPU " +
             std::to_string(device) + " (FUSEC_DEVICE)");
   std::vector<int64_t> shape(d.shape, d.shape + d.ndim);
   if (!sameType(d.dtype, dlType(spec.dtype)) || shape != spec.shape)
-    invalid(what + " is not " + specText(spec) + " (its shape is " + shapeText(shape) + ")");
+    invalid(named() + " is not " + specText(spec) + " (its shape is " + shapeText(shape) + ")");
   if (d.strides) {
     int64_t expect = 1;
     for (int i = d.ndim - 1; i >= 0; --i) {
       if (d.shape[i] != 1 && d.strides[i] != expect)
-        invalid(what + " is not contiguous (row-major); pass x.contiguous()");
+        invalid(named() + " is not contiguous (row-major); pass x.contiguous()");
       expect *= d.shape[i];
     }
   }
   uint64_t address = reinterpret_cast<uint64_t>(d.data) + d.byte_offset;
   if (address % 16 != 0)
-    invalid(what + " is not 16-byte aligned (a view into another tensor?); pass a copy");
+    invalid(named() + " is not 16-byte aligned (a view into another tensor?); pass a copy");
   return address;
 }
 
@@ -166,16 +168,17 @@ uint64_t addressOf(py::handle obj, const fusec::TensorSpec &spec, const std::str
 template <typename G>
 py::object call(G &g, py::args args, py::object stream, bool graph) {
   // With its weights bound, a call passes the inputs that are not parameters.
-  std::vector<fusec::TensorSpec> ins;
-  for (size_t i = 0; i < g.inputs().size(); ++i)
+  const auto &all = g.inputs();
+  std::vector<size_t> passed;
+  for (size_t i = 0; i < all.size(); ++i)
     if (!g.weightsBound() || !g.isParameter(i))
-      ins.push_back(g.inputs()[i]);
+      passed.push_back(i);
   const auto &outs = g.outputs();
-  if (args.size() != ins.size()) {
+  if (args.size() != passed.size()) {
     std::string names;
-    for (const auto &t : ins)
-      names += (names.empty() ? "" : ", ") + t.name;
-    invalid("the graph takes " + std::to_string(ins.size()) + " input(s) (" + names + ")" +
+    for (size_t i : passed)
+      names += (names.empty() ? "" : ", ") + all[i].name;
+    invalid("the graph takes " + std::to_string(passed.size()) + " input(s) (" + names + ")" +
             (g.weightsBound() ? " besides its bound weights" : "") + ", " +
             std::to_string(args.size()) + " given");
   }
@@ -186,10 +189,10 @@ py::object call(G &g, py::args args, py::object stream, bool graph) {
   int device = 0;
   if (const char *e = std::getenv("FUSEC_DEVICE"); e && *e)
     device = std::atoi(e);
-  for (size_t i = 0; i < ins.size(); ++i)
-    in.push_back(addressOf(args[i], ins[i], "input " + std::to_string(i) + " ('" + ins[i].name +
-                                                "')",
-                           device, keep));
+  for (size_t k = 0; k < passed.size(); ++k) {
+    const fusec::TensorSpec &spec = all[passed[k]];
+    in.push_back(addressOf(args[k], spec, passed[k], device, keep));
+  }
   void *s = stream.is_none() ? nullptr : reinterpret_cast<void *>(stream.cast<uintptr_t>());
   std::vector<Tensor> results;
   for (const auto &t : outs) {

@@ -131,6 +131,24 @@ class PackageTest(unittest.TestCase):
             self.assertEqual(cm.exception.code, "invalid_argument", message)
             self.assertIn(message, str(cm.exception))
 
+    def test_parameters_and_their_binding(self):
+        params = os.path.join(ROOT, "test", "lit", "frontend", "Inputs", "params.json")
+        p = fusec.compile(params, arch="sm_90a")
+        self.assertEqual([p.is_parameter(i) for i in range(3)], [False, True, True])
+        self.assertFalse(p.weights_bound)
+        # Unbound, a call takes every input.
+        with self.assertRaises(fusec.Error) as cm:
+            p(FakeTensor([2, 4], code=2, bits=32, device_type=2))
+        self.assertIn("takes 3 input(s) (x, w, b), 1 given", str(cm.exception))
+        # Binding needs the GPU (the weights go there); without one it says so.
+        with tempfile.TemporaryDirectory() as d:
+            try:
+                p.bind_weights([os.path.join(d, "none.safetensors")])
+            except fusec.Error as e:
+                self.assertIn(e.code, ("no_gpu", "invalid_argument"))
+            else:
+                self.fail("binding a file that does not exist succeeded")
+
 
 if __name__ == "__main__":
     unittest.main()
