@@ -131,6 +131,10 @@ bool ElementEmitter::vectorizable(ArrayRef<int64_t> shape, const Index &idx, int
     if (!e.text.empty())
       return false;
     int64_t coef = e.mul * strides[i];
+    // A vector starts at a multiple of `vec` along d: where the tensor's
+    // extent there is not one, the last vector would read past its end.
+    if (e.dom == d && shape[i] % vec != 0)
+      return false;
     if (e.dom == d)
       along += coef;
     else if (e.dom >= 0 && coef % vec != 0)

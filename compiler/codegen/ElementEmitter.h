@@ -78,7 +78,9 @@ public:
   std::string offsetAt(llvm::ArrayRef<int64_t> shape, const Index &idx, int d,
                        const std::string &base) const;
   /// Whether VEC consecutive elements along domain dim `d` (starting at a
-  /// multiple of `vec`) are VEC consecutive, vector-aligned elements of `shape`.
+  /// multiple of `vec`) are VEC consecutive, vector-aligned elements of
+  /// `shape`, the last vector inside it (its extent along d a multiple of
+  /// `vec`).
   bool vectorizable(llvm::ArrayRef<int64_t> shape, const Index &idx, int d, int64_t vec) const;
   /// The name of block argument i's pointer parameter ("in0").
   static std::string argName(unsigned i) { return "in" + std::to_string(i); }
