@@ -58,14 +58,22 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   std::unique_ptr<Program> program = ProgramAccess::make();
   Program::Impl &impl = ProgramAccess::of(*program);
   impl.options = options;
-  // GEMM tile configurations measured by `fusec bench --autotune`.
-  impl.options.gemmTuning = TuningCache::defaultEntries();
-  impl.options.gemmTuningFile = printable(TuningCache::defaultPath().value_or(""));
-  // The copy bandwidth `fusec bench` measured on this machine, if it did.
-  if (std::optional<std::string> path = measuredDevicePath())
-    impl.options.measured = loadMeasuredDevice(*path, options.device);
+  {
+    mlir::TimingScope read = options.timing ? options.timing->nest("tuning cache and measurements")
+                                            : mlir::TimingScope();
+    // GEMM tile configurations measured by `fusec bench --autotune`.
+    impl.options.gemmTuning = TuningCache::defaultEntries();
+    impl.options.gemmTuningFile = printable(TuningCache::defaultPath().value_or(""));
+    // The copy bandwidth `fusec bench` measured on this machine, if it did.
+    if (std::optional<std::string> path = measuredDevicePath())
+      impl.options.measured = loadMeasuredDevice(*path, options.device);
+  }
   impl.original = std::move(module);
-  impl.fused = impl.original->clone();
+  {
+    mlir::TimingScope copy = options.timing ? options.timing->nest("copy of the graph")
+                                            : mlir::TimingScope();
+    impl.fused = impl.original->clone();
+  }
   impl.ctx = std::move(ctx);
   if (llvm::Error err = fuseModule(*impl.fused, impl.options))
     return std::move(err);
@@ -79,6 +87,7 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   impl.plan.inputScales = randomInputScales(func);
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     impl.parameters.push_back(isParameter(func, i));
+  impl.options.timing = nullptr;  // the caller's scope ends with the compile
   return program;
 }
 

@@ -55,6 +55,9 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
   o.arch = options.arch;
   o.gemm = options.gemm;
   buildFusionPipeline(pm, o);
+  TimingScope passes = options.timing ? options.timing->nest("fusion passes") : TimingScope();
+  if (options.timing)
+    pm.enableTiming(passes);
   if (failed(pm.run(module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: fusion failed:\n%s", diag.c_str());
@@ -127,6 +130,8 @@ std::vector<double> randomInputScales(func::FuncOp graph) {
 }
 
 llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options) {
+  TimingScope timed = options.timing ? options.timing->nest("planning and kernel sources")
+                                     : TimingScope();
   std::optional<DeviceProfile> profile = measuredProfile(options.device, options.measured);
   if (!profile)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown device profile '%s'",

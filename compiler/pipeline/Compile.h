@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
 
 #include <map>
@@ -37,6 +38,10 @@ struct CompileOptions {
   bool shareLaunches = true;
   /// Values measured on this machine for `device` (`fusec bench`), if any.
   MeasuredDevice measured;
+  /// Where `fusec explain --timings` records the phases (the fusion passes
+  /// one by one, planning): a scope of MLIR's timing manager, or null. Used
+  /// only while compiling; not kept.
+  mlir::TimingScope *timing = nullptr;
 };
 
 /// Runs decomposition and fusion on `module` in place.

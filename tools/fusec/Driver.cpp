@@ -122,7 +122,8 @@ CLI::Option *addSeedOption(CLI::App *cmd, uint64_t &seed) {
 }
 
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
-                                                      const PlanFlags &flags, bool forGpu) {
+                                                      const PlanFlags &flags, bool forGpu,
+                                                      mlir::TimingScope *timing) {
   CompileOptions o;
   o.fuse = !flags.noFuse;
   o.device = flags.device;
@@ -135,10 +136,13 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
     targetTheGpu(o);
   else if (o.device.empty())
     o.device = "h100";
+  o.timing = timing;
+  mlir::TimingScope read = timing ? timing->nest("read and check the graph") : mlir::TimingScope();
   auto ctx = makeContext();
   auto module = loadGraph(path, *ctx, flags.bind);
   if (!module)
     return module.takeError();
+  read.stop();
   return compileModule(std::move(ctx), std::move(*module), o);
 }
 

@@ -1,6 +1,8 @@
 //===- Driver.h - shared plumbing of the fusec subcommands ----------------===//
 #pragma once
 
+#include "mlir/Support/Timing.h"
+
 #include "include/fusec/fusec.h"
 
 #include <CLI/CLI.hpp>
@@ -74,9 +76,11 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
 void noteModel(TensorSources &sources, const std::string &graph);
 
 /// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
-/// from the GPU at hand (when there is one).
+/// from the GPU at hand (when there is one). With `timing`, each phase is
+/// timed in that scope (`fusec explain --timings`).
 llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
-                                                      const PlanFlags &flags, bool forGpu);
+                                                      const PlanFlags &flags, bool forGpu,
+                                                      mlir::TimingScope *timing = nullptr);
 
 /// Writes `text` to `path` atomically ("-" means stdout).
 llvm::Error writeOutput(const std::string &path, llvm::StringRef text);

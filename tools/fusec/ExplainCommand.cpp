@@ -10,6 +10,8 @@
 #include "compiler/plan/PlanJson.h"
 #include "compiler/support/Printable.h"
 #include "runtime/ArtifactFile.h"
+#include "mlir/Support/Timing.h"
+#include "runtime/CompileKernels.h"
 
 #include <algorithm>
 #include "compiler/support/ReadBytes.h"
@@ -21,6 +23,7 @@ namespace fusec::cli {
 namespace {
 struct ExplainOptions {
   std::string graph, format = "text", output = "-";
+  bool timings = false;
   PlanFlags plan;
 };
 
@@ -105,13 +108,39 @@ int explainArtifact(const ExplainOptions &opts) {
   return kOk;
 }
 
+/// `--timings`: the kernels compiled as `fusec compile -o` or a load would
+/// (through the kernel cache, no GPU needed), timed, with what the cache held.
+llvm::Error timeKernels(const PlanDesc &plan, mlir::TimingScope &root) {
+  mlir::TimingScope scope = root.nest("kernels: the cache, else NVRTC");
+  KernelCache cache(CacheOptions::fromEnvironment());
+  auto compiled = compileKernels(plan, cache);
+  if (!compiled)
+    return compiled.takeError();
+  scope.stop();
+  size_t bodies = compiled->bodies.size();
+  llvm::errs() << "fusec: " << bodies << " distinct kernel bodies: " << compiled->hits
+               << " from the kernel cache, " << bodies - compiled->hits
+               << " compiled by NVRTC\n";
+  return llvm::Error::success();
+}
+
 int runExplain(const ExplainOptions &opts) {
-  if (isArtifactPath(opts.graph))
+  if (isArtifactPath(opts.graph)) {
+    if (opts.timings)
+      return reportError("--timings times a compile; an artifact is compiled already");
     return explainArtifact(opts);
-  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false);
+  }
+  // Wall time of each phase, printed as MLIR's pass timing is
+  // (--mlir-timing): the fusion passes one by one inside their phase.
+  mlir::DefaultTimingManager tm;
+  tm.setEnabled(opts.timings);
+  mlir::TimingScope root = tm.getRootScope();
+  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/false,
+                              opts.timings ? &root : nullptr);
   if (!program)
     return reportError(program.takeError());
   Program::Impl &impl = ProgramAccess::of(**program);
+  mlir::TimingScope explaining = root.nest("explanation");
   Explanation e = explain(*impl.fused, impl.profile());
   if (llvm::Expected<SizeBindings> sizes = parseSizeBindings(opts.plan.bind))
     e.sizes = *sizes;
@@ -124,9 +153,14 @@ int runExplain(const ExplainOptions &opts) {
   std::string text = opts.format == "json"  ? explainJson(e)
                      : opts.format == "dot" ? explainDot(e)
                                             : explainText(e);
+  explaining.stop();
+  if (opts.timings)
+    if (llvm::Error err = timeKernels(impl.plan, root))
+      return reportError(std::move(err));
   if (llvm::Error err = writeOutput(opts.output, text))
     return reportError(std::move(err));
-  return kOk;
+  root.stop();
+  return kOk;  // the report goes to stderr as `tm` ends: stdout's explanation stays whole
 }
 } // namespace
 
@@ -139,6 +173,7 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
               "  fusec explain examples/llama_decoder_block.json --format json\n"
               "  fusec explain examples/layer_norm.json --format dot | dot -Tsvg > layer_norm.svg\n"
               "  fusec explain model.fusec                  # what a compiled artifact holds\n"
+              "  fusec explain examples/llama_decoder_block.json --timings   # where compile time goes\n"
               "Trips are full-tensor passes over HBM: bytes moved / the group's largest tensor.\n"
               "Confirm a prediction on a GPU with `fusec bench`.");
   cmd->add_option("graph", opts->graph,
@@ -149,6 +184,10 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
   addOutputOption(cmd, opts->output, "output file ('-': stdout)")->capture_default_str();
+  cmd->add_flag("--timings", opts->timings,
+                "print to stderr where the compile's time goes: reading the graph, each fusion "
+                "pass, planning, and the kernels through the cache or NVRTC (compiled here, no "
+                "GPU needed)");
   addPlanFlags(cmd, opts->plan);
   cmd->callback([opts, &exitCode] { exitCode = runExplain(*opts); });
 }
