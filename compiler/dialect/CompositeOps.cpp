@@ -61,6 +61,28 @@ LogicalResult ArgMaxOp::verify() {
   return success();
 }
 
+LogicalResult TopKOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  const int64_t axis = getAxis(), k = getK();
+  if (axis < 0 || axis >= static_cast<int64_t>(in.size()))
+    return emitOpError("axis ") << axis << " is out of range for rank " << in.size();
+  if (k < 1 || k > in[size_t(axis)])
+    return emitOpError("k = ") << k << " must be in [1, " << in[size_t(axis)]
+                               << "], the size of dim " << axis;
+  if (k > kMaxTopK)
+    return emitOpError("k = ") << k << " is more than the " << kMaxTopK << " fusec's topk takes";
+  SmallVector<int64_t> out(in.begin(), in.end());
+  out[size_t(axis)] = k;
+  if (ArrayRef<int64_t>(out) != shapeOf(getResult()))
+    return emitOpError("result shape must be the input's with dim ") << axis << " of size k";
+  Type want = getIndices() ? Type(IntegerType::get(getContext(), 64))
+                           : cast<RankedTensorType>(getInput().getType()).getElementType();
+  if (cast<RankedTensorType>(getResult().getType()).getElementType() != want)
+    return emitOpError(getIndices() ? "indices must be i64"
+                                    : "values must have the input's element type");
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   if (getResult().getType() != getInput().getType())
     return emitOpError("result type must equal the input type");

@@ -86,6 +86,28 @@ def Fusec_ArgMaxOp : Fusec_Op<"argmax", [Pure, Fusec_Composite]> {
   let hasVerifier = 1;
 }
 
+def Fusec_TopKOp : Fusec_Op<"topk", [Pure, Fusec_Composite]> {
+  let summary = "the k largest elements along an axis, or their indices (top-k sampling)";
+  let description = [{
+    Along `axis`: the `k` largest elements in descending order, or with
+    `indices` their positions (i64). NaN counts as larger than any number
+    (as PyTorch's topk); equal elements come in index order. One op per
+    face: the values and the indices of one selection are two ops with the
+    same input and attributes, whose decompositions CSE merges. Decomposes
+    into k rounds of a max over the elements not yet taken and the first
+    index holding it (argmax's form), the rounds concatenated.
+
+    ```mlir
+    %v = fusec.topk %logits {axis = 1 : i64, k = 4 : i64, indices = false} : (tensor<2x32000xf32>) -> tensor<2x4xf32>
+    %i = fusec.topk %logits {axis = 1 : i64, k = 4 : i64, indices = true} : (tensor<2x32000xf32>) -> tensor<2x4xi64>
+    ```
+  }];
+  let arguments = (ins Fusec_NumericTensor:$input, I64Attr:$k, I64Attr:$axis, BoolAttr:$indices);
+  let results = (outs Fusec_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Fusec_LinearOp : Fusec_Op<"linear", [Pure, Fusec_Composite]> {
   let summary = "x @ weight^T + bias, weight laid out [out, in]";
   let description = [{

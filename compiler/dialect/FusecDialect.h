@@ -30,6 +30,11 @@ std::optional<DType> toDType(mlir::Type elementType);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 DType dtypeOf(mlir::Value v);
 
+/// The largest k of fusec.topk: it decomposes into k rounds over the row
+/// (a kernel or two each), so a k in the thousands would be a graph of
+/// thousands of reductions; sampling heads take k <= 100 or so.
+constexpr int64_t kMaxTopK = 256;
+
 /// Whether `op` is a fusec op that maps elements one to one (ElementwiseMap trait).
 inline bool isElementwise(mlir::Operation *op) {
   return op->hasTrait<OpTrait::ElementwiseMap>();

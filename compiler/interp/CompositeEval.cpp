@@ -13,6 +13,7 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/shape/ShapeRules.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -295,6 +296,45 @@ llvm::Expected<HostTensor> evalComposite(Operation *op, Operands in, const Inter
             best = k;
         }
         out->setInt(o * inner + i, firstNan >= 0 ? firstNan : best);
+      }
+  } else if (auto topk = dyn_cast<TopKOp>(op)) {
+    // Each row along the axis ordered NaN first, then larger first, equal
+    // values in index order; the first k kept.
+    llvm::ArrayRef<int64_t> s(in[0]->shape());
+    const int64_t axis = topk.getAxis(), n = s[size_t(axis)], k = topk.getK();
+    const int64_t inner = numElements(s.drop_front(axis + 1));
+    const int64_t outer = numElements(s.take_front(axis));
+    // Integers compare exactly (past 2^53 a double would not).
+    const bool integer = in[0]->dtype() == DType::I32 || in[0]->dtype() == DType::I64;
+    std::vector<int64_t> order(static_cast<size_t>(n)), ints(static_cast<size_t>(n));
+    std::vector<double> row(static_cast<size_t>(n));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          order[size_t(j)] = j;
+          const int64_t at = (o * n + j) * inner + i;
+          if (integer)
+            ints[size_t(j)] = in[0]->getInt(at);
+          else
+            row[size_t(j)] = in[0]->get(at);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+          if (integer)
+            return ints[size_t(a)] > ints[size_t(b)];
+          double x = row[size_t(a)], y = row[size_t(b)];
+          if (std::isnan(x) || std::isnan(y))
+            return std::isnan(x) && !std::isnan(y);
+          return x > y;
+        });
+        for (int64_t r = 0; r < k; ++r) {
+          const int64_t at = (o * k + r) * inner + i, from = order[size_t(r)];
+          if (topk.getIndices())
+            out->setInt(at, from);
+          else if (integer)
+            out->setInt(at, ints[size_t(from)]);
+          else
+            out->set(at, row[size_t(from)]);
+        }
       }
   } else if (isa<LinearOp>(op)) {
     const HostTensor *bias = in.size() > 2 ? in[2] : nullptr;

@@ -67,6 +67,43 @@ Value buildArgMax(TypedBuilder &tb, ArgMaxOp op) {
   return tb.reduce<MinOp>(tb.where(hit, idx, none), {axis}, op.getKeepdims());
 }
 
+/// topk(x, k, axis): k rounds of argmax's form over the elements not yet
+/// taken. Round r: m = max(where(taken, lowest, x)); the first untaken index
+/// holding m (or an untaken NaN) is picked and taken. The values are the
+/// rounds' maxima, the indices their picks, each concatenated along axis.
+/// Taken elements are excluded from the pick by the mask itself, so a row of
+/// -inf (or of the type's lowest integer) still gives k distinct indices.
+Value buildTopK(TypedBuilder &tb, TopKOp op) {
+  Value x = op.getInput();
+  const int64_t axis = op.getAxis(), k = op.getK();
+  ArrayRef<int64_t> s = shapeOf(x);
+  Type elt = elementTypeOf(x);
+  Type i64 = IntegerType::get(op.getContext(), 64), i1 = IntegerType::get(op.getContext(), 1);
+  double lowest = -std::numeric_limits<double>::infinity();
+  if (auto it = dyn_cast<IntegerType>(elt))
+    lowest = -std::ldexp(1.0, int(it.getWidth()) - 1);  // the type's lowest value
+  Value idx = tb.iota(axis, i64, s);
+  Value none = tb.constant(double(s[size_t(axis)]), i64, {});
+  Value yes = tb.constant(1.0, i1, {}), no = tb.constant(0.0, i1, {});
+  Value isNan = tb.compare<NeOp>(x, x);
+  Value taken;  // none before the first round
+  SmallVector<Value> picked;
+  for (int64_t r = 0; r < k; ++r) {
+    Value open = taken ? tb.where(taken, tb.constant(lowest, elt, {}), x) : x;
+    Value m = tb.reduce<MaxOp>(open, {axis}, true);
+    Value hit = tb.where(isNan, yes, tb.compare<EqOp>(x, m));
+    if (taken)
+      hit = tb.where(taken, no, hit);
+    Value first = tb.reduce<MinOp>(tb.where(hit, idx, none), {axis}, true);
+    picked.push_back(op.getIndices() ? first : m);
+    if (r + 1 < k) {
+      Value now = tb.compare<EqOp>(idx, first);
+      taken = taken ? tb.where(now, yes, taken) : now;
+    }
+  }
+  return picked.size() == 1 ? picked.front() : tb.concat(picked, axis);
+}
+
 /// layer_norm(x, w, b) => add(mul(mul(d, rsqrt(add(mean(mul(d, d)), eps))), w), b)
 ///   where d = sub(x, mean(x)), means over dims axis..rank-1.
 Value buildLayerNorm(TypedBuilder &tb, LayerNormOp op) {
@@ -144,6 +181,7 @@ struct FusecDecomposePass : impl::FusecDecomposeBase<FusecDecomposePass> {
               .Case([&](LayerNormOp o) { return buildLayerNorm(tb, o); })
               .Case([&](LinearOp o) { return buildLinear(tb, o); })
               .Case([&](ArgMaxOp o) { return buildArgMax(tb, o); })
+              .Case([&](TopKOp o) { return buildTopK(tb, o); })
               .Case([&](AttentionOp o) { return buildAttention(tb, o); })
               .Default([](Operation *) { return Value(); });
       if (!replacement) {

@@ -143,6 +143,29 @@ Value argmaxOp(NodeContext &c) {
                             b.getBoolAttr(keep));
 }
 
+/// The k largest elements along `axis` (default -1), descending, or their
+/// indices (i64): one op per face (TopKOp).
+template <bool Indices>
+Value topkOp(NodeContext &c) {
+  int64_t axis = c.axisAttr("axis", -1);
+  int64_t k = asInt(c.at, c.requireAttr("k"), c.field("k"));
+  shape::Shape out = shapeVec(c.in(0));
+  const int64_t n = out[size_t(axis)];
+  if (k < 1 || k > n)
+    c.at.fail(c.field("k"), "k = " + std::to_string(k) + " must be in [1, " + std::to_string(n) +
+                                "], the size of dim " + std::to_string(axis));
+  if (k > kMaxTopK)
+    c.at.fail(c.field("k"), "k = " + std::to_string(k) + " is more than the " +
+                                std::to_string(kMaxTopK) +
+                                " fusec's topk takes (it runs k rounds over the row)");
+  out[size_t(axis)] = k;
+  OpBuilder &b = c.tb.builder();
+  Type elt = Indices ? b.getI64Type() : elementTypeOf(c.in(0));
+  return b.create<TopKOp>(c.tb.location(), RankedTensorType::get(out, elt), c.in(0),
+                          b.getI64IntegerAttr(k), b.getI64IntegerAttr(axis),
+                          b.getBoolAttr(Indices));
+}
+
 /// Rows of data chosen by integer indices (an embedding lookup).
 Value gatherOp(NodeContext &c) {
   DType it = dtypeOf(c.in(1));
@@ -386,6 +409,8 @@ std::vector<OpSpec> buildTable() {
       {"iota", 0, 0, R::Any, {"shape", "dim", "dtype"}, iota},
       {"gather", 2, 2, R::Custom, {"axis"}, gatherOp},
       {"argmax", 1, 1, R::Numeric, {"axis", "keepdims"}, argmaxOp},
+      {"topk", 1, 1, R::Numeric, {"k", "axis"}, topkOp<false>},
+      {"topk_indices", 1, 1, R::Numeric, {"k", "axis"}, topkOp<true>},
       {"sum", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<SumOp>},
       {"mean", 1, 1, R::Float, {"axes", "keepdims"}, reduce<MeanOp>},
       {"max", 1, 1, R::Numeric, {"axes", "keepdims"}, reduce<MaxOp>},

@@ -12,6 +12,8 @@ void Converter::addNode(const onnx::NodeProto &n) {
   current = &n;
   if (n.op_type() == "Split")
     return split(n);
+  if (n.op_type() == "TopK")
+    return topk(n);
   if (n.op_type() == "Dropout") {
     // Inference: the identity (a training-mode Dropout, or its mask, is not).
     allowAttrs(n, {"seed"});
@@ -515,6 +517,31 @@ std::vector<int64_t> Converter::layoutTarget(const onnx::NodeProto &n) {
     return {outer, inner};
   }
   failNode(n, "is not a reshape");
+}
+
+void Converter::topk(const onnx::NodeProto &n) {
+  allowAttrs(n, {"axis", "largest", "sorted", "k"});
+  if (intAttr(n, "largest", 1) == 0)
+    failNode(n, "largest = 0 (the k smallest) is not supported");
+  if (n.input_size() < 1 || n.input(0).empty())
+    failNode(n, "needs 1 input(s)");
+  // K is an input from opset 10 on, an attribute before.
+  int64_t k = 0;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    std::vector<int64_t> ks = constInput(n, 1, "K");
+    if (ks.size() != 1)
+      failNode(n, "its K input holds " + std::to_string(ks.size()) + " values, not one");
+    k = ks[0];
+  } else if (attr(n, "k")) {
+    k = intAttr(n, "k", 0);
+  } else {
+    failNode(n, "needs its K input");
+  }
+  const Json attrs = {{"k", k}, {"axis", intAttr(n, "axis", -1)}};
+  if (n.output_size() > 0 && !n.output(0).empty())
+    emit(n.output(0), "topk", {n.input(0)}, attrs);
+  if (n.output_size() > 1 && !n.output(1).empty())
+    emit(n.output(1), "topk_indices", {n.input(0)}, attrs);
 }
 
 } // namespace fusec::onnx_import

@@ -327,6 +327,9 @@ private:
   /// (opset 18) `num_outputs` parts, the last one smaller where the dim does
   /// not divide; a known input's parts are known.
   void split(const onnx::NodeProto &n);
+  /// TopK: its values and its indices, each a fusec topk op of one face
+  /// (the k largest only; sorted, which `sorted = 0` also admits).
+  void topk(const onnx::NodeProto &n);
 
   void addNode(const onnx::NodeProto &n);
 
