@@ -951,3 +951,43 @@ func.func @attention_wrong_result_shape(%q: tensor<16x64xf16>, %k: tensor<32x64x
   %0 = fusec.scaled_dot_product_attention %q, %k, %v : (tensor<16x64xf16>, tensor<32x64xf16>, tensor<32x48xf16>) -> tensor<16x64xf16>
   return %0 : tensor<16x64xf16>
 }
+
+// -----
+
+func.func @topk_k_too_large(%x: tensor<2x8xf32>) -> tensor<2x9xf32> {
+  // expected-error @+1 {{'fusec.topk' op k = 9 must be in [1, 8], the size of dim 1}}
+  %0 = fusec.topk %x {axis = 1 : i64, k = 9 : i64, indices = false} : (tensor<2x8xf32>) -> tensor<2x9xf32>
+  return %0 : tensor<2x9xf32>
+}
+
+// -----
+
+func.func @topk_indices_not_i64(%x: tensor<2x8xf32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{'fusec.topk' op indices must be i64}}
+  %0 = fusec.topk %x {axis = 1 : i64, k = 3 : i64, indices = true} : (tensor<2x8xf32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+func.func @topk_values_other_type(%x: tensor<2x8xf32>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{'fusec.topk' op values must have the input's element type}}
+  %0 = fusec.topk %x {axis = 1 : i64, k = 3 : i64, indices = false} : (tensor<2x8xf32>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @topk_wrong_shape(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'fusec.topk' op result shape must be the input's with dim 1 of size k}}
+  %0 = fusec.topk %x {axis = 1 : i64, k = 3 : i64, indices = false} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @topk_k_past_the_cap(%x: tensor<1x300xf32>) -> tensor<1x300xf32> {
+  // expected-error @+1 {{'fusec.topk' op k = 300 is more than the 256 fusec's topk takes}}
+  %0 = fusec.topk %x {axis = 1 : i64, k = 300 : i64, indices = false} : (tensor<1x300xf32>) -> tensor<1x300xf32>
+  return %0 : tensor<1x300xf32>
+}

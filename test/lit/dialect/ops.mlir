@@ -475,3 +475,12 @@ func.func @attention(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x8x32x64xbf16>, %v:
       : tensor<1x8x16x48xbf16>, tensor<1x8x16x48xbf16>, tensor<1x8x16x48xbf16>, tensor<1x8x16x48xbf16>,
         tensor<1x8x16x48xbf16>, tensor<1x8x16x48xbf16>, tensor<1x8x16x64xbf16>
 }
+
+// CHECK-LABEL: func.func @topk
+func.func @topk(%x: tensor<2x8xbf16>) -> (tensor<2x3xbf16>, tensor<2x3xi64>) {
+  // CHECK: fusec.topk %{{.*}} {axis = 1 : i64, indices = false, k = 3 : i64} : (tensor<2x8xbf16>) -> tensor<2x3xbf16>
+  %0 = fusec.topk %x {axis = 1 : i64, k = 3 : i64, indices = false} : (tensor<2x8xbf16>) -> tensor<2x3xbf16>
+  // CHECK: fusec.topk %{{.*}} {axis = 1 : i64, indices = true, k = 3 : i64} : (tensor<2x8xbf16>) -> tensor<2x3xi64>
+  %1 = fusec.topk %x {axis = 1 : i64, k = 3 : i64, indices = true} : (tensor<2x8xbf16>) -> tensor<2x3xi64>
+  return %0, %1 : tensor<2x3xbf16>, tensor<2x3xi64>
+}
