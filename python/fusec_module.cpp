@@ -246,6 +246,25 @@ py::list specs(const std::vector<fusec::TensorSpec> &v) {
   return l;
 }
 
+/// What a loaded graph offers, Program and CompiledGraph alike: its
+/// parameters, their binding, and the call.
+template <typename G>
+void addCalls(py::class_<G> &c) {
+  c.def("is_parameter", &G::isParameter, py::arg("i"), "whether input i is a parameter (a weight)")
+      .def("bind_weights", &bindWeights<G>, py::arg("files"),
+           "copy the parameters from safetensors file(s) to the GPU once; later calls pass "
+           "only the other inputs")
+      .def_property_readonly("weights_bound", &G::weightsBound)
+      .def("__call__",
+           [](G &g, py::args args, py::object stream, bool graph) {
+             return call(g, args, stream, graph);
+           },
+           py::arg("stream") = py::none(), py::arg("graph") = false,
+           "run on GPU tensors (DLPack); returns the output (or a tuple of outputs) as "
+           "fusec.Tensor; `stream`: a CUstream handle (default: the legacy default stream); "
+           "`graph`: as one CUDA graph launch");
+}
+
 } // namespace
 
 PYBIND11_MODULE(_fusec, m) {
@@ -277,7 +296,8 @@ PYBIND11_MODULE(_fusec, m) {
                shapeText(t.shape) + ")";
       });
 
-  py::class_<fusec::Program>(m, "Program", "a compiled graph (the JIT: compiler in process)")
+  py::class_<fusec::Program> program(m, "Program", "a compiled graph (the JIT: compiler in process)");
+  program
       .def_property_readonly("inputs", [](const fusec::Program &p) { return specs(p.inputs()); })
       .def_property_readonly("outputs",
                              [](const fusec::Program &p) { return specs(p.outputs()); })
@@ -305,41 +325,19 @@ PYBIND11_MODULE(_fusec, m) {
       .def("load", [](fusec::Program &p) { check(p.load()); },
            "compile the kernels (NVRTC, cached) and load them on the GPU")
       .def("save", [](fusec::Program &p, const std::string &path) { check(p.saveArtifact(path)); },
-           py::arg("path"), "write an artifact that fusec.load runs without the compiler")
-      .def("is_parameter", &fusec::Program::isParameter, py::arg("i"),
-           "whether input i is a parameter (a weight)")
-      .def("bind_weights", &bindWeights<fusec::Program>, py::arg("files"),
-           "copy the parameters from safetensors file(s) to the GPU once; later calls pass "
-           "only the other inputs")
-      .def_property_readonly("weights_bound", &fusec::Program::weightsBound)
-      .def("__call__",
-           [](fusec::Program &p, py::args args, py::object stream, bool graph) {
-             return call(p, args, stream, graph);
-           },
-           py::arg("stream") = py::none(), py::arg("graph") = false,
-           "run on GPU tensors (DLPack); returns the output (or a tuple of outputs) as "
-           "fusec.Tensor; `stream`: a CUstream handle (default: the legacy default stream); "
-           "`graph`: as one CUDA graph launch");
+           py::arg("path"), "write an artifact that fusec.load runs without the compiler");
+  addCalls(program);
 
-  py::class_<fusec::CompiledGraph>(m, "CompiledGraph",
-                                   "an artifact loaded on the GPU (no compiler involved)")
+  py::class_<fusec::CompiledGraph> compiled(m, "CompiledGraph",
+                                            "an artifact loaded on the GPU (no compiler involved)");
+  compiled
       .def_property_readonly("inputs",
                              [](const fusec::CompiledGraph &g) { return specs(g.inputs()); })
       .def_property_readonly("outputs",
                              [](const fusec::CompiledGraph &g) { return specs(g.outputs()); })
       .def_property_readonly("arch", &fusec::CompiledGraph::arch)
-      .def_property_readonly("producer", &fusec::CompiledGraph::producer)
-      .def("is_parameter", &fusec::CompiledGraph::isParameter, py::arg("i"),
-           "whether input i is a parameter (a weight)")
-      .def("bind_weights", &bindWeights<fusec::CompiledGraph>, py::arg("files"),
-           "copy the parameters from safetensors file(s) to the GPU once; later calls pass "
-           "only the other inputs")
-      .def_property_readonly("weights_bound", &fusec::CompiledGraph::weightsBound)
-      .def("__call__",
-           [](fusec::CompiledGraph &g, py::args args, py::object stream, bool graph) {
-             return call(g, args, stream, graph);
-           },
-           py::arg("stream") = py::none(), py::arg("graph") = false);
+      .def_property_readonly("producer", &fusec::CompiledGraph::producer);
+  addCalls(compiled);
 
   m.def(
       "compile",
