@@ -37,7 +37,11 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
   // What is written is read back as the runtime will: a plan the reader
   // refuses is found here, not at deployment.
   auto back = parseArtifact(*bytes, path);
-  if (back && !back->weights.empty()) {
+  if (!back)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: the artifact does not read back: %s",
+                                   back.takeError().message().c_str());
+  if (!back->weights.empty()) {
     // The weights must bind as they will at load.
     auto files = WeightFiles::inMemory(path + " (embedded weights)", back->weights);
     if (!files)
@@ -45,10 +49,6 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
     if (auto refs = files->bind(back->inputs(), back->parameters); !refs)
       return refs.takeError();
   }
-  if (!back)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: the artifact does not read back: %s",
-                                   back.takeError().message().c_str());
   return writeFileAtomically(path, *bytes);
 }
 

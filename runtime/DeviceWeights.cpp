@@ -116,7 +116,8 @@ DeviceWeights::upload(const GpuContext &ctx, const WeightFiles &files,
     w->ptrs[i] = w->block + offsets[i];
 
   Staging staging(drv);
-  if (rt::Error err = staging.create(std::min(largest, kStagingBytes) + 1))
+  // At least a byte: the driver refuses an empty host allocation.
+  if (rt::Error err = staging.create(std::max<uint64_t>(std::min(largest, kStagingBytes), 1)))
     return std::move(err);
   int b = 0;
   for (size_t i : order) {

@@ -310,15 +310,17 @@ rt::Error Executable::bindInputs(std::vector<CUdeviceptr> addresses) {
   for (CUdeviceptr p : addresses)
     if (p % 16 != 0)
       return rt::errorf("bound input buffers must be 16-byte aligned");
-  unbound = size_t(std::count(addresses.begin(), addresses.end(), CUdeviceptr(0)));
-  bound = unbound == addresses.size() ? std::vector<CUdeviceptr>() : std::move(addresses);
+  const bool none = std::count(addresses.begin(), addresses.end(), CUdeviceptr(0)) ==
+                    std::ptrdiff_t(addresses.size());
+  bound = none ? std::vector<CUdeviceptr>() : std::move(addresses);
   return rt::Error::success();
 }
 
 std::vector<size_t> Executable::passedInputs(size_t given) const {
   std::vector<size_t> idx;
+  const bool compact = !bound.empty() && given == unboundInputs();
   for (size_t i = 0; i < desc.inputs.size(); ++i)
-    if (given == desc.inputs.size() || (given == unbound && !bound.empty() && !bound[i]))
+    if (given == desc.inputs.size() || (compact && !bound[i]))
       idx.push_back(i);
   return idx.size() == given ? idx : std::vector<size_t>();
 }
@@ -334,7 +336,7 @@ Executable::withBound(const std::vector<CUdeviceptr> &in, std::vector<CUdevicept
         full[i] = bound[i];
     return &full;
   }
-  if (in.size() != unbound)
+  if (size_t unbound = unboundInputs(); in.size() != unbound)
     return rt::errorf("plan %s takes %zu inputs (%zu with its bound weights left out), got %zu",
                       desc.graphName.c_str(), desc.inputs.size(), unbound, in.size());
   full = bound;

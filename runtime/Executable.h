@@ -15,6 +15,7 @@
 
 #include "compiler/support/Error.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -123,7 +124,10 @@ private:
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
   std::vector<CUdeviceptr> bound;  ///< per input (bindInputs); empty when none is
-  size_t unbound = 0;               ///< inputs a call passes with the bound ones left out
+  /// The inputs a call passes with the bound ones left out.
+  size_t unboundInputs() const {
+    return size_t(std::count(bound.begin(), bound.end(), CUdeviceptr(0)));
+  }
   std::vector<std::unique_ptr<StreamMemory>> streams;
   std::mutex streamsMutex;
   /// Zeroes the scratch of a stream whose first call comes while it is being

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/SafetensorsHeader.h"
 
+#include "compiler/support/HostTensor.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/StrictJson.h"
 
@@ -23,13 +24,6 @@ using nlohmann::json;
 
 rt::Error fail(std::string_view file, const std::string &message) {
   return rt::Error::failure(printable(file) + ": " + message);
-}
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 /// A JSON value for an error message, cut short if long.
@@ -91,7 +85,7 @@ rt::Expected<SafetensorsEntry> parseEntry(std::string_view file, const std::stri
   uint64_t need = numel * static_cast<uint64_t>(dtypeBytes(e.dtype));
   if (e.end - e.begin != need)
     return fail(file, where + "data_offsets span " + std::to_string(e.end - e.begin) +
-                          " bytes but dtype " + dtypeName + " and shape " + shapeString(e.shape) +
+                          " bytes but dtype " + dtypeName + " and shape " + formatShape(e.shape) +
                           " need " + std::to_string(need));
   return std::move(e);
 }

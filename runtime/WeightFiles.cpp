@@ -7,13 +7,6 @@
 
 namespace fusec {
 
-std::string describeTensor(DType dtype, const std::vector<int64_t> &shape) {
-  std::string s = std::string(dtypeName(dtype)) + " [";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 rt::Expected<WeightFiles> WeightFiles::open(const std::vector<std::string> &paths) {
   WeightFiles w;
   for (const std::string &path : paths) {

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "compiler/support/ReadBytes.h"
-#include "fusec/Tensor.h"
+#include "compiler/support/HostTensor.h"
 #include "runtime/SafetensorsHeader.h"
 
 #include <map>
@@ -72,8 +72,5 @@ private:
   std::vector<Source> sources;
   std::map<std::string, Tensor> tensors;  ///< by name (messages name the first in order)
 };
-
-/// "f32 [3, 4]".
-std::string describeTensor(DType dtype, const std::vector<int64_t> &shape);
 
 } // namespace fusec

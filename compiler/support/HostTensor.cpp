@@ -203,6 +203,8 @@ std::string formatNumber(double v) {
   return buf;
 }
 
+} // namespace
+
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -210,7 +212,9 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-} // namespace
+std::string describeTensor(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + " " + formatShape(shape);
+}
 
 std::string summary(const HostTensor &t) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
@@ -230,7 +234,7 @@ std::string summary(const HostTensor &t) {
     sum += v;
     ++finite;
   }
-  std::string s = std::string(dtypeName(t.dtype())) + " " + formatShape(t.shape());
+  std::string s = describeTensor(t.dtype(), t.shape());
   if (finite > 0)
     s += " min=" + formatNumber(lo) + " max=" + formatNumber(hi) +
          " mean=" + formatNumber(sum / static_cast<double>(finite));

@@ -40,6 +40,11 @@ HostTensor randomInput(const TensorSpec &spec, double scale, uint64_t seed, size
 std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
                                          const std::vector<double> &scales, uint64_t seed);
 
+/// "[3, 4]".
+std::string formatShape(const std::vector<int64_t> &shape);
+/// "f32 [3, 4]".
+std::string describeTensor(DType dtype, const std::vector<int64_t> &shape);
+
 /// One line: dtype, shape, min, max and mean of the finite elements, the count
 /// of NaN and Inf elements, and the first 4 values.
 std::string summary(const HostTensor &t);

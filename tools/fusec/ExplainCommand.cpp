@@ -61,10 +61,7 @@ int explainArtifact(const ExplainOptions &opts) {
   } else {
     auto line = [&](const std::string &l) { text += l + "\n"; };
     auto spec = [](const TensorSpec &t) {
-      std::string s = printable(t.name) + ": " + std::string(dtypeName(t.dtype)) + " [";
-      for (size_t i = 0; i < t.shape.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(t.shape[i]);
-      return s + "]";
+      return printable(t.name) + ": " + describeTensor(t.dtype, t.shape);
     };
     line("artifact " + printable(opts.graph) + ", written by " + printable(a.producer));
     line("inputs:");
