@@ -82,3 +82,22 @@ assert "cublaslt sm_" in text and "rank " in text, entries
 print("tuning cache: a cuBLASLt entry")
 ' "$tune/gemm-tuning.json" || exit 1
 FUSEC_CACHE_DIR="$tune" "$fusec" run "$src/bench/graphs/decode_qkv_m32.json" --gemm cublaslt --check | grep "check vs reference interpreter: ok" || exit 1
+# --weights: the parameters bound from their files (shards), the other inputs
+# at random; a parameter missing from the files is an error naming it.
+p=$src/test/lit/frontend/Inputs
+for t in w b; do
+  "$fusec" eval "$p/params-$t.json" -o "$tune/$t.safetensors" >/dev/null || exit 1
+done
+"$fusec" bench "$p/params.json" --weights "$tune/w.safetensors,$tune/b.safetensors" --json \
+  --no-steps --iters 5 --warmup-s 0 > "$tune/bound.json" 2>"$tune/log" || { cat "$tune/log" >&2; exit 1; }
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["fused"]["median_us"] > 0 and j["unfused"]["median_us"] > 0, j
+print("bench --weights: fused %.1f us" % j["fused"]["median_us"])
+' "$tune/bound.json" || exit 1
+if "$fusec" bench "$p/params.json" --weights "$tune/b.safetensors" --no-steps --iters 5 \
+     --warmup-s 0 >/dev/null 2>"$tune/log" || ! grep -q "'w'" "$tune/log"; then
+  echo "bench --weights without w: expected an error naming w:"; cat "$tune/log"; exit 1
+fi
+echo "bench --weights without w: $(head -1 "$tune/log")"

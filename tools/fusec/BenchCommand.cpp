@@ -34,7 +34,7 @@ struct BenchOptions {
   double warmupSeconds = 0.5;
   uint64_t seed = 0;
   bool json = false;
-  std::string inputs;
+  TensorSources sources;
   bool noSteps = false;
   bool autotune = false;
   bool cudaGraph = false;
@@ -140,15 +140,21 @@ void recordMeasurements(const std::string &profile, const BenchEnvironment &env,
 }
 
 int runBench(const BenchOptions &opts) {
-  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.inputs, !opts.noSteps,
+  BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.sources, !opts.noSteps,
                          opts.warmupSeconds};
+  noteModel(settings.sources, opts.graph);
+  auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
+  if (!bind)
+    return reportError(bind.takeError());
+  PlanFlags plan = opts.plan;
+  plan.bind = *bind;
   if (opts.autotune)
-    if (llvm::Error err = autotuneGemms(opts.graph, opts.plan, settings))
+    if (llvm::Error err = autotuneGemms(opts.graph, plan, settings))
       return reportError(std::move(err));
   settings.cudaGraph = opts.cudaGraph;
-  PlanFlags unfusedFlags = opts.plan;
+  PlanFlags unfusedFlags = plan;
   unfusedFlags.noFuse = true;
-  PlanFlags fusedFlags = opts.plan;
+  PlanFlags fusedFlags = plan;
   fusedFlags.noFuse = false;
   auto fused = compileGraph(opts.graph, fusedFlags, /*forGpu=*/true);
   if (!fused)
@@ -253,9 +259,7 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--json", opts->json, "print JSON instead of tables");
   cmd->add_flag("--no-steps", opts->noSteps,
                 "time only whole plans, not each kernel alone (faster on many-kernel plans)");
-  cmd->add_option("--inputs", opts->inputs,
-                  "safetensors file with the graph inputs (by name) to time on; "
-                  "random inputs when left out");
+  addTensorSources(cmd, opts->sources);
   cmd->add_option("--device", opts->plan.device, "cost-model profile (default: the GPU's)");
   cmd->add_option("--arch", opts->plan.arch, "NVRTC target (default: the GPU's)");
   cmd->add_option("--gemm", opts->plan.gemm,

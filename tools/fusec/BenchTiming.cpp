@@ -218,19 +218,20 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
   if (inputBytes > 0 && inputBytes < 3 * env.l2Bytes)
     t.inputSets = static_cast<int>(std::min<int64_t>(16, (3 * env.l2Bytes + inputBytes - 1) /
                                                              inputBytes));
+  // Tensors from files are the same in every set (parameters bound once, as
+  // a model's weights are); without files each set is drawn from its seed.
   std::vector<HostTensor> given;
-  if (!settings.inputsFile.empty()) {
-    auto read = readSafetensors(settings.inputsFile);
+  if (!settings.sources.inputs.empty() || !settings.sources.weights.empty()) {
+    std::vector<GraphArgument> args;
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      const TensorSpec &s = plan.inputs[i];
+      args.push_back({s.name, s.dtype, s.shape, program.isParameter(i),
+                      i < plan.inputScales.size() ? plan.inputScales[i] : 1.0});
+    }
+    auto read = prepareInputs(args, settings.sources, settings.seed * 1000003);
     if (!read)
       return read.takeError();
-    for (const TensorSpec &s : plan.inputs) {
-      auto it = read->find(s.name);
-      if (it == read->end() || it->second.dtype() != s.dtype || it->second.shape() != s.shape)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s: no tensor '%s' of the graph input's dtype and shape",
-                                       settings.inputsFile.c_str(), s.name.c_str());
-      given.push_back(it->second);
-    }
+    given = std::move(*read);
   }
   std::vector<std::unique_ptr<DeviceBuffers>> sets;
   for (int k = 0; k < t.inputSets; ++k) {

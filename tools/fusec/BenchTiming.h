@@ -2,6 +2,7 @@
 #pragma once
 
 #include "include/fusec/fusec.h"
+#include "tools/fusec/GraphIO.h"
 
 #include "llvm/Support/Error.h"
 
@@ -17,7 +18,9 @@ namespace fusec::cli {
 struct BenchSettings {
   int iters = 50, warmup = 5;
   uint64_t seed = 0;
-  std::string inputsFile;  ///< safetensors with the inputs (empty: random)
+  /// --inputs and --weights (prepareInputs' rules); none given: random inputs,
+  /// a set per seed.
+  TensorSources sources;
   bool perStep = true;     ///< also time each step alone
   /// Warm-up lasts at least this long as well as `warmup` runs: an H100
   /// under sustained tensor-core load crosses its power limit and the
