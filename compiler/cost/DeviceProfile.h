@@ -31,6 +31,11 @@ struct DeviceProfile {
   double libraryBandwidthFraction;
   double fp32FlopsPerSec;     ///< CUDA-core fp32 rate (FMA = 2 flops)
   double launchSeconds;       ///< cost of one kernel launch in a stream of launches
+  /// Where launches overlap (sm_90's programmatic dependent launch: a kernel
+  /// is launched as the previous one's blocks exit), the least one kernel
+  /// after the first adds to a chain of them: a kernel adds the larger of its
+  /// work and this, its launch hidden (Explanation::predictedUs). 0: no overlap.
+  double chainedLaunchSeconds;
   int smCount;
   int64_t l2Bytes;
   int64_t smemPerBlock;       ///< opt-in maximum dynamic shared memory per block

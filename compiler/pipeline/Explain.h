@@ -26,6 +26,11 @@ struct ExplainedKernel {
   int64_t tripBytes = 0;  ///< bytes of one full-tensor pass: the group's largest tensor
   int launchesUnfused = 0;
   double unfusedUs = 0, predictedUs = 0;
+  /// Its ops as kernels in a chain of overlapped launches (the
+  /// unfused_chained_us attribute; < 0: the profile has no overlap).
+  double unfusedChainedUs = -1;
+  /// What its first op pays beyond that where it starts the graph (its launch).
+  double unfusedLeadUs = 0;
   /// The kernel family that runs it (#fusec.family), and the families asked
   /// before it with the reason each declined.
   std::string family;
@@ -74,10 +79,19 @@ struct Explanation {
   /// What sharing those launches saves (PlanDesc::sharedLaunchSavedUs):
   /// predictedUs() is the kernels' predictions less this.
   double sharedSavedUs = 0;
+  /// Whether the plan's launches overlap (launchesOverlap, PlanDesc.h; filled
+  /// by the caller): the totals then chain the kernels
+  /// (DeviceProfile::chainedLaunchSeconds) instead of adding their launches.
+  bool launchesOverlap = false;
   int64_t bytesUnfused() const;
   int64_t bytesFused() const;
+  /// The whole graph's predicted times, its ops as kernels of their own and
+  /// fused: the kernels' predictions added, or chained where launches overlap
+  /// (the first launch paid, each later kernel the larger of its work and the
+  /// chained launch).
   double unfusedUs() const;
   double predictedUs() const;
+  bool chained() const;
   /// Launches of the fused plan: kernels, less one per shared launch.
   size_t launches() const { return kernels.size() - sharedLaunches.size(); }
   int launchesUnfused() const;

@@ -91,6 +91,12 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   // (the maximum of the summed bytes and flops priced SwiGLU's gate/up
   // group 1037.5 us unfused where its four kernels add to 1186).
   double unfusedSeconds = 0;
+  // The same kernels in a chain of overlapped launches (DeviceProfile::
+  // chainedLaunchSeconds): each adds the larger of its work and the chained
+  // launch, for Explanation::unfusedUs.
+  double unfusedChained = 0;
+  // What the first of them pays beyond that where it starts the graph.
+  double unfusedLead = 0;
   for (Operation *op : group)
     if (!op->hasAttr("fusec.recomputed")) {  // counted in the group it was cloned from
       Cost c = unfusedCost(op);
@@ -103,12 +109,23 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
       unfused += c;
       // A product alone runs on cuBLASLt, as in the --no-fuse plan (views
       // and generators cost nothing).
-      unfusedSeconds +=
+      double seconds =
           predictSeconds(c, p, isa<MatmulOp>(op) ? libraryGemmPath(op) : GemmPath::Library);
+      unfusedSeconds += seconds;
+      // cuBLASLt launches its kernels the ordinary way: a product pays all.
+      double chained = isa<MatmulOp>(op) ? seconds
+                                         : std::max(seconds - c.launches * p.launchSeconds,
+                                                    c.launches * p.chainedLaunchSeconds);
+      if (unfused.launches == c.launches)  // the group's first kernel
+        unfusedLead = seconds - chained;
+      unfusedChained += chained;
     }
   if (unfused.launches == 0) {
     unfused = fused;  // a copy group: unfused it is the same copy
     unfusedSeconds = predictSeconds(unfused, p);
+    unfusedChained = std::max(unfusedSeconds - unfused.launches * p.launchSeconds,
+                              unfused.launches * p.chainedLaunchSeconds);
+    unfusedLead = unfusedSeconds - unfusedChained;
   }
   fusion->setAttr("name", b.getStringAttr(kernelName(index, group)));
   fusion->setAttr("nodes", nodeNames(b, group));
@@ -121,6 +138,10 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   fusion->setAttr("launches_unfused", b.getI64IntegerAttr(unfused.launches));
   fusion->setAttr("predicted_us", b.getF64FloatAttr(predictSeconds(fused, p) * 1e6));
   fusion->setAttr("unfused_us", b.getF64FloatAttr(unfusedSeconds * 1e6));
+  if (p.chainedLaunchSeconds > 0) {
+    fusion->setAttr("unfused_chained_us", b.getF64FloatAttr(unfusedChained * 1e6));
+    fusion->setAttr("unfused_lead_us", b.getF64FloatAttr(unfusedLead * 1e6));
+  }
   // An attention group runs on the attention family, the only one that
   // streams its softmax.
   if (s.kind == GroupKind::Attention) {

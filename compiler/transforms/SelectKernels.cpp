@@ -8,12 +8,15 @@
 // with its family alone.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/cost/CostModel.h"
 #include "compiler/families/KernelFamily.h"
 #include "compiler/families/LibraryMatmul.h"
 #include "compiler/transforms/PassProfile.h"
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+
+#include <algorithm>
 
 #define DEBUG_TYPE "fusec-select-kernels"
 
@@ -57,6 +60,25 @@ struct SelectKernelsPass : impl::FusecSelectKernelsBase<SelectKernelsPass> {
         return WalkResult::interrupt();
       }
       fusion.setFamily(*family);
+      // Priced again by the family that runs it (KernelFamilyDef::seconds):
+      // a group without a product costs its bytes and its one launch.
+      Cost c;
+      if (auto bytes = fusion->getAttrOfType<IntegerAttr>("bytes_fused"))
+        c.bytes = bytes.getInt();
+      if (auto flops = fusion->getAttrOfType<IntegerAttr>("flops"))
+        c.flops = flops.getInt();
+      c.launches = 1;
+      const double seconds = predictSeconds(c, *profile, *family);
+      fusion->setAttr("predicted_us", b.getF64FloatAttr(seconds * 1e6));
+      // A group of one op is, unfused, the same kernel.
+      auto launches = fusion->getAttrOfType<IntegerAttr>("launches_unfused");
+      if (launches && launches.getInt() == 1 && fusion->hasAttr("unfused_chained_us")) {
+        const double chained = std::max(seconds - profile->launchSeconds,
+                                        profile->chainedLaunchSeconds);
+        fusion->setAttr("unfused_us", b.getF64FloatAttr(seconds * 1e6));
+        fusion->setAttr("unfused_chained_us", b.getF64FloatAttr(chained * 1e6));
+        fusion->setAttr("unfused_lead_us", b.getF64FloatAttr((seconds - chained) * 1e6));
+      }
       if (rejected.empty())
         return WalkResult::advance();
       SmallVector<Attribute> records;

@@ -145,6 +145,7 @@ int runExplain(const ExplainOptions &opts) {
     llvm::consumeError(sizes.takeError());  // compileGraph has reported it
   e.sharedLaunches = impl.plan.sharedLaunches;
   e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;
+  e.launchesOverlap = launchesOverlap(impl.plan);
   for (ExplainedKernel &k : e.kernels)
     k.schedule = kernelSchedule(impl.plan, k.name);
   std::string text = opts.format == "json"  ? explainJson(e)
