@@ -18,6 +18,7 @@ run gpu.cublaslt build/bin/gpu_cublaslt_test
 run gpu.e2e build/bin/gpu_e2e_test examples
 run gpu.bench test/gpu/bench_test.sh build/bin/fusec .
 run gpu.artifact test/gpu/artifact_test.sh build/bin/fusec .
+run gpu.models test/gpu/models_test.sh build/bin/fusec .
 # The Python package, where build/python holds one this Python imports.
 if PYTHONPATH=build/python python3 -c "import fusec" 2>/dev/null; then
   run gpu.python env PYTHONPATH=build/python python3 test/gpu/python_test.py

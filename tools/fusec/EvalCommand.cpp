@@ -2,6 +2,7 @@
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/GraphIO.h"
+#include "compiler/support/Printable.h"
 
 #include "compiler/interp/Interpreter.h"
 #include "frontends/json/GraphReader.h"
@@ -44,20 +45,11 @@ int runEval(const EvalOptions &opts) {
     return reportError(results.takeError());
   std::vector<std::string> names = outputNames(func);
   for (size_t i = 0; i < results->size(); ++i)
-    llvm::outs() << names[i] << ": " << summary((*results)[i]) << "\n";
+    llvm::outs() << printable(names[i]) << ": " << summary((*results)[i]) << "\n";
   if (!opts.output.empty())
     if (llvm::Error err = writeOutputs(func, *results, opts.output))
       return reportError(std::move(err));
-  if (!opts.expect.empty()) {
-    llvm::Expected<bool> same = checkExpected(func, *results, opts.expect, opts.tolerance);
-    if (!same)
-      return reportError(same.takeError());
-    if (!*same) {
-      llvm::errs() << "fusec: error: outputs differ from " << opts.expect << "\n";
-      return 1;
-    }
-  }
-  return kOk;
+  return exitForExpected(outputNames(func), *results, opts.expect, opts.tolerance);
 }
 } // namespace
 
@@ -72,11 +64,7 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   addTensorSources(cmd, opts->sources);
   addBindOption(cmd, opts->bind);
-  cmd->add_option("--expect", opts->expect,
-                  "safetensors file of reference outputs (by name): compare, exit 1 on a mismatch");
-  cmd->add_option("--tolerance", opts->tolerance,
-                  "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
-                  "f16/bf16 1e-2)");
+  addExpectOptions(cmd, opts->expect, opts->tolerance);
   addOutputOption(cmd, opts->output, "write the outputs to this safetensors file");
   addSeedOption(cmd, opts->seed);
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");

@@ -1,5 +1,6 @@
 //===- GraphIO.cpp - graph inputs and outputs as host tensors -------------===//
 #include "tools/fusec/GraphIO.h"
+#include "tools/fusec/Driver.h"
 
 #include "frontends/json/GraphReader.h"
 #include "frontends/onnx/OnnxReader.h"
@@ -13,6 +14,7 @@
 #include "compiler/support/LlvmError.h"
 
 #include "runtime/TensorCompare.h"
+#include "compiler/support/Printable.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -181,26 +183,32 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
 
 llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
                                    const std::string &path, double tolerance) {
+  return checkExpected(outputNames(func), results, path, tolerance);
+}
+
+llvm::Expected<bool> checkExpected(const std::vector<std::string> &names,
+                                   const std::vector<HostTensor> &results,
+                                   const std::string &path, double tolerance) {
   auto expected = readSafetensors(path);
   if (!expected)
     return expected.takeError();
-  std::vector<std::string> names = outputNames(func);
   bool all = true;
   for (size_t i = 0; i < results.size(); ++i) {
     auto it = expected->find(names[i]);
     if (it == expected->end())
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "%s: no tensor for output '%s'", path.c_str(),
-                                     names[i].c_str());
+                                     "%s: no tensor for output '%s'", printable(path).c_str(),
+                                     printable(names[i]).c_str());
     const HostTensor &ref = it->second;
     if (ref.dtype() != results[i].dtype() || ref.shape() != results[i].shape())
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(), "%s: tensor '%s' is %s but the output is %s",
-          path.c_str(), names[i].c_str(), describe(ref.dtype(), ref.shape()).c_str(),
+          printable(path).c_str(), printable(names[i]).c_str(), describe(ref.dtype(), ref.shape()).c_str(),
           describe(results[i].dtype(), results[i].shape()).c_str());
     CheckResult c = compareTensors(results[i], ref, tolerance);
     all &= c.pass;
-    llvm::outs() << "  " << names[i] << " vs " << path << ": " << c.describe() << "\n";
+    llvm::outs() << "  " << printable(names[i]) << " vs " << printable(path) << ": "
+                 << c.describe() << "\n";
   }
   return all;
 }
@@ -216,6 +224,28 @@ llvm::Error writeOutputs(const std::vector<std::string> &names,
   for (size_t i = 0; i < results.size(); ++i)
     byName.emplace(names[i], results[i]);
   return writeSafetensors(path, byName);
+}
+
+void addExpectOptions(CLI::App *cmd, std::string &expect, double &tolerance) {
+  cmd->add_option("--expect", expect,
+                  "safetensors file of reference outputs (by name): compare, exit 1 on a mismatch");
+  cmd->add_option("--tolerance", tolerance,
+                  "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
+                  "f16/bf16 1e-2)");
+}
+
+int exitForExpected(const std::vector<std::string> &names, const std::vector<HostTensor> &results,
+                    const std::string &expect, double tolerance) {
+  if (expect.empty())
+    return kOk;
+  llvm::Expected<bool> same = checkExpected(names, results, expect, tolerance);
+  if (!same)
+    return reportError(same.takeError());
+  if (!*same) {
+    llvm::errs() << "fusec: error: outputs differ from " << printable(expect) << "\n";
+    return 1;
+  }
+  return kOk;
 }
 
 } // namespace fusec::cli

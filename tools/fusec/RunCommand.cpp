@@ -20,7 +20,8 @@ namespace fusec::cli {
 
 namespace {
 struct RunOptions {
-  std::string graph, output;
+  std::string graph, output, expect;
+  double tolerance = -1;
   TensorSources sources;
   uint64_t seed = 0;
   bool check = false;
@@ -83,7 +84,7 @@ int runArtifact(const RunOptions &opts) {
   if (!opts.output.empty())
     if (llvm::Error err = writeOutputs(names, outputs, opts.output))
       return reportError(std::move(err));
-  return kOk;
+  return exitForExpected(names, outputs, opts.expect, opts.tolerance);
 }
 
 int runRun(const RunOptions &opts) {
@@ -114,7 +115,7 @@ int runRun(const RunOptions &opts) {
     if (Status s = p.evaluateReference(*inputs, reference); !s)
       return reportError(s.message());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    llvm::outs() << names[i] << ": " << summary(outputs[i]) << "\n";
+    llvm::outs() << printable(names[i]) << ": " << summary(outputs[i]) << "\n";
     if (!opts.check)
       continue;
     CheckResult c = compareTensors(outputs[i], reference[i]);
@@ -126,7 +127,7 @@ int runRun(const RunOptions &opts) {
       return reportError(std::move(err));
   if (!allPass)
     return reportError("outputs differ from the reference interpreter");
-  return kOk;
+  return exitForExpected(names, outputs, opts.expect, opts.tolerance);
 }
 } // namespace
 
@@ -144,6 +145,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       ->required();
   addTensorSources(cmd, opts->sources);
   addOutputOption(cmd, opts->output, "write the outputs to this safetensors file");
+  addExpectOptions(cmd, opts->expect, opts->tolerance);
   addSeedOption(cmd, opts->seed);
   cmd->add_flag("--check", opts->check,
                 "compare every output with the CPU reference interpreter (f32 1e-5, "
