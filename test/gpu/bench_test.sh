@@ -55,6 +55,10 @@ assert same and all(s["planner_us"] > 0 for s in kernels), many["fused"]
 for s in same:
     assert abs(s["planner_us"] - planned[s["name"]]) <= 1e-6 * planned[s["name"]], (s, planned)
 print("planner column matches fusec explain on %d kernels" % len(same))
+# And the plan's planner figure is explain's whole-graph prediction.
+whole = explained["total"]["predicted_us"]
+assert abs(many["fused"]["planner_us"] - whole) <= 1e-6 * whole, (many["fused"]["planner_us"], whole)
+print("planner total matches fusec explain: %.1f us" % whole)
 for s in chain["fused"]["steps"]:
     assert s["input_sets"] > chain["input_sets"], (s, chain["input_sets"])
     print("%s alone: %d sets of its weight rotated (the plan: %d), %.1f us"

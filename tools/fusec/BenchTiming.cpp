@@ -1,5 +1,6 @@
 //===- BenchTiming.cpp - CUDA-event timing of plans and of a copy ---------===//
 #include "tools/fusec/BenchTiming.h"
+#include "tools/fusec/ProgramExplanation.h"
 
 #include "compiler/cost/DeviceProfile.h"
 #include "api/ProgramImpl.h"
@@ -341,6 +342,9 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     t.steps.push_back(st);
   }
   t.predictedUs += plan.steps.size() * profile.launchSeconds * 1e6;
+  // The planner's figure for the whole plan is explain's (launches chained
+  // where they overlap), not its steps' sum.
+  t.plannerUs = explainProgram(program, {}).predictedUs();
   t.matmulPeak = profile.tensorFlopsPerSec;
   return t;
 }

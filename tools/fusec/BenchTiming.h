@@ -76,7 +76,7 @@ struct StepTiming {
 struct PlanTiming {
   std::vector<StepTiming> steps;
   double medianUs = 0, predictedUs = 0, bytes = 0;
-  double plannerUs = 0;  ///< the steps' planner predictions, summed
+  double plannerUs = 0;  ///< fusec explain's prediction for the whole plan
   double hostUsPerLaunch = 0;
   double hostUsPerCall = 0;  ///< host time of one whole call (enqueue, or a replay)
   int inputSets = 1;

@@ -1,6 +1,7 @@
 //===- ExplainCommand.cpp - `fusec explain`: trips, launches, predictions -===//
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
+#include "tools/fusec/ProgramExplanation.h"
 
 #include "compiler/pipeline/Explain.h"
 #include "compiler/pipeline/SharedLaunch.h"
@@ -138,16 +139,7 @@ int runExplain(const ExplainOptions &opts) {
     return reportError(program.takeError());
   Program::Impl &impl = ProgramAccess::of(**program);
   mlir::TimingScope explaining = root.nest("explanation");
-  Explanation e = explain(*impl.fused, impl.profile());
-  if (llvm::Expected<SizeBindings> sizes = parseSizeBindings(opts.plan.bind))
-    e.sizes = *sizes;
-  else
-    llvm::consumeError(sizes.takeError());  // compileGraph has reported it
-  e.sharedLaunches = impl.plan.sharedLaunches;
-  e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;
-  e.launchesOverlap = launchesOverlap(impl.plan);
-  for (ExplainedKernel &k : e.kernels)
-    k.schedule = kernelSchedule(impl.plan, k.name);
+  Explanation e = explainProgram(**program, opts.plan.bind);
   std::string text = opts.format == "json"  ? explainJson(e)
                      : opts.format == "dot" ? explainDot(e)
                                             : explainText(e);
