@@ -328,7 +328,8 @@ std::string explainJson(const Explanation &e) {
                   {"copy_bytes_per_s", e.profile.hbmBytesPerSec},
                   {"copy_measured_on", e.profile.measuredOn},
                   {"matmul_flops_per_s", e.profile.tensorFlopsPerSec},
-                  {"launch_s", e.profile.launchSeconds}};
+                  {"launch_s", e.profile.launchSeconds},
+                  {"chained_launch_s", e.profile.chainedLaunchSeconds}};
   j["kernels"] = nlohmann::json::array();
   for (const ExplainedKernel &k : e.kernels)
     j["kernels"].push_back({{"name", k.name},
@@ -392,7 +393,8 @@ std::string explainJson(const Explanation &e) {
                 {"bytes_fused", e.bytesFused()},
                 {"unfused_us", e.unfusedUs()},
                 {"predicted_us", e.predictedUs()},
-                {"predicted_speedup", e.predictedUs() > 0 ? e.unfusedUs() / e.predictedUs() : 0}};
+                {"predicted_speedup", e.predictedUs() > 0 ? e.unfusedUs() / e.predictedUs() : 0},
+                {"launches_chained", e.chained()}};
   return j.dump(2) + "\n";
 }
 
