@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 #include "compiler/support/LlvmError.h"
+#include "compiler/support/Printable.h"
 
 namespace fusec::cli {
 
@@ -208,6 +209,28 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
 void noteModel(TensorSources &sources, const std::string &graph) {
   if (llvm::StringRef(graph).ends_with(".onnx"))
     sources.model = graph;
+}
+
+void addExpectOptions(CLI::App *cmd, std::string &expect, double &tolerance) {
+  cmd->add_option("--expect", expect,
+                  "safetensors file of reference outputs (by name): compare, exit 1 on a mismatch");
+  cmd->add_option("--tolerance", tolerance,
+                  "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
+                  "f16/bf16 1e-2)");
+}
+
+int exitForExpected(const std::vector<std::string> &names, const std::vector<HostTensor> &results,
+                    const std::string &expect, double tolerance) {
+  if (expect.empty())
+    return kOk;
+  llvm::Expected<bool> same = checkExpected(names, results, expect, tolerance);
+  if (!same)
+    return reportError(same.takeError());
+  if (!*same) {
+    llvm::errs() << "fusec: error: outputs differ from " << printable(expect) << "\n";
+    return 1;
+  }
+  return kOk;
 }
 
 } // namespace fusec::cli

@@ -74,6 +74,12 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
                                                         const std::string &inputsPath);
 /// Sets `sources.model` where `graph` is an ONNX model.
 void noteModel(TensorSources &sources, const std::string &graph);
+/// --expect FILE and --tolerance (a stored reference, GraphIO's checkExpected).
+void addExpectOptions(CLI::App *cmd, std::string &expect, double &tolerance);
+/// checkExpected as a command's exit status: 0 where every output matches (or
+/// `expect` is empty), 1 where one differs, an error's status otherwise.
+int exitForExpected(const std::vector<std::string> &names, const std::vector<HostTensor> &results,
+                    const std::string &expect, double tolerance);
 
 /// Reads, fuses and plans a graph. With `forGpu`, an unset device/arch is taken
 /// from the GPU at hand (when there is one). With `timing`, each phase is

@@ -1,6 +1,5 @@
 //===- GraphIO.cpp - graph inputs and outputs as host tensors -------------===//
 #include "tools/fusec/GraphIO.h"
-#include "tools/fusec/Driver.h"
 
 #include "frontends/json/GraphReader.h"
 #include "frontends/onnx/OnnxReader.h"
@@ -224,28 +223,6 @@ llvm::Error writeOutputs(const std::vector<std::string> &names,
   for (size_t i = 0; i < results.size(); ++i)
     byName.emplace(names[i], results[i]);
   return writeSafetensors(path, byName);
-}
-
-void addExpectOptions(CLI::App *cmd, std::string &expect, double &tolerance) {
-  cmd->add_option("--expect", expect,
-                  "safetensors file of reference outputs (by name): compare, exit 1 on a mismatch");
-  cmd->add_option("--tolerance", tolerance,
-                  "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
-                  "f16/bf16 1e-2)");
-}
-
-int exitForExpected(const std::vector<std::string> &names, const std::vector<HostTensor> &results,
-                    const std::string &expect, double tolerance) {
-  if (expect.empty())
-    return kOk;
-  llvm::Expected<bool> same = checkExpected(names, results, expect, tolerance);
-  if (!same)
-    return reportError(same.takeError());
-  if (!*same) {
-    llvm::errs() << "fusec: error: outputs differ from " << printable(expect) << "\n";
-    return 1;
-  }
-  return kOk;
 }
 
 } // namespace fusec::cli

@@ -4,7 +4,6 @@
 #include "compiler/support/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include <CLI/CLI.hpp>
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -61,13 +60,6 @@ llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<Ho
 llvm::Expected<bool> checkExpected(const std::vector<std::string> &names,
                                    const std::vector<HostTensor> &results,
                                    const std::string &path, double tolerance);
-
-/// --expect FILE and --tolerance (a stored reference, as checkExpected).
-void addExpectOptions(CLI::App *cmd, std::string &expect, double &tolerance);
-/// checkExpected as a command's exit status: 0 where every output matches (or
-/// `expect` is empty), 1 where one differs, an error's status otherwise.
-int exitForExpected(const std::vector<std::string> &names, const std::vector<HostTensor> &results,
-                    const std::string &expect, double tolerance);
 
 /// Writes results by output name to a safetensors file.
 llvm::Error writeOutputs(mlir::func::FuncOp func, const std::vector<HostTensor> &results,
