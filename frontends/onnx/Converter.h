@@ -330,6 +330,11 @@ private:
   /// TopK: its values and its indices, each a fusec topk op of one face
   /// (the k largest only; sorted, which `sorted = 0` also admits).
   void topk(const onnx::NodeProto &n);
+  /// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss over [N, C]
+  /// scores: the target's log-probability picked by an index mask (iota ==
+  /// target) and a row sum, class weights gathered, ignore_index rows
+  /// dropped, then reduced (none, sum or the weighted mean).
+  void crossEntropy(const onnx::NodeProto &n);
 
   void addNode(const onnx::NodeProto &n);
 
