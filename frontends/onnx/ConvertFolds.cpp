@@ -160,6 +160,14 @@ void Converter::materialize(const std::string &name) {
   if (it == known.end())
     return;  // the JSON reader names an unknown value
   const Known k = it->second;
+  // A value of no elements (a Range that runs backwards, a zero-size dim)
+  // has nothing to write, and fusec's tensors have no empty dims.
+  if (k.values.empty() || k.numel() == 0) {
+    const std::string what = "'" + r + "' is an empty tensor (a dim of size 0), which fusec does not take";
+    if (current)
+      failNode(*current, what);
+    fail(what);
+  }
   auto number = [](double v) -> Json {
     if (std::isinf(v))
       return v > 0 ? "inf" : "-inf";
