@@ -33,7 +33,8 @@ def predict(fusec, graph, profile):
     out = subprocess.run([fusec, "explain", graph, "--format", "json", "--device", profile],
                          capture_output=True, text=True, env=env)
     if out.returncode != 0:
-        raise RuntimeError("fusec explain %s: %s" % (graph, out.stderr.strip()[-500:]))
+        raise RuntimeError("fusec explain %s: exit %d: %s" % (graph, out.returncode,
+                                                              out.stderr.strip()[-500:]))
     total = json.loads(out.stdout)["total"]
     return total["predicted_us"], total["predicted_speedup"]
 
@@ -68,7 +69,14 @@ def check(fusec, records_path, only):
         if only and name not in only:
             continue
         graph = os.path.join(HERE, "graphs", name + ".json")
-        pred_us, pred_speedup = predict(fusec, graph, rec["profile"])
+        if not os.path.exists(graph):
+            failures.append("%s: no bench graph %s (remove its record or restore it)" % (name, graph))
+            continue
+        try:
+            pred_us, pred_speedup = predict(fusec, graph, rec["profile"])
+        except (RuntimeError, ValueError, KeyError) as e:
+            failures.append("%s: %s" % (name, e))
+            continue
         meas_speedup = m["unfused_us"] / m["fused_us"]
         e_time = pred_us / m["fused_us"] - 1
         e_speed = pred_speedup / meas_speedup - 1
@@ -106,6 +114,8 @@ def main():
     if a.update:
         update(a.records, a.update)
         return 0
+    if not (os.path.isfile(a.fusec) and os.access(a.fusec, os.X_OK)):
+        sys.exit("check_predictions: no fusec at %s (build it, or pass --fusec)" % a.fusec)
     return check(a.fusec, a.records, set(filter(None, a.only.split(","))))
 
 
