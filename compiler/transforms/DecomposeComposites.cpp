@@ -53,52 +53,54 @@ Value buildRmsNorm(TypedBuilder &tb, RmsNormOp op) {
   return op.getWeight() ? tb.binary<MulOp>(y, op.getWeight()) : y;
 }
 
-/// argmax(x, axis) => min(where(x != x or x == max(x), iota(axis), n)): the
-/// first index holding the maximum (or the first NaN).
-Value buildArgMax(TypedBuilder &tb, ArgMaxOp op) {
-  Value x = op.getInput();
-  const int64_t axis = op.getAxis();
+/// argmax's pick: min(where(x != x or x == m, iota(axis), n)), the first
+/// index along `axis` holding m (or the first NaN), leaving out the elements
+/// where `taken` (if given) is true.
+Value firstPick(TypedBuilder &tb, Value x, Value m, Value taken, int64_t axis, bool keepdims) {
   ArrayRef<int64_t> s = shapeOf(x);
-  Type i64 = IntegerType::get(op.getContext(), 64), i1 = IntegerType::get(op.getContext(), 1);
-  Value m = tb.reduce<MaxOp>(x, {axis}, true);
+  MLIRContext *ctx = x.getContext();
+  Type i64 = IntegerType::get(ctx, 64), i1 = IntegerType::get(ctx, 1);
   Value hit = tb.where(tb.compare<NeOp>(x, x), tb.constant(1.0, i1, {}), tb.compare<EqOp>(x, m));
+  if (taken)
+    hit = tb.where(taken, tb.constant(0.0, i1, {}), hit);
   Value idx = tb.iota(axis, i64, s);
   Value none = tb.constant(double(s[size_t(axis)]), i64, {});
-  return tb.reduce<MinOp>(tb.where(hit, idx, none), {axis}, op.getKeepdims());
+  return tb.reduce<MinOp>(tb.where(hit, idx, none), {axis}, keepdims);
 }
 
-/// topk(x, k, axis): k rounds of argmax's form over the elements not yet
+/// argmax(x, axis): the first index holding the maximum (or the first NaN).
+Value buildArgMax(TypedBuilder &tb, ArgMaxOp op) {
+  Value x = op.getInput();
+  Value m = tb.reduce<MaxOp>(x, {op.getAxis()}, true);
+  return firstPick(tb, x, m, Value(), op.getAxis(), op.getKeepdims());
+}
+
+/// topk(x, k, axis): k rounds of argmax's pick over the elements not yet
 /// taken. Round r: m = max(where(taken, lowest, x)); the first untaken index
 /// holding m (or an untaken NaN) is picked and taken. The values are the
 /// rounds' maxima, the indices their picks, each concatenated along axis.
 /// Taken elements are excluded from the pick by the mask itself, so a row of
 /// -inf (or of the type's lowest integer) still gives k distinct indices.
+/// (CSE merges the rounds' repeated iota and constants.)
 Value buildTopK(TypedBuilder &tb, TopKOp op) {
   Value x = op.getInput();
   const int64_t axis = op.getAxis(), k = op.getK();
-  ArrayRef<int64_t> s = shapeOf(x);
   Type elt = elementTypeOf(x);
   Type i64 = IntegerType::get(op.getContext(), 64), i1 = IntegerType::get(op.getContext(), 1);
   double lowest = -std::numeric_limits<double>::infinity();
   if (auto it = dyn_cast<IntegerType>(elt))
     lowest = -std::ldexp(1.0, int(it.getWidth()) - 1);  // the type's lowest value
-  Value idx = tb.iota(axis, i64, s);
-  Value none = tb.constant(double(s[size_t(axis)]), i64, {});
-  Value yes = tb.constant(1.0, i1, {}), no = tb.constant(0.0, i1, {});
-  Value isNan = tb.compare<NeOp>(x, x);
+  Value idx = tb.iota(axis, i64, shapeOf(x));
   Value taken;  // none before the first round
   SmallVector<Value> picked;
   for (int64_t r = 0; r < k; ++r) {
     Value open = taken ? tb.where(taken, tb.constant(lowest, elt, {}), x) : x;
     Value m = tb.reduce<MaxOp>(open, {axis}, true);
-    Value hit = tb.where(isNan, yes, tb.compare<EqOp>(x, m));
-    if (taken)
-      hit = tb.where(taken, no, hit);
-    Value first = tb.reduce<MinOp>(tb.where(hit, idx, none), {axis}, true);
+    Value first = firstPick(tb, x, m, taken, axis, true);
     picked.push_back(op.getIndices() ? first : m);
     if (r + 1 < k) {
       Value now = tb.compare<EqOp>(idx, first);
-      taken = taken ? tb.where(now, yes, taken) : now;
+      taken = taken ? tb.where(now, tb.constant(1.0, i1, {}), taken) : now;
     }
   }
   return picked.size() == 1 ? picked.front() : tb.concat(picked, axis);
