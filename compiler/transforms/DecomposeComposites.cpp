@@ -71,8 +71,9 @@ Value firstPick(TypedBuilder &tb, Value x, Value m, Value taken, int64_t axis, b
 /// argmax(x, axis): the first index holding the maximum (or the first NaN).
 Value buildArgMax(TypedBuilder &tb, ArgMaxOp op) {
   Value x = op.getInput();
-  Value m = tb.reduce<MaxOp>(x, {op.getAxis()}, true);
-  return firstPick(tb, x, m, Value(), op.getAxis(), op.getKeepdims());
+  const int64_t axis = op.getAxis();
+  Value m = tb.reduce<MaxOp>(x, {axis}, true);
+  return firstPick(tb, x, m, Value(), axis, op.getKeepdims());
 }
 
 /// topk(x, k, axis): k rounds of argmax's pick over the elements not yet
