@@ -39,6 +39,26 @@ constexpr int64_t kMaxTopK = 256;
 inline bool isElementwise(mlir::Operation *op) {
   return op->hasTrait<OpTrait::ElementwiseMap>();
 }
+/// The most ranks a program is split over (fusec.all_reduce and the others).
+constexpr int64_t kMaxRanks = 64;
+
+/// Whether `op` is where the ranks of a split program meet (all_reduce,
+/// all_gather, reduce_scatter).
+inline bool isCollective(mlir::Operation *op) {
+  return mlir::isa<AllReduceOp, AllGatherOp, ReduceScatterOp>(op);
+}
+
+/// The argument attribute of a sharded argument: the dim it is split along
+/// (its `shard` in the graph format), set before -fusec-partition.
+inline constexpr llvm::StringLiteral kShardAttr = "fusec.shard";
+/// The function attribute of a program split over ranks: their count.
+inline constexpr llvm::StringLiteral kRanksAttr = "fusec.ranks";
+
+/// The dim argument `i` of `func` is split along, if it is sharded.
+std::optional<int64_t> shardAxis(mlir::func::FuncOp func, unsigned i);
+/// The ranks `func` is split over (1 when it is whole).
+int64_t programRanks(mlir::func::FuncOp func);
+
 inline bool isComposite(mlir::Operation *op) {
   return op->hasTrait<OpTrait::Composite>();
 }

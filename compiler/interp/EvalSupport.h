@@ -163,5 +163,7 @@ llvm::Expected<HostTensor> evalMatmul(mlir::Operation *op, Operands in,
                                       const InterpOptions &opts);
 llvm::Expected<HostTensor> evalComposite(mlir::Operation *op, Operands in,
                                          const InterpOptions &opts);
+llvm::Expected<HostTensor> evalCollective(mlir::Operation *op, Operands in,
+                                          const InterpOptions &opts);
 
 } // namespace fusec::interp

@@ -47,6 +47,8 @@ llvm::Expected<HostTensor> evalOp(Operation *op, interp::Operands in,
     return interp::evalMatmul(op, in, opts);
   if (isComposite(op))
     return interp::evalComposite(op, in, opts);
+  if (isCollective(op))
+    return interp::evalCollective(op, in, opts);
   // Everything else, including ops the interpreter does not know (it says so).
   return interp::evalElementwise(op, in, opts);
 }

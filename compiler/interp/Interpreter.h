@@ -20,10 +20,15 @@
 
 namespace fusec {
 
+class RankLink;
+
 struct InterpOptions {
   /// Compute float ops in double instead of float (results still round to
   /// their dtype on store).
   bool fp64 = false;
+  /// This rank's link to the others when the program is split over ranks
+  /// (interpretRanks sets it); collectives are an error without one.
+  RankLink *link = nullptr;
 };
 
 /// This machine's physical memory in bytes, 0 when unknown.

@@ -49,6 +49,7 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
   PassManager pm(module.getContext());
   FusionPipelineOptions o;
   o.fuse = options.fuse;
+  o.ranks = options.ranks;
   o.device = options.device;
   o.copyBytesPerSec = options.measured.copyBytesPerSec;
   o.smCount = options.measured.smCount;

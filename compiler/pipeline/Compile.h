@@ -23,6 +23,8 @@ namespace fusec {
 
 struct CompileOptions {
   bool fuse = true;           ///< false: one kernel per compute op (the baseline)
+  /// Ranks to split the graph over by its sharded arguments (1: whole).
+  int ranks = 1;
   std::string device = "h100";  ///< device profile for the cost model
   std::string arch;           ///< NVRTC target; empty: the profile's
   std::string gemm = "auto";  ///< matmul groups: auto, fusec or cublaslt

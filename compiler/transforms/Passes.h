@@ -15,8 +15,9 @@ namespace fusec {
 /// Registers every fusec pass and the fusec pipelines with the global registry.
 void registerPassesAndPipelines();
 
-/// decompose, canonicalize, CSE: what `fusec compile --emit decomposed` prints.
-void buildDecomposePipeline(mlir::OpPassManager &pm);
+/// decompose, canonicalize, CSE: what `fusec compile --emit decomposed` prints;
+/// with ranks > 1, then the split over the ranks (-fusec-partition).
+void buildDecomposePipeline(mlir::OpPassManager &pm, int ranks = 1);
 
 /// What every planner pass takes (GroupingOptions in Passes.td): the device
 /// the cost model prices for, the kernels' target, the GEMM choice.
@@ -49,6 +50,9 @@ struct PlannerOptions : PlannerOptionsOf<PlannerOptions> {};
 struct FusionPipelineOptions : PlannerOptionsOf<FusionPipelineOptions> {
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("fuse (false: one kernel per op)"),
                     llvm::cl::init(true)};
+  Option<int> ranks{*this, "ranks",
+                    llvm::cl::desc("ranks to split the graph over by its sharded arguments"),
+                    llvm::cl::init(1)};
 };
 
 /// The planner's passes, form-groups to outline-groups (-fusec-fuse-vertical).

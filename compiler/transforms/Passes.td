@@ -66,6 +66,39 @@ def FusecSplitWideConcats : Pass<"fusec-split-wide-concats", "mlir::func::FuncOp
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecPartition : Pass<"fusec-partition", "mlir::func::FuncOp"> {
+  let summary = "Split a graph over ranks by its sharded arguments, inserting the collectives";
+  let description = [{
+    Arguments marked `fusec.shard = A` (a parameter's or an input's split
+    dim, from the graph's `shard` fields or `--shard`) hold on each rank
+    the rank's block of dim A, 1/ranks of it. Every value then has a
+    layout: replicated (all of it on every rank), sharded along a dim, or
+    partial (each rank holds a term of a sum). Going through the ops in
+    order, each op keeps its operands' shards where its rule allows and
+    computes on local shapes:
+
+    ```
+    elementwise      operands sharded on the same result dim, the others
+                     of extent 1 (or missing) there       -> sharded
+    matmul           A[.., M, K] x B[.., K, N]: B split on N -> split on N;
+                     A split on M or a batch dim            -> split there;
+                     both split on K                        -> partial
+    sum over the split dim -> partial; max, min -> all_reduce(max, min)
+    reshape, transpose, broadcast_to, slice, concat, gather: the split dim
+                     followed where it stays one dim of whole blocks
+    ```
+    Anything else gets its operands whole first: a sharded operand through
+    `all_gather`, a partial one through `all_reduce(sum)`, once per value.
+    The results of the graph are made whole the same way. The function
+    is then the program of every rank (`fusec.ranks` on it); each rank runs
+    it on its shards.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int", /*default=*/"1", "ranks to split over (1: leave the graph whole)">,
+  ];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

@@ -9,11 +9,18 @@ namespace fusec {
 #define GEN_PASS_REGISTRATION
 #include "compiler/transforms/Passes.h.inc"
 
-void buildDecomposePipeline(mlir::OpPassManager &pm) {
+void buildDecomposePipeline(mlir::OpPassManager &pm, int ranks) {
   pm.addNestedPass<mlir::func::FuncOp>(createFusecDecompose());
   pm.addNestedPass<mlir::func::FuncOp>(createFusecSplitWideConcats());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  if (ranks > 1) {
+    FusecPartitionOptions o;
+    o.ranks = ranks;
+    pm.addNestedPass<mlir::func::FuncOp>(createFusecPartition(o));
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
 }
 
 namespace {
@@ -44,7 +51,7 @@ void buildPlannerPipeline(mlir::OpPassManager &pm, const PlannerSettings &p) {
 }
 
 void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &options) {
-  buildDecomposePipeline(pm);
+  buildDecomposePipeline(pm, options.ranks);
   if (options.fuse) {
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFoldRepeatedHeads());
     buildPlannerPipeline(pm, options.settings());
@@ -67,7 +74,7 @@ void registerPassesAndPipelines() {
   registerFusecPasses();
   mlir::PassPipelineRegistration<>(
       "fusec-decompose-pipeline", "decompose composites, then canonicalize and CSE",
-      buildDecomposePipeline);
+      [](mlir::OpPassManager &pm) { buildDecomposePipeline(pm); });
   mlir::PassPipelineRegistration<PlannerOptions>(
       "fusec-fuse-vertical",
       "the planner: form groups, recompute producers, choose GEMM paths, form groups "

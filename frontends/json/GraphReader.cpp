@@ -156,6 +156,7 @@ private:
   std::string graphName;
   std::vector<std::pair<std::string, RankedTensorType>> inputs;  ///< then parameters
   std::vector<bool> isParameter;  ///< per entry of `inputs`
+  std::vector<std::optional<int64_t>> shards;  ///< per entry: the dim split over ranks
   std::map<std::string, Value> values;  ///< defined names -> SSA values
 };
 
@@ -213,7 +214,7 @@ void GraphBuilder::readTensorList(const Json &doc, const char *key, bool paramet
       at.fail("expected an object {name, dtype, shape}, got " + jsonTypeName(spec));
     std::string name = asString(at, require(at, spec, "name", "name"), "name");
     at = Place(item + " " + singleQuoted(name));
-    rejectUnknownKeys(at, spec, {"name", "dtype", "shape"}, "");
+    rejectUnknownKeys(at, spec, {"name", "dtype", "shape", "shard"}, "");
     if (name.empty())
       at.fail("name", "must not be empty");
     DType dt = asDType(at, require(at, spec, "dtype", "dtype"), "dtype");
@@ -222,8 +223,17 @@ void GraphBuilder::readTensorList(const Json &doc, const char *key, bool paramet
       if (inputs[j].first == name)
         at.fail("name", std::string("duplicate name ") + singleQuoted(name) + " (already " +
                             (isParameter[j] ? "a parameter" : "a graph input") + ")");
+    std::optional<int64_t> shard;
+    if (const Json *split = find(spec, "shard")) {
+      int64_t axis = asInt(at, *split, "shard"), normalized = 0;
+      std::string err = shape::normalizeAxis(axis, shape.size(), normalized);
+      if (!err.empty())
+        at.fail("shard", err);
+      shard = normalized;
+    }
     inputs.emplace_back(name, RankedTensorType::get(shape, toMlirType(dt, &ctx)));
     isParameter.push_back(parameters);
+    shards.push_back(shard);
   }
 }
 
@@ -474,6 +484,8 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
     func.setArgAttr(i, "fusec.name", b.getStringAttr(inputs[i].first));
     if (isParameter[i])  // bound from weights files when a program is loaded
       func.setArgAttr(i, kParameterAttr, b.getUnitAttr());
+    if (shards[i])  // split over ranks by -fusec-partition
+      func.setArgAttr(i, kShardAttr, b.getI64IntegerAttr(*shards[i]));
   }
   b.setInsertionPointToEnd(entry);
   for (size_t i : order)

@@ -1,6 +1,7 @@
 //===- CompileCommand.cpp - `fusec compile` ---------------------------------===//
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
+#include "tools/fusec/Sharding.h"
 #include "tools/fusec/GraphIO.h"
 
 #include "api/ProgramImpl.h"
@@ -183,11 +184,13 @@ int runCompile(const CompileOptions &opts) {
     return reportError("--arch takes several architectures only for an artifact (-o model.fusec)");
   if (opts.emit == "mlir" || opts.emit == "decomposed") {
     auto ctx = makeContext();
-    auto module = loadGraph(opts.graph, *ctx);
+    auto module = loadGraph(opts.graph, *ctx, opts.plan.bind);
     if (!module)
       return reportError(module.takeError());
+    if (llvm::Error err = applyShards(graphFunction(**module), opts.plan.shard))
+      return reportError(std::move(err));
     if (opts.emit == "decomposed")
-      if (llvm::Error err = decompose(**module))
+      if (llvm::Error err = decompose(**module, opts.plan.ranks))
         return reportError(std::move(err));
     if (llvm::Error err = writeOutput(opts.output, printIR(**module, opts.locations)))
       return reportError(std::move(err));

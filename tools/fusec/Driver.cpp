@@ -1,6 +1,7 @@
 //===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/GraphIO.h"
+#include "tools/fusec/Sharding.h"
 
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/support/AtomicFile.h"
@@ -45,7 +46,7 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &p
   return importModelFile(path, ctx, *sizes);
 }
 
-llvm::Error decompose(mlir::ModuleOp module) {
+llvm::Error decompose(mlir::ModuleOp module, int ranks) {
   std::string diag;
   mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
     llvm::raw_string_ostream os(diag);
@@ -57,6 +58,21 @@ llvm::Error decompose(mlir::ModuleOp module) {
   if (mlir::failed(pm.run(module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: decomposition failed:\n%s", diag.c_str());
+  if (ranks <= 1)
+    return llvm::Error::success();
+  // The partition's errors name the argument at fault: the message alone.
+  std::string why;
+  mlir::ScopedDiagnosticHandler splitHandler(module.getContext(), [&](mlir::Diagnostic &d) {
+    why += (why.empty() ? "" : "; ") + d.str();
+    return mlir::success();
+  });
+  mlir::PassManager split(module.getContext());
+  FusecPartitionOptions o;
+  o.ranks = ranks;
+  split.addNestedPass<mlir::func::FuncOp>(createFusecPartition(o));
+  if (mlir::failed(split.run(module)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot split the graph over %d ranks: %s", ranks, why.c_str());
   return llvm::Error::success();
 }
 
@@ -87,6 +103,7 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
                 "give every kernel its own launch (by default, independent small kernels next "
                 "to each other share one launch, their grids side by side)");
   addBindOption(cmd, flags.bind);
+  addSplitOptions(cmd, flags.ranks, flags.shard);
 }
 
 void addBindOption(CLI::App *cmd, std::vector<std::string> &bind) {
@@ -143,6 +160,9 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   auto module = loadGraph(path, *ctx, flags.bind);
   if (!module)
     return module.takeError();
+  if (llvm::Error err = applyShards(graphFunction(**module), flags.shard))
+    return std::move(err);
+  o.ranks = flags.ranks;
   read.stop();
   return compileModule(std::move(ctx), std::move(*module), o);
 }

@@ -32,8 +32,9 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &p
                                                             mlir::MLIRContext &ctx,
                                                             const std::vector<std::string> &bind = {});
 
-/// Runs the decompose pipeline (decompose, canonicalize, CSE) on `module`.
-llvm::Error decompose(mlir::ModuleOp module);
+/// Runs the decompose pipeline (decompose, canonicalize, CSE) on `module`,
+/// then with ranks > 1 splits it over the ranks by its sharded arguments.
+llvm::Error decompose(mlir::ModuleOp module, int ranks = 1);
 
 /// Prints `op` as MLIR text, with or without locations.
 std::string printIR(mlir::Operation *op, bool withLocations);
@@ -48,6 +49,8 @@ struct PlanFlags {
   bool noOverlap = false;  ///< launch each kernel after the previous one completes
   bool noShare = false;    ///< every kernel in its own launch (CompileOptions::shareLaunches)
   std::vector<std::string> bind;  ///< --bind NAME=N: sizes of named dims
+  int ranks = 1;                   ///< --ranks: GPUs to split the graph over
+  std::vector<std::string> shard;  ///< --shard NAME=DIM (Sharding.h)
 };
 void addPlanFlags(CLI::App *cmd, PlanFlags &flags);
 /// --no-overlap, for the commands that launch kernels (run, bench).

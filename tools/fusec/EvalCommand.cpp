@@ -5,6 +5,8 @@
 #include "compiler/support/Printable.h"
 
 #include "compiler/interp/Interpreter.h"
+#include "compiler/interp/Ranks.h"
+#include "tools/fusec/Sharding.h"
 #include "frontends/json/GraphReader.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -19,7 +21,24 @@ struct EvalOptions {
   uint64_t seed = 0;
   bool fp64 = false, decomposed = false;
   std::vector<std::string> bind;
+  int ranks = 1;
+  std::vector<std::string> shard;
 };
+
+/// The results of `func` split over its ranks, each rank a thread of the
+/// interpreter: every output is whole on every rank, and the ranks agree.
+llvm::Expected<std::vector<HostTensor>> interpretSplit(mlir::func::FuncOp func,
+                                                       const std::vector<HostTensor> &inputs,
+                                                       const InterpOptions &io) {
+  auto perRank = interpretRanks(func, argumentsPerRank(func, inputs), io);
+  if (!perRank)
+    return perRank.takeError();
+  for (size_t r = 1; r < perRank->size(); ++r)
+    if ((*perRank)[r] != perRank->front())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal error: rank %zu's outputs differ from rank 0's", r);
+  return std::move(perRank->front());
+}
 
 int runEval(const EvalOptions &opts) {
   auto ctx = makeContext();
@@ -31,16 +50,19 @@ int runEval(const EvalOptions &opts) {
   auto module = loadGraph(opts.graph, *ctx, *bind);
   if (!module)
     return reportError(module.takeError());
-  if (opts.decomposed)
-    if (llvm::Error err = decompose(**module))
-      return reportError(std::move(err));
   mlir::func::FuncOp func = graphFunction(**module);
+  if (llvm::Error err = applyShards(func, opts.shard))
+    return reportError(std::move(err));
+  // The whole graph's inputs: a split program's ranks take their blocks.
   auto inputs = prepareInputs(func, sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
+  if (opts.decomposed || opts.ranks > 1)
+    if (llvm::Error err = decompose(**module, opts.ranks))
+      return reportError(std::move(err));
   InterpOptions io;
   io.fp64 = opts.fp64;
-  auto results = interpret(func, *inputs, io);
+  auto results = opts.ranks > 1 ? interpretSplit(func, *inputs, io) : interpret(func, *inputs, io);
   if (!results)
     return reportError(results.takeError());
   std::vector<std::string> names = outputNames(func);
@@ -60,7 +82,8 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->footer("Examples:\n"
               "  fusec eval examples/gelu_bias.json                # random inputs, seed 0\n"
               "  fusec eval examples/softmax.json --seed 7 -o out.safetensors\n"
-              "  fusec eval graph.json --inputs in.safetensors --fp64");
+              "  fusec eval graph.json --inputs in.safetensors --fp64\n"
+              "  fusec eval block.json --ranks 2 --shard w_q=0,w_o=1   # split, rank by rank");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   addTensorSources(cmd, opts->sources);
   addBindOption(cmd, opts->bind);
@@ -70,6 +93,7 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--fp64", opts->fp64, "compute float ops in fp64 instead of fp32");
   cmd->add_flag("--decomposed", opts->decomposed,
                 "evaluate after decomposing composites (as the compiler sees the graph)");
+  addSplitOptions(cmd, opts->ranks, opts->shard);
   cmd->callback([opts, &exitCode] { exitCode = runEval(*opts); });
 }
 
