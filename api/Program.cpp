@@ -149,7 +149,7 @@ std::vector<KernelInfo> Program::kernels() const {
       k.grid = s.kernel.grid;
       k.block = s.kernel.block;
     } else {
-      k.family = s.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)" : "copy";
+      k.family = stepRunner(s);
       if (s.kind == PlanStep::Kind::Matmul)
         k.schedule = CublasLt::describe(s.matmul.desc);
     }

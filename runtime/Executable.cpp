@@ -52,6 +52,11 @@ CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream,
 rt::Expected<std::unique_ptr<Executable>>
 Executable::create(const PlanDesc &plan, const std::vector<std::string_view> &images,
                    const GpuContext &ctx) {
+  if (plan.ranks > 1)
+    return rt::errorf("%s is split over %d ranks (tensor parallel): running it takes one process "
+                      "per GPU meeting through NCCL, which this runtime does not do yet; `fusec "
+                      "eval --ranks %d` runs it on the CPU",
+                      plan.graphName.c_str(), plan.ranks, plan.ranks);
   std::unique_ptr<Executable> exe(new Executable(plan, ctx));
   if (rt::Error err = exe->load(images))
     return std::move(err);
@@ -423,6 +428,10 @@ rt::Error Executable::enqueueStepWith(StreamMemory &mem, size_t i,
                       bufferAddress(m.b, in, out, mem.arena) + m.bOffset, c, bias, mem.workspace,
                       desc.workspaceBytes, stream, result);
   }
+  case PlanStep::Kind::Collective:
+    return rt::errorf("%s: a collective, which this runtime does not run (Executable::create "
+                      "refuses split programs)",
+                      step.name.c_str());
   case PlanStep::Kind::Copy: {
     const PlanBuffer &dst = desc.buffers[step.copy.dst];
     return drv.check(drv.cuMemcpyDtoDAsync(bufferAddress(step.copy.dst, in, out, mem.arena),

@@ -137,6 +137,18 @@ Cost opFlops(Operation *op) {
       (rowBytes % 8 == 0 ? c.halfAlignedTensorFlops : c.unalignedTensorFlops) = c.tensorFlops;
     return c;
   }
+  if (isCollective(op)) {
+    const int64_t n = op->getAttrOfType<IntegerAttr>("ranks").getInt();
+    const int64_t in = shape::numElements(shapeOf(op->getOperand(0))) *
+                       dtypeBytes(dtypeOf(op->getOperand(0)));
+    if (isa<AllReduceOp>(op))
+      c.linkBytes = 2 * (n - 1) * in / n;
+    else if (isa<AllGatherOp>(op))
+      c.linkBytes = (n - 1) * in;
+    else
+      c.linkBytes = (n - 1) * in / n;
+    return c;
+  }
   // A reduction does one op per input element; an elementwise op one per output.
   if (isa<SumOp, MeanOp, MaxOp, MinOp>(op))
     c.flops = shape::numElements(shapeOf(op->getOperand(0)));

@@ -55,8 +55,12 @@ struct Cost {
   /// of 16 bytes (a vocabulary of 50257): of 8 bytes (`halfAligned`), or
   /// less. cuBLASLt runs them several times slower (libraryRates).
   int64_t halfAlignedTensorFlops = 0, unalignedTensorFlops = 0;
+  /// Bytes each rank sends over the GPU-to-GPU link (collectives; ring
+  /// algorithms: an all-reduce sends 2 (n - 1) / n of its tensor).
+  int64_t linkBytes = 0;
   Cost &operator+=(const Cost &o) {
     bytes += o.bytes;
+    linkBytes += o.linkBytes;
     halfAlignedTensorFlops += o.halfAlignedTensorFlops;
     unalignedTensorFlops += o.unalignedTensorFlops;
     prologueTileElements += o.prologueTileElements;

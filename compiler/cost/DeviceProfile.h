@@ -40,6 +40,11 @@ struct DeviceProfile {
   int64_t l2Bytes;
   int64_t smemPerBlock;       ///< opt-in maximum dynamic shared memory per block
   int64_t registersPerSm;     ///< 32-bit registers
+  /// GPU-to-GPU bus bandwidth NCCL's collectives reach between GPUs of one
+  /// host (NVLink, else PCIe), bytes a rank sends per second, and the
+  /// least one collective takes (NCCL's latency, in a CUDA graph).
+  double linkBytesPerSec;
+  double collectiveSeconds;
   std::string source;         ///< where the numbers come from
   /// Where and when `fusec bench` measured the copy bandwidth; empty: the table's.
   std::string measuredOn = {};

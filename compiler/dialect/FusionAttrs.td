@@ -31,7 +31,8 @@ def Fusec_KernelFamily : I32EnumAttr<"KernelFamily", "the kernel family that run
   I32EnumAttrCase<"ColumnCooperative", 15, "column_cooperative">,
   I32EnumAttrCase<"ColumnTiled", 16, "column_tiled">,
   I32EnumAttrCase<"Attention", 17, "attention">,
-  I32EnumAttrCase<"StreamedRows", 18, "streamed_rows">
+  I32EnumAttrCase<"StreamedRows", 18, "streamed_rows">,
+  I32EnumAttrCase<"Collective", 19, "nccl">
 ]> {
   let cppNamespace = "::fusec";
   let genSpecializedAttr = 0;

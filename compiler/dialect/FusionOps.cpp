@@ -20,7 +20,8 @@ LogicalResult FusionOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yielded types differ from the result types");
   static const llvm::StringRef kinds[] = {"pointwise", "row_reduction", "column_reduction",
-                                          "matmul", "attention", "streamed_rows"};
+                                          "matmul", "attention", "streamed_rows",
+                                          "collective"};
   if (!llvm::is_contained(kinds, getKind()))
     return emitOpError("unknown kind \"") << getKind() << "\"";
   return success();

@@ -23,6 +23,9 @@ const KernelFamilyDef &fusecGemm(KernelFamily path);
 /// cuBLASLt, one family per library path (Cublaslt.cpp).
 const KernelFamilyDef &cublaslt(KernelFamily path);
 
+/// all_reduce, all_gather and reduce_scatter, run by NCCL (Collective.cpp).
+const KernelFamilyDef &collective();
+
 /// The error text of a failed emitter, consumed: a family's reason.
 std::string reasonOf(llvm::Error e);
 

@@ -44,6 +44,8 @@ std::vector<const KernelFamilyDef *> familiesFor(GroupKind kind) {
     return {&attention()};
   case GroupKind::StreamedRows:
     return {&streamedRows()};
+  case GroupKind::Collective:
+    return {&collective()};
   }
   return {};
 }
@@ -60,6 +62,7 @@ const KernelFamilyDef &kernelFamily(KernelFamily id) {
   case KernelFamily::ColumnTiled: return columnTiled();
   case KernelFamily::Attention: return attention();
   case KernelFamily::StreamedRows: return streamedRows();
+  case KernelFamily::Collective: return collective();
   case KernelFamily::Library:
   case KernelFamily::LibraryEpilogue:
   case KernelFamily::LibraryBatchedRows: return cublaslt(id);

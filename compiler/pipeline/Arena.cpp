@@ -20,6 +20,7 @@ std::vector<int> buffersOf(const PlanStep &s) {
     return ids;
   }
   case PlanStep::Kind::Copy: return {s.copy.src, s.copy.dst};
+  case PlanStep::Kind::Collective: return {s.collective.src, s.collective.dst};
   }
   return {};
 }

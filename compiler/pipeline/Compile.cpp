@@ -2,6 +2,7 @@
 #include "compiler/pipeline/Compile.h"
 
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/families/CollectiveStep.h"
 #include "compiler/families/KernelFamily.h"
 #include "compiler/families/LibraryMatmul.h"
 #include "compiler/cost/CostModel.h"
@@ -146,6 +147,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
   plan.arch = options.arch.empty() ? profile->arch : options.arch;
   plan.fused = options.fuse;
   plan.overlapLaunches = options.overlapLaunches;
+  plan.ranks = int(programRanks(func));
   llvm::DenseMap<Value, int> bufferOf;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     TensorSpec t = specOf(func.getArgument(i), nameAttr(func.getArgAttrDict(i), i));
@@ -195,7 +197,13 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     llvm::Expected<KernelFamily> family = familyOf(f);
     if (!family)
       return family.takeError();
-    if (kernelFamily(*family).isLibrary()) {
+    if (*family == KernelFamily::Collective) {
+      auto c = collectiveStep(f, ins.at(0), outs.at(0));
+      if (!c)
+        return c.takeError();
+      step.kind = PlanStep::Kind::Collective;
+      step.collective = *c;
+    } else if (kernelFamily(*family).isLibrary()) {
       auto m = libraryMatmul(f, ins, outs[0]);
       if (!m)
         return m.takeError();

@@ -60,12 +60,12 @@ double Explanation::predictedUs() const {
       t += k.predictedUs;
     return t;
   }
-  // A shared launch saves at most a chained launch per pair; cuBLASLt
-  // launches its kernels the ordinary way, so a library step pays all.
+  // A shared launch saves at most a chained launch per pair; cuBLASLt and
+  // NCCL launch their kernels the ordinary way, so a library step pays all.
   const double launch = profile.launchSeconds * 1e6, link = profile.chainedLaunchSeconds * 1e6;
   double t = kernels.front().predictedUs - std::min(sharedSavedUs, link * sharedLaunches.size());
   for (size_t i = 1; i < kernels.size(); ++i)
-    t += kernels[i].family.rfind("cublaslt", 0) == 0
+    t += kernels[i].family.rfind("cublaslt", 0) == 0 || kernels[i].family == "nccl"
              ? kernels[i].predictedUs
              : std::max(kernels[i].predictedUs - launch, link);
   return t;
@@ -94,6 +94,19 @@ static std::string sizesText(const std::map<std::string, int64_t> &sizes) {
   return s;
 }
 
+namespace {
+
+std::string mb(int64_t bytes) {
+  char buf[32];
+  if (bytes >= 1000000)
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f KB", bytes / 1e3);
+  return buf;
+}
+
+} // namespace
+
 Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
   Explanation e;
   e.profile = profile;
@@ -101,6 +114,7 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
   for (auto f : fused.getOps<func::FuncOp>())
     func = f;
   e.graph = func.getSymName().str();
+  e.ranks = programRanks(func);
   llvm::DenseMap<Value, std::string> producer;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     producer[func.getArgument(i)] = "input:" + nameAttrOf(func.getArgAttrDict(i), i, "arg");
@@ -157,6 +171,13 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
           k.computedShare = m->computedShare(attentionTiles(*m, profile));
         }
       }
+      if (k.kind == "collective")
+        for (Operation &op : f.getBodyBlock())
+          if (isCollective(&op)) {
+            k.linkBytes = opFlops(&op).linkBytes;
+            k.collective = op.getName().stripDialect().str() + " of " +
+                           mb(tensorBytes(op.getOperand(0)));
+          }
       if (k.kind == "streamed_rows")
         if (std::optional<RowStatsMatch> m = rowStatsOf(f)) {
           ArrayRef<int64_t> s = shapeOf(m->product.getResult());
@@ -199,15 +220,6 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
 
 namespace {
 
-std::string mb(int64_t bytes) {
-  char buf[32];
-  if (bytes >= 1000000)
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f KB", bytes / 1e3);
-  return buf;
-}
-
 std::string joined(const std::vector<std::string> &v, const char *sep = ", ") {
   std::string s;
   for (const std::string &x : v)
@@ -229,6 +241,21 @@ std::string explainText(const Explanation &e) {
   s += buf;
   if (!e.profile.measuredOn.empty())
     s.insert(s.size() - 1, "(copy bandwidth measured on " + e.profile.measuredOn + ")\n");
+  if (e.ranks > 1) {
+    int collectives = 0;
+    int64_t link = 0;
+    for (const ExplainedKernel &k : e.kernels)
+      if (!k.collective.empty()) {
+        ++collectives;
+        link += k.linkBytes;
+      }
+    std::snprintf(buf, sizeof buf,
+                  "split over %lld ranks: each GPU runs this plan on its shards; %d "
+                  "collective(s) send %s per rank per call\n\n",
+                  (long long)e.ranks, collectives, mb(link).c_str());
+    s.insert(s.size() - 1, buf);
+    s.pop_back();
+  }
   for (const ExplainedKernel &k : e.kernels) {
     s += "kernel " + k.name + "  [" + k.kind + "]" +
          (k.nodes.empty() ? "" : "  nodes: " + joined(k.nodes)) + "\n";
@@ -273,6 +300,16 @@ std::string explainText(const Explanation &e) {
     }
     if (!k.schedule.empty())
       s += "  schedule: " + k.schedule + "\n";
+    if (!k.collective.empty()) {
+      std::snprintf(buf, sizeof buf,
+                    "  link: %s over %lld ranks, %s sent per rank (%.1f us NCCL latency + %.1f us "
+                    "at %.0f GB/s)\n",
+                    k.collective.c_str(), (long long)e.ranks, mb(k.linkBytes).c_str(),
+                    e.profile.collectiveSeconds * 1e6,
+                    double(k.linkBytes) / e.profile.linkBytesPerSec * 1e6,
+                    e.profile.linkBytesPerSec / 1e9);
+      s += buf;
+    }
   }
   // Kernels sharing a launch (listed below) are predicted as one.
   std::string launches =
@@ -329,7 +366,10 @@ std::string explainJson(const Explanation &e) {
                   {"copy_measured_on", e.profile.measuredOn},
                   {"matmul_flops_per_s", e.profile.tensorFlopsPerSec},
                   {"launch_s", e.profile.launchSeconds},
-                  {"chained_launch_s", e.profile.chainedLaunchSeconds}};
+                  {"chained_launch_s", e.profile.chainedLaunchSeconds},
+                  {"link_bytes_per_s", e.profile.linkBytesPerSec},
+                  {"collective_s", e.profile.collectiveSeconds}};
+  j["ranks"] = e.ranks;
   j["kernels"] = nlohmann::json::array();
   for (const ExplainedKernel &k : e.kernels)
     j["kernels"].push_back({{"name", k.name},
@@ -364,6 +404,8 @@ std::string explainJson(const Explanation &e) {
                                      {"computed_share", e.kernels[i].computedShare}};
     if (!e.kernels[i].schedule.empty())
       j["kernels"][i]["schedule"] = e.kernels[i].schedule;
+    if (!e.kernels[i].collective.empty())
+      j["kernels"][i]["link_bytes"] = e.kernels[i].linkBytes;
   }
   j["edges"] = nlohmann::json::array();
   for (const ExplainedEdge &ed : e.edges)

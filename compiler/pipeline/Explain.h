@@ -43,6 +43,10 @@ struct ExplainedKernel {
   std::vector<int64_t> streamedShape;
   int64_t streamedBytes = 0;
   double computedShare = 1;
+  /// Collectives: bytes each rank sends over the GPU-to-GPU link (ring
+  /// algorithms), and the op ("all_reduce of 4.1 KB").
+  int64_t linkBytes = 0;
+  std::string collective;
   /// How the kernel runs (KernelLaunch::schedule: threads, blocks, tiles,
   /// splits), filled by the caller from the plan; empty for library calls.
   std::string schedule;
@@ -68,6 +72,8 @@ struct Explanation {
   /// The sizes of the graph's named dims it was compiled for (--bind).
   std::map<std::string, int64_t> sizes;
   DeviceProfile profile;
+  /// The ranks the program is split over (tensor parallel; 1: one GPU).
+  int64_t ranks = 1;
   std::vector<ExplainedKernel> kernels;
   std::vector<ExplainedEdge> edges;
   std::vector<Decision> rejected, recomputed;

@@ -63,13 +63,25 @@ struct PlanCopy {
   int src = -1, dst = -1;
 };
 
+/// Where the ranks of a split program meet (fusec.all_reduce and the
+/// others): NCCL's call on the program's stream. `src` holds this rank's
+/// tensor, `dst` receives the result (both contiguous, row-major).
+struct PlanCollective {
+  std::string op;      ///< "all_reduce", "all_gather" or "reduce_scatter"
+  std::string reduce;  ///< all_reduce: "sum", "max" or "min"; else "sum"
+  int64_t axis = 0;    ///< all_gather, reduce_scatter: the dim joined or cut
+  int ranks = 1;
+  int src = -1, dst = -1;
+};
+
 struct PlanStep {
-  enum class Kind { Kernel, Matmul, Copy };
+  enum class Kind { Kernel, Matmul, Copy, Collective };
   Kind kind = Kind::Kernel;
   std::string name;
   PlanKernel kernel;
   PlanMatmul matmul;
   PlanCopy copy;
+  PlanCollective collective;
   StepCost cost;
 };
 
@@ -99,7 +111,22 @@ struct PlanDesc {
   double sharedLaunchSavedUs = 0;
   int64_t arenaBytes = 0;
   int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
+  /// The ranks the program is split over (tensor parallel; 1: one GPU).
+  int ranks = 1;
 };
+
+/// What runs a step, as explain, bench and the API name it: a kernel's
+/// family, "matmul (cuBLASLt)", "all_reduce (NCCL)" and the other
+/// collectives, or "copy".
+inline std::string stepRunner(const PlanStep &s) {
+  switch (s.kind) {
+  case PlanStep::Kind::Kernel: return s.kernel.family;
+  case PlanStep::Kind::Matmul: return "matmul (cuBLASLt)";
+  case PlanStep::Kind::Collective: return s.collective.op + " (NCCL)";
+  case PlanStep::Kind::Copy: return "copy";
+  }
+  return "copy";
+}
 
 /// The plan's kernel steps grouped by what NVRTC compiles
 /// (KernelLaunch::source, equal for a model's repeated layers): `steps` are

@@ -69,6 +69,7 @@ const char *kindName(PlanStep::Kind k) {
   case PlanStep::Kind::Kernel: return "kernel";
   case PlanStep::Kind::Matmul: return "matmul";
   case PlanStep::Kind::Copy: return "copy";
+  case PlanStep::Kind::Collective: return "collective";
   }
   return "kernel";
 }
@@ -264,6 +265,12 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
     case PlanStep::Kind::Kernel: step["kernel"] = kernelJson(s.kernel, bodyOfStep.at(i)); break;
     case PlanStep::Kind::Matmul: step["matmul"] = matmulJson(s.matmul); break;
     case PlanStep::Kind::Copy: step["copy"] = {{"src", s.copy.src}, {"dst", s.copy.dst}}; break;
+    case PlanStep::Kind::Collective: {
+      const PlanCollective &c = s.collective;
+      step["collective"] = {{"op", c.op}, {"reduce", c.reduce}, {"axis", c.axis},
+                            {"ranks", c.ranks}, {"src", c.src}, {"dst", c.dst}};
+      break;
+    }
     }
     steps.push_back(std::move(step));
   }
@@ -272,7 +279,7 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
           {"inputs", inputs}, {"outputs", outputs}, {"inputScales", plan.inputScales},
           {"buffers", buffers}, {"steps", steps}, {"sharedLaunches", plan.sharedLaunches},
           {"sharedLaunchSavedUs", plan.sharedLaunchSavedUs}, {"arenaBytes", plan.arenaBytes},
-          {"workspaceBytes", plan.workspaceBytes}};
+          {"workspaceBytes", plan.workspaceBytes}, {"ranks", plan.ranks}};
 }
 
 rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
@@ -312,14 +319,19 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
       const json &s = steps.at(i);
       PlanStep ps;
       ps.kind = kindFrom(s.at("kind"), {PlanStep::Kind::Kernel, PlanStep::Kind::Matmul,
-                                        PlanStep::Kind::Copy});
+                                        PlanStep::Kind::Copy, PlanStep::Kind::Collective});
       ps.name = s.at("name").get<std::string>();
       ps.cost = costFrom(s.at("cost"));
       if (ps.kind == PlanStep::Kind::Kernel)
         static_cast<PlanKernel &>(ps.kernel) = kernelFrom(s.at("kernel"), bodies);
       else if (ps.kind == PlanStep::Kind::Matmul)
         ps.matmul = matmulFrom(s.at("matmul"));
-      else
+      else if (ps.kind == PlanStep::Kind::Collective) {
+        const json &c = s.at("collective");
+        ps.collective = {c.at("op").get<std::string>(), c.at("reduce").get<std::string>(),
+                         jsonInteger<int64_t>(c.at("axis")), jsonInteger<int>(c.at("ranks")),
+                         jsonInteger<int>(c.at("src")), jsonInteger<int>(c.at("dst"))};
+      } else
         ps.copy = {jsonInteger<int>(s.at("copy").at("src")), jsonInteger<int>(s.at("copy").at("dst"))};
       plan.steps.push_back(std::move(ps));
     }
@@ -328,6 +340,8 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
     plan.sharedLaunchSavedUs = j.at("sharedLaunchSavedUs").get<double>();
     plan.arenaBytes = jsonInteger<int64_t>(j.at("arenaBytes"));
     plan.workspaceBytes = jsonInteger<int64_t>(j.at("workspaceBytes"));
+    // Plans written before programs could be split carry no count: one GPU.
+    plan.ranks = j.contains("ranks") ? jsonInteger<int>(j.at("ranks")) : 1;
   } catch (const std::exception &e) {
     return rt::errorf("%s: %s: %s", where.c_str(), at.c_str(), jsonWhy(e).c_str());
   }
@@ -373,6 +387,8 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
   if (plan.arenaBytes < 0 || plan.arenaBytes > kMaxBytes || plan.workspaceBytes < 0 ||
       plan.workspaceBytes > kMaxBytes)
     return fail("plan", "arena or workspace size out of range");
+  if (plan.ranks < 1 || plan.ranks > 64)
+    return fail("plan", "a count of ranks out of range");
   auto bufferOk = [&](int id) { return id >= 0 && size_t(id) < plan.buffers.size(); };
   std::vector<bool> inputSeen(plan.inputs.size()), outputSeen(plan.outputs.size());
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -469,6 +485,26 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
       if (plan.buffers[s.copy.src].tensor.bytes() < plan.buffers[s.copy.dst].tensor.bytes())
         return fail(at, "a copy from a smaller buffer");
       break;
+    case PlanStep::Kind::Collective: {
+      const PlanCollective &c = s.collective;
+      if (!bufferOk(c.src) || !bufferOk(c.dst))
+        return fail(at, "a collective on a buffer that does not exist");
+      if (c.ranks != plan.ranks || c.ranks < 2)
+        return fail(at, "a collective for another count of ranks than the plan's");
+      const TensorSpec &in = plan.buffers[c.src].tensor, &out = plan.buffers[c.dst].tensor;
+      const bool reduce = c.op == "all_reduce";
+      if (!reduce && c.op != "all_gather" && c.op != "reduce_scatter")
+        return fail(at, "an unknown collective");
+      if (reduce ? (c.reduce != "sum" && c.reduce != "max" && c.reduce != "min")
+                 : (c.axis < 0 || c.axis >= int64_t(in.shape.size())))
+        return fail(at, "a collective's reduction or axis out of range");
+      if (in.dtype != out.dtype ||
+          (reduce ? in.bytes() != out.bytes()
+                  : c.op == "all_gather" ? out.bytes() != in.bytes() * c.ranks
+                                         : in.bytes() != out.bytes() * c.ranks))
+        return fail(at, "a collective's buffers of sizes that do not match");
+      break;
+    }
     }
   }
   return rt::Error::success();

@@ -29,13 +29,15 @@ const char *groupKindName(GroupKind k) {
   case GroupKind::Matmul: return "matmul";
   case GroupKind::Attention: return "attention";
   case GroupKind::StreamedRows: return "streamed_rows";
+  case GroupKind::Collective: return "collective";
   }
   return "?";
 }
 
 std::optional<GroupKind> parseGroupKind(llvm::StringRef name) {
   for (GroupKind k : {GroupKind::Pointwise, GroupKind::RowReduction, GroupKind::ColumnReduction,
-                      GroupKind::Matmul, GroupKind::Attention, GroupKind::StreamedRows})
+                      GroupKind::Matmul, GroupKind::Attention, GroupKind::StreamedRows,
+                      GroupKind::Collective})
     if (name == groupKindName(k))
       return k;
   return std::nullopt;
@@ -446,6 +448,20 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
     why = "one kernel would take " + std::to_string(n) + " buffers, more than the " +
           std::to_string(kMaxKernelBuffers) + " a launch passes";
     return false;
+  }
+  // A collective is where the ranks meet: NCCL runs it, between kernels.
+  for (Operation *op : ops) {
+    if (!isCollective(op))
+      continue;
+    if (ops.size() > 1) {
+      why = opLabel(op) + " is a collective: a step of its own between kernels";
+      return false;
+    }
+    s.kind = GroupKind::Collective;
+    ArrayRef<int64_t> d = shapeOf(op->getResult(0));
+    s.domain.assign(d.begin(), d.end());
+    s.reducedAxes.clear();
+    return true;
   }
   SmallVector<Operation *> reductions, matmuls;
   for (Operation *op : ops)

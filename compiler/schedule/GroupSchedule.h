@@ -30,7 +30,10 @@
 
 namespace fusec {
 
-enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul, Attention, StreamedRows };
+/// Collective: one all_reduce, all_gather or reduce_scatter between ranks, a
+/// step of its own (no kernel of fusec's: NCCL's).
+enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul, Attention, StreamedRows,
+                       Collective };
 
 const char *groupKindName(GroupKind k);
 /// The kind a name from groupKindName stands for.

@@ -108,12 +108,14 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
       }
       unfused += c;
       // A product alone runs on cuBLASLt, as in the --no-fuse plan (views
-      // and generators cost nothing).
-      double seconds =
-          predictSeconds(c, p, isa<MatmulOp>(op) ? libraryGemmPath(op) : GemmPath::Library);
+      // and generators cost nothing); a collective on NCCL.
+      double seconds = predictSeconds(c, p,
+                                      isa<MatmulOp>(op) ? libraryGemmPath(op)
+                                      : isCollective(op) ? KernelFamily::Collective
+                                                         : GemmPath::Library);
       unfusedSeconds += seconds;
-      // cuBLASLt launches its kernels the ordinary way: a product pays all.
-      double chained = isa<MatmulOp>(op) ? seconds
+      // cuBLASLt and NCCL launch their kernels the ordinary way: they pay all.
+      double chained = isa<MatmulOp>(op) || isCollective(op) ? seconds
                                          : std::max(seconds - c.launches * p.launchSeconds,
                                                     c.launches * p.chainedLaunchSeconds);
       if (unfused.launches == c.launches)  // the group's first kernel
@@ -141,6 +143,13 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
   if (p.chainedLaunchSeconds > 0) {
     fusion->setAttr("unfused_chained_us", b.getF64FloatAttr(unfusedChained * 1e6));
     fusion->setAttr("unfused_lead_us", b.getF64FloatAttr(unfusedLead * 1e6));
+  }
+  // A collective runs on NCCL: its time is the link's.
+  if (s.kind == GroupKind::Collective) {
+    fusion.setFamily(KernelFamily::Collective);
+    fusion->setAttr("predicted_us",
+                    b.getF64FloatAttr(predictSeconds(fused, p, KernelFamily::Collective) * 1e6));
+    return;
   }
   // An attention group runs on the attention family, the only one that
   // streams its softmax.
@@ -294,10 +303,32 @@ LogicalResult materializeMatmulOperands(func::FuncOp func, MatmulOp mm,
   return success();
 }
 
+/// NCCL reads a collective's operand as one contiguous buffer: an operand
+/// that is a strided view (a transpose, a slice, a broadcast) or a fill is
+/// written out by a copy group first; a reshape of a buffer is that buffer.
+LogicalResult materializeCollectiveOperand(func::FuncOp func, Operation *collective,
+                                           const DeviceProfile &profile, size_t &index) {
+  OpOperand &operand = collective->getOpOperand(0);
+  Value v = operand.get();
+  while (auto r = v.getDefiningOp<ReshapeOp>())
+    v = r.getInput();
+  Operation *def = v.getDefiningOp();
+  if (!def || !(isView(def) || isGenerator(def)))
+    return success();
+  OpBuilder b(collective);
+  auto copy = b.create<BroadcastToOp>(collective->getLoc(), operand.get().getType(), operand.get());
+  operand.set(copy.getResult());
+  OpGroup group{copy};
+  return outlineOne(func, group, profile, index++, &operand);
+}
+
 LogicalResult outlineGroups(func::FuncOp func, const std::vector<OpGroup> &groups,
                             const DeviceProfile &profile) {
   size_t index = 0;
   for (const OpGroup &g : groups) {
+    for (Operation *op : g)
+      if (isCollective(op) && failed(materializeCollectiveOperand(func, op, profile, index)))
+        return failure();
     std::optional<AttentionMatch> streamed;
     if (std::string why; isAttentionGroup(g))
       streamed = matchAttention(matmulsOf(g).back(), why);

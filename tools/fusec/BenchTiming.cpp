@@ -324,9 +324,7 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
       st.inGraphUs = prefixUs[s] - (s > 0 ? prefixUs[s - 1] : 0.0);
     }
     st.name = step.name;
-    st.family = step.kind == PlanStep::Kind::Kernel   ? step.kernel.family
-                : step.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)"
-                                                      : "copy";
+    st.family = stepRunner(step);
     st.nodes = step.cost.nodes;
     st.bytes = static_cast<double>(step.kind == PlanStep::Kind::Copy
                                        ? 2 * plan.buffers[step.copy.dst].tensor.bytes()

@@ -90,11 +90,14 @@ int explainArtifact(const ExplainOptions &opts) {
                     printable(p.arch).c_str(), printable(p.device).c_str(), p.steps.size(),
                     t.cubins.size(), bytes, (long long)p.arenaBytes, us);
       line(buf);
+      if (p.ranks > 1) {
+        std::snprintf(buf, sizeof buf, "  split over %d ranks: each GPU runs this plan on its shards",
+                      p.ranks);
+        line(buf);
+      }
       for (const PlanStep &s : p.steps) {
-        std::string what = s.kind == PlanStep::Kind::Kernel   ? s.kernel.family + ", " +
-                                                                   s.kernel.schedule
-                           : s.kind == PlanStep::Kind::Matmul ? "matmul (cuBLASLt)"
-                                                              : "copy";
+        std::string what = stepRunner(s) +
+                           (s.kind == PlanStep::Kind::Kernel ? ", " + s.kernel.schedule : "");
         std::snprintf(buf, sizeof buf, "  %-34s %8.1f us  ", printable(s.name).c_str(),
                       s.cost.predictedUs);
         line(buf + printable(what));
