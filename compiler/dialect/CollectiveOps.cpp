@@ -42,6 +42,12 @@ std::optional<int64_t> shardAxis(func::FuncOp func, unsigned i) {
   return std::nullopt;
 }
 
+std::optional<int64_t> resultShardAxis(func::FuncOp func, unsigned i) {
+  if (auto a = func.getResultAttrOfType<IntegerAttr>(i, kShardAttr))
+    return a.getInt();
+  return std::nullopt;
+}
+
 int64_t programRanks(func::FuncOp func) {
   auto a = func->getAttrOfType<IntegerAttr>(kRanksAttr);
   return a ? a.getInt() : 1;

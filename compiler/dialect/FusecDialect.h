@@ -56,6 +56,10 @@ inline constexpr llvm::StringLiteral kRanksAttr = "fusec.ranks";
 
 /// The dim argument `i` of `func` is split along, if it is sharded.
 std::optional<int64_t> shardAxis(mlir::func::FuncOp func, unsigned i);
+/// The dim result `i` of `func` stays split along (each rank returning its
+/// block), if it does: asked for before -fusec-partition, kept by it only
+/// where the value is split so.
+std::optional<int64_t> resultShardAxis(mlir::func::FuncOp func, unsigned i);
 /// The ranks `func` is split over (1 when it is whole).
 int64_t programRanks(mlir::func::FuncOp func);
 

@@ -88,6 +88,28 @@ std::vector<std::vector<HostTensor>> argumentsPerRank(mlir::func::FuncOp func,
   return args;
 }
 
+llvm::Expected<std::vector<HostTensor>>
+joinRankResults(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &perRank) {
+  std::vector<HostTensor> out;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    std::vector<HostTensor> blocks;
+    for (const auto &rank : perRank)
+      blocks.push_back(rank.at(i));
+    if (std::optional<int64_t> axis = resultShardAxis(func, i)) {
+      out.push_back(joinBlocks(blocks, *axis));
+      continue;
+    }
+    for (size_t r = 1; r < blocks.size(); ++r)
+      if (blocks[r] != blocks.front())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "internal error: output %u of rank %zu differs from rank "
+                                       "0's, though it is whole on every rank",
+                                       i, r);
+    out.push_back(std::move(blocks.front()));
+  }
+  return out;
+}
+
 llvm::Expected<std::vector<std::vector<HostTensor>>>
 interpretRanks(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &args,
                const InterpOptions &opts) {

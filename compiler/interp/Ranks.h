@@ -47,6 +47,13 @@ HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis);
 std::vector<std::vector<HostTensor>> argumentsPerRank(mlir::func::FuncOp func,
                                                       const std::vector<HostTensor> &whole);
 
+/// The whole outputs of `func`, a program split over ranks, from every
+/// rank's results: an output left split (resultShardAxis) is its ranks'
+/// blocks joined; every other output is whole on every rank, and the ranks
+/// must agree (an error naming the output where they do not).
+llvm::Expected<std::vector<HostTensor>>
+joinRankResults(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &perRank);
+
 /// Interprets `func` once per rank (args[r] are rank r's arguments), the
 /// ranks running at once and meeting at the collectives. Returns each rank's
 /// results; the first error of any rank (named by its rank) stops them all.

@@ -115,6 +115,10 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
     func = f;
   e.graph = func.getSymName().str();
   e.ranks = programRanks(func);
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (std::optional<int64_t> axis = resultShardAxis(func, i))
+      e.splitOutputs.push_back(printable(nameAttrOf(func.getResultAttrDict(i), i, "out")) +
+                               " (dim " + std::to_string(*axis) + ")");
   llvm::DenseMap<Value, std::string> producer;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     producer[func.getArgument(i)] = "input:" + nameAttrOf(func.getArgAttrDict(i), i, "arg");
@@ -253,7 +257,11 @@ std::string explainText(const Explanation &e) {
                   "split over %lld ranks: each GPU runs this plan on its shards; %d "
                   "collective(s) send %s per rank per call\n\n",
                   (long long)e.ranks, collectives, mb(link).c_str());
-    s.insert(s.size() - 1, buf);
+    std::string line = buf;
+    if (!e.splitOutputs.empty()) {
+      line.insert(line.size() - 2, "; outputs left split: " + joined(e.splitOutputs));
+    }
+    s.insert(s.size() - 1, line);
     s.pop_back();
   }
   for (const ExplainedKernel &k : e.kernels) {
@@ -370,6 +378,7 @@ std::string explainJson(const Explanation &e) {
                   {"link_bytes_per_s", e.profile.linkBytesPerSec},
                   {"collective_s", e.profile.collectiveSeconds}};
   j["ranks"] = e.ranks;
+  j["split_outputs"] = e.splitOutputs;
   j["kernels"] = nlohmann::json::array();
   for (const ExplainedKernel &k : e.kernels)
     j["kernels"].push_back({{"name", k.name},

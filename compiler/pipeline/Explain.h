@@ -72,8 +72,10 @@ struct Explanation {
   /// The sizes of the graph's named dims it was compiled for (--bind).
   std::map<std::string, int64_t> sizes;
   DeviceProfile profile;
-  /// The ranks the program is split over (tensor parallel; 1: one GPU).
+  /// The ranks the program is split over (tensor parallel; 1: one GPU),
+  /// and the outputs each rank returns its block of: "k_new (dim 1)".
   int64_t ranks = 1;
+  std::vector<std::string> splitOutputs;
   std::vector<ExplainedKernel> kernels;
   std::vector<ExplainedEdge> edges;
   std::vector<Decision> rejected, recomputed;

@@ -79,8 +79,18 @@ public:
       ops.push_back(&op);
     for (Operation *op : ops) {
       if (op->hasTrait<mlir::OpTrait::ReturnLike>()) {
-        for (OpOperand &use : op->getOpOperands())
+        // An output stays split where it is asked to and is split so (a
+        // rank's heads of a KV cache); otherwise it is made whole, and no
+        // longer says it is split.
+        for (OpOperand &use : op->getOpOperands()) {
+          unsigned i = use.getOperandNumber();
+          std::optional<int64_t> asked = resultShardAxis(func, i);
+          if (asked && layoutOf(use.get()) == Layout::split(*asked))
+            continue;
+          if (asked)
+            func.removeResultAttr(i, StringAttr::get(func.getContext(), kShardAttr));
           use.set(makeWhole(use.get()));
+        }
         continue;
       }
       apply(op, decide(op));

@@ -89,7 +89,9 @@ def FusecPartition : Pass<"fusec-partition", "mlir::func::FuncOp"> {
     ```
     Anything else gets its operands whole first: a sharded operand through
     `all_gather`, a partial one through `all_reduce(sum)`, once per value.
-    The results of the graph are made whole the same way. The function
+    The results of the graph are made whole the same way, except those
+    asked to stay split (`fusec.shard` on the result) that are split so:
+    each rank returns its block (a rank's heads of a KV cache). The function
     is then the program of every rank (`fusec.ranks` on it); each rank runs
     it on its shards.
   }];

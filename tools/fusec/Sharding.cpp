@@ -16,8 +16,9 @@ void addSplitOptions(CLI::App *cmd, int &ranks, std::vector<std::string> &shard)
                   "arguments: the graph's `shard` fields and --shard")
       ->check(CLI::Range(1, int(kMaxRanks)));
   cmd->add_option("--shard", shard,
-                  "NAME=DIM: split argument NAME (a glob: *.q_proj.weight=0) along DIM over "
-                  "the ranks (repeat it or separate with commas)")
+                  "NAME=DIM: split input or parameter NAME (a glob: *.q_proj.weight=0) along "
+                  "DIM over the ranks; for an output, leave it split so where the program "
+                  "computes it so (repeat it or separate with commas)")
       ->delimiter(',');
 }
 
@@ -37,6 +38,20 @@ llvm::Error applyShards(mlir::func::FuncOp func, const std::vector<std::string> 
     if (!pattern)
       return fail(entry, llvm::toString(pattern.takeError()));
     bool named = false;
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto name = func.getResultAttrOfType<mlir::StringAttr>(i, "fusec.name");
+      if (!name || !pattern->match(name.getValue()))
+        continue;
+      named = true;
+      llvm::ArrayRef<int64_t> s =
+          mlir::cast<mlir::RankedTensorType>(func.getFunctionType().getResult(i)).getShape();
+      int64_t axis = 0;
+      std::string err = shape::normalizeAxis(dim, s.size(), axis);
+      if (!err.empty())
+        return fail(entry, "output '" + printable(name.getValue()) + "' " + shape::str(s) +
+                               ": " + err);
+      func.setResultAttr(i, kShardAttr, b.getI64IntegerAttr(axis));
+    }
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto name = func.getArgAttrOfType<mlir::StringAttr>(i, "fusec.name");
       if (!name || !pattern->match(name.getValue()))
@@ -51,7 +66,7 @@ llvm::Error applyShards(mlir::func::FuncOp func, const std::vector<std::string> 
       func.setArgAttr(i, kShardAttr, b.getI64IntegerAttr(axis));
     }
     if (!named)
-      return fail(entry, "names no input or parameter of the graph");
+      return fail(entry, "names no input, parameter or output of the graph");
   }
   return llvm::Error::success();
 }

@@ -103,3 +103,20 @@ func.func @uneven_reshape(%x: tensor<4x6xf32> {fusec.shard = 1 : i64}) -> tensor
   return %r : tensor<4x3x2xf32>
 }
 
+
+// -----
+
+// Results asked to stay split: %k is split so and each rank returns its
+// block; %s is whole (a sum over the split dim), so it is made whole and its
+// request dropped.
+// CHECK-LABEL: func.func @split_results(
+// CHECK-SAME:    -> (tensor<2x8xf32> {fusec.shard = 0 : i64}, tensor<1x8xf32>)
+// CHECK-NOT:     fusec.all_gather
+// CHECK:         fusec.all_reduce
+// CHECK:         return
+func.func @split_results(%k: tensor<4x8xf32> {fusec.shard = 0 : i64})
+    -> (tensor<4x8xf32> {fusec.shard = 0 : i64}, tensor<1x8xf32> {fusec.shard = 1 : i64}) {
+  %e = fusec.exp %k : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = fusec.sum %k {axes = array<i64: 0>, keepdims = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  return %e, %s : tensor<4x8xf32>, tensor<1x8xf32>
+}
