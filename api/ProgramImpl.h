@@ -68,6 +68,14 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
 /// architecture; without a GPU, the h100 profile and the profile's target.
 void targetTheGpu(CompileOptions &o);
 
+/// Runs a program split over ranks (PlanDesc::ranks > 1) on GPUs 0..ranks-1
+/// of this machine, one thread a rank meeting the others through NCCL
+/// (RunRanks.cpp). `inputs` are the whole graph's, weights included: rank r
+/// takes its block of each split one. `outputs` are whole: a split output
+/// joined from the ranks' blocks, every other one as every rank returned it.
+llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
+                       std::vector<HostTensor> &outputs);
+
 /// Builds a Program from a module already read (the CLI reads graphs itself
 /// to report errors in its own words). Reads the GEMM tuning cache and the
 /// device measurements.

@@ -69,6 +69,7 @@
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemcpyDtoDAsync)                                                         \
+  X(cuMemcpy2DAsync)                                                           \
   X(cuMemsetD8Async)                                                           \
   X(cuMemsetD32Async)                                                          \
   X(cuStreamCreate)                                                            \

@@ -52,11 +52,6 @@ CUlaunchConfig kernelLaunch(const PlanKernel &k, unsigned grid, CUstream stream,
 rt::Expected<std::unique_ptr<Executable>>
 Executable::create(const PlanDesc &plan, const std::vector<std::string_view> &images,
                    const GpuContext &ctx) {
-  if (plan.ranks > 1)
-    return rt::errorf("%s is split over %d ranks (tensor parallel): running it takes one process "
-                      "per GPU meeting through NCCL, which this runtime does not do yet; `fusec "
-                      "eval --ranks %d` runs it on the CPU",
-                      plan.graphName.c_str(), plan.ranks, plan.ranks);
   std::unique_ptr<Executable> exe(new Executable(plan, ctx));
   if (rt::Error err = exe->load(images))
     return std::move(err);
@@ -98,6 +93,8 @@ void Executable::release(StreamMemory &m) {
     drv.cuMemFree(m.arena);
   if (m.workspace)
     drv.cuMemFree(m.workspace);
+  if (m.collectives)
+    drv.cuMemFree(m.collectives);
 }
 
 rt::Error Executable::allocate(StreamMemory &m, CUstream zero, bool wait) {
@@ -126,7 +123,77 @@ rt::Error Executable::allocate(StreamMemory &m, CUstream zero, bool wait) {
     if (rt::Error err = drv.check(drv.cuMemAlloc(&m.workspace, desc.workspaceBytes),
                                   "cuMemAlloc (matmul workspace)"))
       return err;
+  if (desc.collectiveScratchBytes > 0)
+    if (rt::Error err = drv.check(drv.cuMemAlloc(&m.collectives, desc.collectiveScratchBytes),
+                                  "cuMemAlloc (collective scratch)"))
+      return err;
   return rt::Error::success();
+}
+
+rt::Error Executable::joinRanks(NcclComm c) {
+  if (desc.ranks < 2)
+    return rt::errorf("%s is not split over ranks: it has no group to join",
+                      desc.graphName.c_str());
+  comm = c;
+  return rt::Error::success();
+}
+
+rt::Error Executable::enqueueCollective(StreamMemory &mem, const PlanStep &step,
+                                        const std::vector<CUdeviceptr> &in,
+                                        const std::vector<CUdeviceptr> &out, CUstream stream) {
+  const PlanCollective &c = step.collective;
+  if (!comm)
+    return rt::errorf("%s: %s is split over %d ranks, one GPU a rank meeting the others "
+                      "through NCCL, and this call has no group of ranks: run the graph with "
+                      "`fusec run GRAPH --ranks %d` (split artifacts and the API's calls on "
+                      "ranks are not done yet)",
+                      step.name.c_str(), desc.graphName.c_str(), desc.ranks, desc.ranks);
+  auto nccl = Nccl::get();
+  if (!nccl)
+    return nccl.takeError();
+  const TensorSpec &inSpec = desc.buffers[c.src].tensor, &outSpec = desc.buffers[c.dst].tensor;
+  CUdeviceptr src = bufferAddress(c.src, in, out, mem.arena);
+  CUdeviceptr dst = bufferAddress(c.dst, in, out, mem.arena);
+  if (collectiveScratchBytes(c, inSpec, outSpec) == 0)
+    return (*nccl)->enqueue(c, inSpec.dtype, inSpec.bytes(), src, dst, comm, stream);
+  // NCCL joins (cuts) whole buffers, rank after rank; along a dim with
+  // `outer` elements before it, rank r's block is `outer` rows of `block`
+  // bytes, every ranks-th row of the whole tensor: one 2-D copy a rank.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < c.axis; ++d)
+    outer *= inSpec.shape[size_t(d)];
+  const bool gather = c.op == "all_gather";
+  const int64_t part = gather ? inSpec.bytes() : outSpec.bytes();  // one rank's block
+  const int64_t block = part / outer;
+  CudaDriver &drv = ctx.driver();
+  auto rows = [&](CUdeviceptr to, int64_t toPitch, CUdeviceptr from, int64_t fromPitch) {
+    CUDA_MEMCPY2D m{};
+    m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.srcDevice = from;
+    m.srcPitch = size_t(fromPitch);
+    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = to;
+    m.dstPitch = size_t(toPitch);
+    m.WidthInBytes = size_t(block);
+    m.Height = size_t(outer);
+    return drv.check(drv.cuMemcpy2DAsync(&m, stream), "cuMemcpy2DAsync (collective blocks)");
+  };
+  const int64_t ranks = c.ranks;
+  if (gather) {
+    if (rt::Error err = (*nccl)->enqueue(c, inSpec.dtype, inSpec.bytes(), src, mem.collectives,
+                                         comm, stream))
+      return err;
+    for (int64_t r = 0; r < ranks; ++r)
+      if (rt::Error err = rows(dst + CUdeviceptr(r * block), ranks * block,
+                               mem.collectives + CUdeviceptr(r * part), block))
+        return err;
+    return rt::Error::success();
+  }
+  for (int64_t r = 0; r < ranks; ++r)
+    if (rt::Error err = rows(mem.collectives + CUdeviceptr(r * part), block,
+                             src + CUdeviceptr(r * block), ranks * block))
+      return err;
+  return (*nccl)->enqueue(c, inSpec.dtype, inSpec.bytes(), mem.collectives, dst, comm, stream);
 }
 
 rt::Expected<Executable::StreamMemory *> Executable::memoryFor(CUstream stream) {
@@ -429,9 +496,7 @@ rt::Error Executable::enqueueStepWith(StreamMemory &mem, size_t i,
                       desc.workspaceBytes, stream, result);
   }
   case PlanStep::Kind::Collective:
-    return rt::errorf("%s: a collective, which this runtime does not run (Executable::create "
-                      "refuses split programs)",
-                      step.name.c_str());
+    return enqueueCollective(mem, step, in, out, stream);
   case PlanStep::Kind::Copy: {
     const PlanBuffer &dst = desc.buffers[step.copy.dst];
     return drv.check(drv.cuMemcpyDtoDAsync(bufferAddress(step.copy.dst, in, out, mem.arena),

@@ -12,6 +12,7 @@
 #include "compiler/plan/PlanDesc.h"
 #include "runtime/CublasLt.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/Nccl.h"
 
 #include "compiler/support/Error.h"
 
@@ -76,6 +77,12 @@ public:
   /// run`, the GPU tests) does this before every run.
   rt::Error poisonArena(CUstream stream);
 
+  /// A plan split over ranks (PlanDesc::ranks > 1) meets the other ranks
+  /// through `comm`, this rank's communicator of their group (Nccl.h), made
+  /// on this executable's device; the caller keeps it alive and destroys it
+  /// after the executable. Calls fail at the first collective without one.
+  rt::Error joinRanks(NcclComm comm);
+
   const PlanDesc &plan() const { return desc; }
   /// The cuBLASLt heuristic rank step `i` (a matmul step) runs: its plan's
   /// algoRank, or 0 where cuBLASLt offered fewer usable results.
@@ -88,6 +95,8 @@ private:
   struct StreamMemory {
     CUstream stream = nullptr;
     CUdeviceptr arena = 0, workspace = 0;
+    /// Collectives' blocks laid out around NCCL (collectiveScratchBytes).
+    CUdeviceptr collectives = 0;
     std::vector<CUdeviceptr> scratch;
     /// Held while a call enqueues: two threads on one stream would
     /// interleave their launches over one arena.
@@ -118,8 +127,15 @@ private:
   /// launches on several streams may ask at once.
   rt::Error tensorMap(size_t i, size_t t, CUdeviceptr base, CUtensorMap &out);
 
+  /// Step `i`, a collective, on `stream` (Nccl.h; the blocks laid out
+  /// around NCCL's call where its dim has elements before it).
+  rt::Error enqueueCollective(StreamMemory &m, const PlanStep &step,
+                              const std::vector<CUdeviceptr> &in,
+                              const std::vector<CUdeviceptr> &out, CUstream stream);
+
   PlanDesc desc;
   const GpuContext &ctx;
+  NcclComm comm = nullptr;
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)

@@ -49,33 +49,6 @@ HostTensor reduceAcross(const std::vector<HostTensor> &all, StringRef kind) {
 
 } // namespace
 
-HostTensor rankBlock(const HostTensor &t, int64_t axis, int rank, int ranks) {
-  std::vector<int64_t> shape = t.shape();
-  const int64_t part = shape[size_t(axis)] / ranks;
-  shape[size_t(axis)] = part;
-  HostTensor out(t.dtype(), shape);
-  const int64_t outer = shape::numElements(llvm::ArrayRef<int64_t>(shape).take_front(axis));
-  const int64_t block = out.numel() / std::max<int64_t>(outer, 1) * dtypeBytes(t.dtype());
-  for (int64_t o = 0; o < outer && block > 0; ++o)
-    std::memcpy(out.data() + o * block, t.data() + (o * ranks + rank) * block, size_t(block));
-  return out;
-}
-
-HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis) {
-  std::vector<int64_t> shape = blocks.front().shape();
-  const int64_t outer = shape::numElements(llvm::ArrayRef<int64_t>(shape).take_front(axis));
-  const int64_t block =
-      blocks.front().numel() / std::max<int64_t>(outer, 1) * dtypeBytes(blocks.front().dtype());
-  shape[size_t(axis)] *= int64_t(blocks.size());
-  HostTensor out(blocks.front().dtype(), shape);
-  const int64_t ranks = int64_t(blocks.size());
-  for (int64_t o = 0; o < outer && block > 0; ++o)
-    for (int64_t r = 0; r < ranks; ++r)
-      std::memcpy(out.data() + (o * ranks + r) * block, blocks[size_t(r)].data() + o * block,
-                  size_t(block));
-  return out;
-}
-
 namespace interp {
 
 llvm::Expected<HostTensor> evalCollective(Operation *op, Operands in, const InterpOptions &opts) {

@@ -90,23 +90,15 @@ std::vector<std::vector<HostTensor>> argumentsPerRank(mlir::func::FuncOp func,
 
 llvm::Expected<std::vector<HostTensor>>
 joinRankResults(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &perRank) {
+  std::vector<int64_t> shards;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    shards.push_back(resultShardAxis(func, i).value_or(-1));
   std::vector<HostTensor> out;
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    std::vector<HostTensor> blocks;
-    for (const auto &rank : perRank)
-      blocks.push_back(rank.at(i));
-    if (std::optional<int64_t> axis = resultShardAxis(func, i)) {
-      out.push_back(joinBlocks(blocks, *axis));
-      continue;
-    }
-    for (size_t r = 1; r < blocks.size(); ++r)
-      if (blocks[r] != blocks.front())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "internal error: output %u of rank %zu differs from rank "
-                                       "0's, though it is whole on every rank",
-                                       i, r);
-    out.push_back(std::move(blocks.front()));
-  }
+  if (int64_t i = joinRankOutputs(shards, perRank, out); i >= 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: the ranks' output %lld differ, though it is "
+                                   "whole on every rank",
+                                   (long long)i);
   return out;
 }
 

@@ -33,14 +33,6 @@ public:
   virtual llvm::Expected<std::vector<HostTensor>> exchange(const HostTensor &mine) = 0;
 };
 
-/// Rank `rank`'s block of `t` along `axis` when the dim is split evenly over
-/// `ranks` (the caller checks that it divides): a parameter's shard, or
-/// reduce_scatter's part.
-HostTensor rankBlock(const HostTensor &t, int64_t axis, int rank, int ranks);
-/// The blocks joined along `axis` in rank order (all_gather); every block has
-/// the same dtype and shape.
-HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis);
-
 /// Each rank's arguments of `func`, a program split over ranks
 /// (-fusec-partition): a sharded argument's block for the rank, every other
 /// argument whole. `whole` holds the arguments as the unsplit graph takes them.

@@ -148,6 +148,12 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
   plan.fused = options.fuse;
   plan.overlapLaunches = options.overlapLaunches;
   plan.ranks = int(programRanks(func));
+  if (plan.ranks > 1) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      plan.inputShards.push_back(shardAxis(func, i).value_or(-1));
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      plan.outputShards.push_back(resultShardAxis(func, i).value_or(-1));
+  }
   llvm::DenseMap<Value, int> bufferOf;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     TensorSpec t = specOf(func.getArgument(i), nameAttr(func.getArgAttrDict(i), i));
@@ -203,6 +209,10 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
         return c.takeError();
       step.kind = PlanStep::Kind::Collective;
       step.collective = *c;
+      plan.collectiveScratchBytes =
+          std::max(plan.collectiveScratchBytes,
+                   collectiveScratchBytes(*c, plan.buffers[c->src].tensor,
+                                          plan.buffers[c->dst].tensor));
     } else if (kernelFamily(*family).isLibrary()) {
       auto m = libraryMatmul(f, ins, outs[0]);
       if (!m)

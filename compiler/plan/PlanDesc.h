@@ -111,9 +111,33 @@ struct PlanDesc {
   double sharedLaunchSavedUs = 0;
   int64_t arenaBytes = 0;
   int64_t workspaceBytes = 0;  ///< cuBLASLt workspace (0 without matmuls)
-  /// The ranks the program is split over (tensor parallel; 1: one GPU).
+  /// The ranks the program is split over (tensor parallel; 1: one GPU),
+  /// and per graph input and output the dim it is split along on them (-1:
+  /// whole on every rank; empty for a program on one GPU). `inputs` and
+  /// `outputs` hold one rank's shapes.
   int ranks = 1;
+  std::vector<int64_t> inputShards, outputShards;
+  /// Device memory a stream needs to lay out the blocks of an all_gather or
+  /// reduce_scatter along a dim with elements before it (NCCL joins and
+  /// cuts whole buffers): the largest such collective's whole tensor.
+  int64_t collectiveScratchBytes = 0;
 };
+
+/// The bytes of `c` laid out block by block around NCCL's call, 0 where its
+/// blocks are whole buffers already (an all_reduce, or a dim with nothing
+/// before it): the whole tensor of an all_gather or reduce_scatter whose
+/// dim has elements before it.
+inline int64_t collectiveScratchBytes(const PlanCollective &c, const TensorSpec &in,
+                                      const TensorSpec &out) {
+  if (c.op == "all_reduce")
+    return 0;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < c.axis && d < int64_t(in.shape.size()); ++d)
+    outer *= in.shape[size_t(d)];
+  if (outer <= 1)
+    return 0;
+  return c.op == "all_gather" ? out.bytes() : in.bytes();
+}
 
 /// What runs a step, as explain, bench and the API name it: a kernel's
 /// family, "matmul (cuBLASLt)", "all_reduce (NCCL)" and the other

@@ -279,7 +279,9 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
           {"inputs", inputs}, {"outputs", outputs}, {"inputScales", plan.inputScales},
           {"buffers", buffers}, {"steps", steps}, {"sharedLaunches", plan.sharedLaunches},
           {"sharedLaunchSavedUs", plan.sharedLaunchSavedUs}, {"arenaBytes", plan.arenaBytes},
-          {"workspaceBytes", plan.workspaceBytes}, {"ranks", plan.ranks}};
+          {"workspaceBytes", plan.workspaceBytes}, {"ranks", plan.ranks},
+          {"inputShards", plan.inputShards}, {"outputShards", plan.outputShards},
+          {"collectiveScratchBytes", plan.collectiveScratchBytes}};
 }
 
 rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
@@ -342,6 +344,13 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
     plan.workspaceBytes = jsonInteger<int64_t>(j.at("workspaceBytes"));
     // Plans written before programs could be split carry no count: one GPU.
     plan.ranks = j.contains("ranks") ? jsonInteger<int>(j.at("ranks")) : 1;
+    if (j.contains("inputShards"))
+      plan.inputShards = j.at("inputShards").get<std::vector<int64_t>>();
+    if (j.contains("outputShards"))
+      plan.outputShards = j.at("outputShards").get<std::vector<int64_t>>();
+    plan.collectiveScratchBytes = j.contains("collectiveScratchBytes")
+                                      ? jsonInteger<int64_t>(j.at("collectiveScratchBytes"))
+                                      : 0;
   } catch (const std::exception &e) {
     return rt::errorf("%s: %s: %s", where.c_str(), at.c_str(), jsonWhy(e).c_str());
   }
@@ -389,6 +398,20 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
     return fail("plan", "arena or workspace size out of range");
   if (plan.ranks < 1 || plan.ranks > 64)
     return fail("plan", "a count of ranks out of range");
+  if (plan.collectiveScratchBytes < 0 || plan.collectiveScratchBytes > kMaxBytes)
+    return fail("plan", "collective scratch size out of range");
+  auto shardsOk = [&](const std::vector<int64_t> &shards, const std::vector<TensorSpec> &specs) {
+    if (shards.empty())
+      return plan.ranks == 1;
+    if (shards.size() != specs.size())
+      return false;
+    for (size_t i = 0; i < shards.size(); ++i)
+      if (shards[i] < -1 || shards[i] >= int64_t(specs[i].shape.size()))
+        return false;
+    return true;
+  };
+  if (!shardsOk(plan.inputShards, plan.inputs) || !shardsOk(plan.outputShards, plan.outputs))
+    return fail("plan", "the split of the inputs or outputs does not match them");
   auto bufferOk = [&](int id) { return id >= 0 && size_t(id) < plan.buffers.size(); };
   std::vector<bool> inputSeen(plan.inputs.size()), outputSeen(plan.outputs.size());
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -503,6 +526,8 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
                   : c.op == "all_gather" ? out.bytes() != in.bytes() * c.ranks
                                          : in.bytes() != out.bytes() * c.ranks))
         return fail(at, "a collective's buffers of sizes that do not match");
+      if (collectiveScratchBytes(c, in, out) > plan.collectiveScratchBytes)
+        return fail(at, "a collective needs more scratch than the plan has");
       break;
     }
     }

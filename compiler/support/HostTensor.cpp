@@ -268,4 +268,60 @@ std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
   return in;
 }
 
+namespace {
+int64_t elementsBefore(const std::vector<int64_t> &shape, int64_t axis) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    n *= shape[size_t(d)];
+  return n;
+}
+} // namespace
+
+HostTensor rankBlock(const HostTensor &t, int64_t axis, int rank, int ranks) {
+  std::vector<int64_t> shape = t.shape();
+  const int64_t part = shape[size_t(axis)] / ranks;
+  shape[size_t(axis)] = part;
+  HostTensor out(t.dtype(), shape);
+  const int64_t outer = elementsBefore(shape, axis);
+  const int64_t block = out.numel() / std::max<int64_t>(outer, 1) * dtypeBytes(t.dtype());
+  for (int64_t o = 0; o < outer && block > 0; ++o)
+    std::memcpy(out.data() + o * block, t.data() + (o * ranks + rank) * block, size_t(block));
+  return out;
+}
+
+HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis) {
+  std::vector<int64_t> shape = blocks.front().shape();
+  const int64_t outer = elementsBefore(shape, axis);
+  const int64_t block =
+      blocks.front().numel() / std::max<int64_t>(outer, 1) * dtypeBytes(blocks.front().dtype());
+  shape[size_t(axis)] *= int64_t(blocks.size());
+  HostTensor out(blocks.front().dtype(), shape);
+  const int64_t ranks = int64_t(blocks.size());
+  for (int64_t o = 0; o < outer && block > 0; ++o)
+    for (int64_t r = 0; r < ranks; ++r)
+      std::memcpy(out.data() + (o * ranks + r) * block, blocks[size_t(r)].data() + o * block,
+                  size_t(block));
+  return out;
+}
+
+int64_t joinRankOutputs(const std::vector<int64_t> &shards,
+                        const std::vector<std::vector<HostTensor>> &perRank,
+                        std::vector<HostTensor> &whole) {
+  whole.clear();
+  for (size_t i = 0; i < perRank.front().size(); ++i) {
+    std::vector<HostTensor> blocks;
+    for (const auto &rank : perRank)
+      blocks.push_back(rank.at(i));
+    if (i < shards.size() && shards[i] >= 0) {
+      whole.push_back(joinBlocks(blocks, shards[i]));
+      continue;
+    }
+    for (size_t r = 1; r < blocks.size(); ++r)
+      if (blocks[r] != blocks.front())
+        return int64_t(i);
+    whole.push_back(std::move(blocks.front()));
+  }
+  return -1;
+}
+
 } // namespace fusec

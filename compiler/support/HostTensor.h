@@ -40,6 +40,23 @@ HostTensor randomInput(const TensorSpec &spec, double scale, uint64_t seed, size
 std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
                                          const std::vector<double> &scales, uint64_t seed);
 
+/// Rank `rank`'s block of `t` along `axis` when the dim is split evenly over
+/// `ranks` (the caller checks that it divides): a sharded argument's part, or
+/// reduce_scatter's.
+HostTensor rankBlock(const HostTensor &t, int64_t axis, int rank, int ranks);
+/// The blocks joined along `axis` in rank order (all_gather, a split
+/// output made whole); every block has the same dtype and shape.
+HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis);
+
+/// The whole outputs of a program split over ranks from each rank's
+/// (perRank[r]): output i joined from the ranks' blocks along shards[i], or
+/// where shards[i] < 0 (or `shards` is empty) rank 0's, which every rank
+/// must have returned alike. Returns the index of an output the ranks
+/// disagree on, or -1.
+int64_t joinRankOutputs(const std::vector<int64_t> &shards,
+                        const std::vector<std::vector<HostTensor>> &perRank,
+                        std::vector<HostTensor> &whole);
+
 /// "[3, 4]".
 std::string formatShape(const std::vector<int64_t> &shape);
 /// "f32 [3, 4]".

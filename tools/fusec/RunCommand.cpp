@@ -106,8 +106,17 @@ int runRun(const RunOptions &opts) {
   if (!inputs)
     return reportError(inputs.takeError());
   std::vector<HostTensor> outputs;
-  if (Status s = p.runHost(*inputs, outputs, opts.asGraph); !s)
+  if (ProgramAccess::of(p).plan.ranks > 1) {
+    // Split: one GPU a rank, the ranks meeting through NCCL; the outputs
+    // come back whole, to check as the whole graph's.
+    if (opts.asGraph)
+      return reportError("--graph replays one GPU's plan; a program split over ranks runs "
+                         "launch by launch");
+    if (llvm::Error err = runOnRanks(ProgramAccess::of(p), *inputs, outputs))
+      return reportError(std::move(err));
+  } else if (Status s = p.runHost(*inputs, outputs, opts.asGraph); !s) {
     return reportError(s.message());
+  }
   std::vector<std::string> names = outputNames(func);
   bool allPass = true;
   std::vector<HostTensor> reference;
@@ -138,6 +147,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
               "  fusec run examples/softmax.json --check          # compare with the interpreter\n"
               "  fusec run graph.json --inputs in.safetensors -o out.safetensors\n"
               "  fusec run examples/rms_norm.json --no-fuse --check\n"
+              "  fusec run examples/tp_llama_block.json --ranks 2 --check   # over 2 GPUs\n"
               "  fusec run rms_norm.fusec --inputs in.safetensors   # a compiled artifact");
   cmd->add_option("graph", opts->graph,
                   "graph file (JSON, docs/graph-format.md; ONNX), or an artifact (fusec compile "

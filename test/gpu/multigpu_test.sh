@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Programs split over ranks (tensor parallel) through `fusec run --ranks N`:
+# one GPU a rank, the ranks meeting through NCCL, the whole outputs checked
+# against the reference interpreter of the whole graph (--check) or against
+# the whole graph's outputs (--expect). Every count of ranks from 2 to the
+# GPUs present, up to 4. Exit 77 with fewer than 2 GPUs, without a GPU, or
+# without NCCL. Keep NCCL_NVLS_ENABLE=0 (no NVLink multicast on the GPU
+# machines).
+set -u
+fusec=${1:-build/bin/fusec}
+src=${2:-.}
+export NCCL_NVLS_ENABLE=0
+log=$(mktemp)
+out=$(mktemp -d)
+trap 'rm -rf "$log" "$out"' EXIT
+status=0
+split="w_q=0,w_k=0,w_v=0,w_o=1,w_gate=0,w_up=0,w_down=1"
+cache="cache_k=1,cache_v=1,k_new=1,v_new=1"
+run() {  # label, then fusec's arguments
+  local label=$1
+  shift
+  if "$fusec" run "$@" >"$log" 2>&1; then
+    echo "ok $label: $(grep -o 'rel error [0-9.e+-]*\|max abs error [0-9.e+-]*' "$log" | head -1)"
+    return 0
+  fi
+  if grep -q "no NVIDIA driver\|no CUDA device\|this machine has [01]$\|libnccl" "$log"; then
+    echo "SKIP: $(grep 'error' "$log" | head -1)"
+    exit 77
+  fi
+  echo "FAIL $label:"
+  cat "$log"
+  status=1
+}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "${gpus:-0}" -ge 2 ] || { echo "SKIP: fewer than 2 GPUs (${gpus:-0})"; exit 77; }
+for ranks in 2 3 4; do
+  [ "$ranks" -le "$gpus" ] || break
+  [ "$ranks" -eq 3 ] && continue  # the example's dims are powers of two
+  run "tp_llama_block, $ranks ranks" "$src/examples/tp_llama_block.json" --ranks "$ranks" --check
+  # The decode step with its caches split by heads and the new rows left
+  # split: checked against the whole graph's outputs on one GPU.
+  "$fusec" run "$src/test/lit/cli/Inputs/tp_decode_block.json" --seed 4 -o "$out/whole.safetensors" \
+    >/dev/null 2>&1 || { echo "FAIL: the whole decode step on one GPU"; status=1; }
+  run "tp_decode_block, $ranks ranks" "$src/test/lit/cli/Inputs/tp_decode_block.json" --seed 4 \
+    --ranks "$ranks" --shard "$split,$cache" --expect "$out/whole.safetensors" --tolerance 1e-4
+  # bf16 weights at decode size: the bench block, against the interpreter.
+  run "llama_block_decode_b1, $ranks ranks" "$src/bench/graphs/llama_block_decode_b1.json" \
+    --ranks "$ranks" --shard "$split,$cache" --check
+done
+exit $status
