@@ -61,7 +61,12 @@ rt::Expected<Nccl *> Nccl::get() {
   };
   static const Loaded loaded = [] {
     Loaded result;
-    std::vector<std::string> candidates = {"libnccl.so.2"};
+    // FUSEC_NCCL names the library where the loader would not find it (a
+    // Python environment's nvidia-nccl wheel, say).
+    std::vector<std::string> candidates;
+    if (const char *given = std::getenv("FUSEC_NCCL"); given && *given)
+      candidates.push_back(given);
+    candidates.push_back("libnccl.so.2");
     if (const char *home = std::getenv("CUDA_HOME"); home && *home)
       candidates.push_back(std::string(home) + "/lib64/libnccl.so.2");
     candidates.push_back("/usr/local/cuda/lib64/libnccl.so.2");

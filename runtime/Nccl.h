@@ -4,7 +4,8 @@
 // collective steps, which NCCL runs on the program's stream. NCCL is opened
 // at run time like the CUDA driver and cuBLASLt, so that fusec builds and
 // runs on machines without it; only a split program needs it, and there a
-// missing NCCL is an error that says where it was looked for.
+// missing NCCL is an error that says where it was looked for ($FUSEC_NCCL,
+// the loader's path, $CUDA_HOME/lib64, /usr/local/cuda/lib64).
 //
 // Every rank of a group calls communicator() with the same unique id (made
 // once, by one of them, with uniqueId(), and passed to the others by the
