@@ -10,10 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "api/ProgramImpl.h"
 #include "compiler/support/Printable.h"
+#include "compiler/support/RankThreads.h"
 #include "runtime/CompileKernels.h"
 #include "runtime/Nccl.h"
-
-#include <thread>
 
 namespace fusec {
 
@@ -90,12 +89,7 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
     if (err)
       k.error = "rank " + std::to_string(r) + ": " + err.message();
   };
-  std::vector<std::thread> threads;
-  for (int r = 1; r < n; ++r)
-    threads.emplace_back(run, r);
-  run(0);
-  for (std::thread &t : threads)
-    t.join();
+  onRankThreads(n, run);
   std::string error;
   for (Rank &k : ranks) {
     if (error.empty())

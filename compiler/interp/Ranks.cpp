@@ -3,11 +3,11 @@
 
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/interp/Interpreter.h"
+#include "compiler/support/RankThreads.h"
 
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 namespace fusec {
 namespace {
@@ -123,12 +123,7 @@ interpretRanks(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor
     errors[size_t(r)] = llvm::toString(out.takeError());
     links[size_t(r)]->fail();
   };
-  std::vector<std::thread> threads;
-  for (int r = 1; r < n; ++r)
-    threads.emplace_back(run, r);
-  run(0);
-  for (std::thread &t : threads)
-    t.join();
+  onRankThreads(n, run);
   // The first rank that failed names the cause; the others only waited on it.
   if (x.failedRank >= 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "rank %d: %s", x.failedRank,
