@@ -210,7 +210,7 @@ int64_t peakElements(Block &block, std::string &where) {
 
 } // namespace
 
-llvm::Error checkInterpreterFits(func::FuncOp func) {
+llvm::Error checkInterpreterFits(func::FuncOp func, int copies) {
   double machine = hostMemoryBytes();
   if (machine <= 0)
     return llvm::Error::success();
@@ -229,27 +229,29 @@ llvm::Error checkInterpreterFits(func::FuncOp func) {
     for (Value r : op->getResults())
       consider(r, nodeName(op));
   });
-  double need = double(most) * 8;
+  const std::string times =
+      copies > 1 ? " once for each of " + std::to_string(copies) + " ranks" : "";
+  double need = double(most) * 8 * copies;
   if (need > machine / 2)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "the reference interpreter would hold %s: %.1f GiB at 8 bytes an element, more than "
+        "the reference interpreter would hold %s%s: %.1f GiB at 8 bytes an element, more than "
         "half of this machine's %.1f GiB",
-        what.c_str(), need / (1 << 30), machine / (1 << 30));
+        what.c_str(), times.c_str(), need / (1 << 30), machine / (1 << 30));
   // The graph as a whole: its arguments and the most its values hold at
   // once (each value can fit while all of them together do not).
   std::string where;
   int64_t args = 0;
   for (BlockArgument a : func.getArguments())
     args += elementsOf(a);
-  need = (double(args) + double(peakElements(func.front(), where))) * 8;
+  need = (double(args) + double(peakElements(func.front(), where))) * 8 * copies;
   if (need > machine / 2)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "the reference interpreter would hold %.1f GiB at once (its inputs and, at %s, the "
-        "values still to be read), at 8 bytes an element: more than half of this machine's "
+        "values still to be read%s), at 8 bytes an element: more than half of this machine's "
         "%.1f GiB",
-        need / (1 << 30), where.c_str(), machine / (1 << 30));
+        need / (1 << 30), where.c_str(), times.c_str(), machine / (1 << 30));
   return llvm::Error::success();
 }
 

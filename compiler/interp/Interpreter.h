@@ -39,8 +39,9 @@ double hostMemoryBytes();
 /// interpreter's double temporaries), would take more than half of this
 /// machine's memory: the allocation would otherwise abort the process. The
 /// same for the graph as a whole: its arguments and the most of its values
-/// alive at once, freed as the interpreter frees them.
-llvm::Error checkInterpreterFits(mlir::func::FuncOp func);
+/// alive at once, freed as the interpreter frees them. With `copies`, for
+/// that many evaluations at once (the ranks of a split program).
+llvm::Error checkInterpreterFits(mlir::func::FuncOp func, int copies = 1);
 
 /// Evaluates `func` with one HostTensor per argument. An argument whose dtype
 /// or shape differs from the function's signature is an error naming it.

@@ -106,6 +106,9 @@ llvm::Expected<std::vector<std::vector<HostTensor>>>
 interpretRanks(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &args,
                const InterpOptions &opts) {
   const int n = int(args.size());
+  // Every rank holds its own values at once.
+  if (llvm::Error err = checkInterpreterFits(func, n))
+    return std::move(err);
   Exchange x(n);
   std::vector<std::unique_ptr<ThreadLink>> links;
   for (int r = 0; r < n; ++r)

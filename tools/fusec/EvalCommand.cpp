@@ -4,6 +4,7 @@
 #include "tools/fusec/GraphIO.h"
 #include "compiler/support/Printable.h"
 
+#include "compiler/dialect/FusecDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "compiler/interp/Ranks.h"
 #include "tools/fusec/Sharding.h"
@@ -30,6 +31,9 @@ struct EvalOptions {
 llvm::Expected<std::vector<HostTensor>> interpretSplit(mlir::func::FuncOp func,
                                                        const std::vector<HostTensor> &inputs,
                                                        const InterpOptions &io) {
+  // Before the ranks' copies of their inputs are made: each holds its own.
+  if (llvm::Error err = checkInterpreterFits(func, int(programRanks(func))))
+    return std::move(err);
   auto perRank = interpretRanks(func, argumentsPerRank(func, inputs), io);
   if (!perRank)
     return perRank.takeError();
