@@ -21,9 +21,6 @@ cmake --build "$build" --target fusec fusec-opt fusec-unit-tests fusec-runtime-t
 # poisoning is ignored, ASan's own checks stay.
 export ASAN_OPTIONS="allow_user_poisoning=0:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# What the uninstrumented libraries fusec opens keep for the process's life
-# (NCCL's bootstrap state) is theirs, not a leak of fusec's.
-export LSAN_OPTIONS="suppressions=$source_dir/test/lsan-suppressions.txt"
 "$build/bin/fusec-unit-tests"
 "$build/bin/fusec-runtime-tests"
 python3 /usr/lib/llvm-19/build/utils/lit/lit.py -q "$build/test/lit"
