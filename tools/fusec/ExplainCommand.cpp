@@ -167,6 +167,7 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
               "  fusec explain examples/layer_norm.json --format dot | dot -Tsvg > layer_norm.svg\n"
               "  fusec explain model.fusec                  # what a compiled artifact holds\n"
               "  fusec explain examples/llama_decoder_block.json --timings   # where compile time goes\n"
+              "  fusec explain examples/tp_llama_block.json --ranks 2   # split over 2 GPUs\n"
               "Trips are full-tensor passes over HBM: bytes moved / the group's largest tensor.\n"
               "Confirm a prediction on a GPU with `fusec bench`.");
   cmd->add_option("graph", opts->graph,
