@@ -59,10 +59,7 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
   std::vector<Rank> ranks(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     Rank &k = ranks[size_t(r)];
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      int64_t axis = i < plan.inputShards.size() ? plan.inputShards[i] : -1;
-      k.in.push_back(axis >= 0 ? rankBlock(inputs[i], axis, r, n) : inputs[i]);
-    }
+    k.in = rankInputs(plan.inputShards, inputs, r, n);
     auto gpu = GpuContext::create(r);
     if (!gpu)
       return gpu.takeError();

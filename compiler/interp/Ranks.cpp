@@ -17,11 +17,10 @@ namespace {
 /// publishes a new vector, so a rank still reading round g is not disturbed
 /// by faster ranks giving theirs for round g + 1.
 struct Exchange {
-  explicit Exchange(int ranks) : given(size_t(ranks)), present(size_t(ranks), false) {}
+  explicit Exchange(int ranks) : given(size_t(ranks)) {}
   std::mutex m;
   std::condition_variable cv;
   std::vector<HostTensor> given;
-  std::vector<bool> present;
   int arrived = 0;
   int64_t round = 0;
   std::shared_ptr<const std::vector<HostTensor>> published;
@@ -40,11 +39,9 @@ public:
       return failed();
     const int64_t myRound = x.round;
     x.given[size_t(me)] = mine;
-    x.present[size_t(me)] = true;
     if (++x.arrived == n) {
       x.published = std::make_shared<const std::vector<HostTensor>>(std::move(x.given));
       x.given.assign(size_t(n), HostTensor());
-      x.present.assign(size_t(n), false);
       x.arrived = 0;
       ++x.round;
       x.cv.notify_all();
@@ -79,36 +76,19 @@ private:
 std::vector<std::vector<HostTensor>> argumentsPerRank(mlir::func::FuncOp func,
                                                       const std::vector<HostTensor> &whole) {
   const int n = int(programRanks(func));
-  std::vector<std::vector<HostTensor>> args(static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r)
-    for (unsigned i = 0; i < whole.size(); ++i) {
-      std::optional<int64_t> axis = shardAxis(func, i);
-      args[size_t(r)].push_back(axis ? rankBlock(whole[i], *axis, r, n) : whole[i]);
-    }
-  return args;
-}
-
-llvm::Expected<std::vector<HostTensor>>
-joinRankResults(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &perRank) {
   std::vector<int64_t> shards;
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    shards.push_back(resultShardAxis(func, i).value_or(-1));
-  std::vector<HostTensor> out;
-  if (int64_t i = joinRankOutputs(shards, perRank, out); i >= 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "internal error: the ranks' output %lld differ, though it is "
-                                   "whole on every rank",
-                                   (long long)i);
-  return out;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    shards.push_back(shardAxis(func, i).value_or(-1));
+  std::vector<std::vector<HostTensor>> args;
+  for (int r = 0; r < n; ++r)
+    args.push_back(rankInputs(shards, whole, r, n));
+  return args;
 }
 
 llvm::Expected<std::vector<std::vector<HostTensor>>>
 interpretRanks(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &args,
                const InterpOptions &opts) {
   const int n = int(args.size());
-  // Every rank holds its own values at once.
-  if (llvm::Error err = checkInterpreterFits(func, n))
-    return std::move(err);
   Exchange x(n);
   std::vector<std::unique_ptr<ThreadLink>> links;
   for (int r = 0; r < n; ++r)
@@ -132,6 +112,28 @@ interpretRanks(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "rank %d: %s", x.failedRank,
                                    errors[size_t(x.failedRank)].c_str());
   return results;
+}
+
+llvm::Expected<std::vector<HostTensor>> interpretSplit(mlir::func::FuncOp func,
+                                                       const std::vector<HostTensor> &whole,
+                                                       const InterpOptions &opts) {
+  // Before the ranks' copies of their inputs are made: each holds its own.
+  const int n = int(programRanks(func));
+  if (llvm::Error err = checkInterpreterFits(func, n))
+    return std::move(err);
+  auto perRank = interpretRanks(func, argumentsPerRank(func, whole), opts);
+  if (!perRank)
+    return perRank.takeError();
+  std::vector<int64_t> shards;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    shards.push_back(resultShardAxis(func, i).value_or(-1));
+  std::vector<HostTensor> out;
+  if (int64_t i = joinRankOutputs(shards, *perRank, out); i >= 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "internal error: the ranks' output %lld differ, though it is "
+                                   "whole on every rank",
+                                   (long long)i);
+  return out;
 }
 
 } // namespace fusec

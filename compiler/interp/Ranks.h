@@ -39,18 +39,21 @@ public:
 std::vector<std::vector<HostTensor>> argumentsPerRank(mlir::func::FuncOp func,
                                                       const std::vector<HostTensor> &whole);
 
-/// The whole outputs of `func`, a program split over ranks, from every
-/// rank's results: an output left split (resultShardAxis) is its ranks'
-/// blocks joined; every other output is whole on every rank, and the ranks
-/// must agree (an error naming the output where they do not).
-llvm::Expected<std::vector<HostTensor>>
-joinRankResults(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &perRank);
-
 /// Interprets `func` once per rank (args[r] are rank r's arguments), the
 /// ranks running at once and meeting at the collectives. Returns each rank's
 /// results; the first error of any rank (named by its rank) stops them all.
 llvm::Expected<std::vector<std::vector<HostTensor>>>
 interpretRanks(mlir::func::FuncOp func, const std::vector<std::vector<HostTensor>> &args,
                const InterpOptions &opts);
+
+/// `func`, a program split over ranks, on the whole graph's arguments: its
+/// memory checked for every rank at once, each rank given its blocks
+/// (argumentsPerRank), the ranks interpreted, and the whole outputs
+/// returned: an output left split (resultShardAxis) joined from the ranks'
+/// blocks, every other as every rank returned it (an error where the ranks
+/// disagree).
+llvm::Expected<std::vector<HostTensor>> interpretSplit(mlir::func::FuncOp func,
+                                                       const std::vector<HostTensor> &whole,
+                                                       const InterpOptions &opts);
 
 } // namespace fusec

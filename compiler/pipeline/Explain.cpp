@@ -65,7 +65,7 @@ double Explanation::predictedUs() const {
   const double launch = profile.launchSeconds * 1e6, link = profile.chainedLaunchSeconds * 1e6;
   double t = kernels.front().predictedUs - std::min(sharedSavedUs, link * sharedLaunches.size());
   for (size_t i = 1; i < kernels.size(); ++i)
-    t += kernels[i].family.rfind("cublaslt", 0) == 0 || kernels[i].family == "nccl"
+    t += kernels[i].library
              ? kernels[i].predictedUs
              : std::max(kernels[i].predictedUs - launch, link);
   return t;
@@ -145,8 +145,10 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
         k.unfusedChainedUs = a.getValueAsDouble();
       if (auto a = f->getAttrOfType<FloatAttr>("unfused_lead_us"))
         k.unfusedLeadUs = a.getValueAsDouble();
-      if (std::optional<KernelFamily> family = f.getFamily())
+      if (std::optional<KernelFamily> family = f.getFamily()) {
         k.family = stringifyKernelFamily(*family).str();
+        k.library = kernelFamily(*family).isLibrary();
+      }
       if (auto list = f->getAttrOfType<ArrayAttr>("family_rejections"))
         for (Attribute r : list) {
           auto d = cast<DictionaryAttr>(r);
@@ -255,14 +257,12 @@ std::string explainText(const Explanation &e) {
       }
     std::snprintf(buf, sizeof buf,
                   "split over %lld ranks: each GPU runs this plan on its shards; %d "
-                  "collective(s) send %s per rank per call\n\n",
+                  "collective(s) send %s per rank per call",
                   (long long)e.ranks, collectives, mb(link).c_str());
     std::string line = buf;
-    if (!e.splitOutputs.empty()) {
-      line.insert(line.size() - 2, "; outputs left split: " + joined(e.splitOutputs));
-    }
-    s.insert(s.size() - 1, line);
-    s.pop_back();
+    if (!e.splitOutputs.empty())
+      line += "; outputs left split: " + joined(e.splitOutputs);
+    s.insert(s.size() - 1, line + "\n");  // before the blank line
   }
   for (const ExplainedKernel &k : e.kernels) {
     s += "kernel " + k.name + "  [" + k.kind + "]" +

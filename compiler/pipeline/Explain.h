@@ -34,6 +34,8 @@ struct ExplainedKernel {
   /// The kernel family that runs it (#fusec.family), and the families asked
   /// before it with the reason each declined.
   std::string family;
+  /// Run by a library (cuBLASLt, NCCL), launched the ordinary way.
+  bool library = false;
   std::vector<std::pair<std::string, std::string>> familyRejections;
   /// Matmul groups: "fusec" or "cublaslt", and the predictions behind it.
   std::string gemm, gemmAlternatives;

@@ -304,6 +304,16 @@ HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis) {
   return out;
 }
 
+std::vector<HostTensor> rankInputs(const std::vector<int64_t> &shards,
+                                   const std::vector<HostTensor> &whole, int rank, int ranks) {
+  std::vector<HostTensor> in;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const int64_t axis = i < shards.size() ? shards[i] : -1;
+    in.push_back(axis >= 0 ? rankBlock(whole[i], axis, rank, ranks) : whole[i]);
+  }
+  return in;
+}
+
 int64_t joinRankOutputs(const std::vector<int64_t> &shards,
                         const std::vector<std::vector<HostTensor>> &perRank,
                         std::vector<HostTensor> &whole) {

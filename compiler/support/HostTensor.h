@@ -48,6 +48,11 @@ HostTensor rankBlock(const HostTensor &t, int64_t axis, int rank, int ranks);
 /// output made whole); every block has the same dtype and shape.
 HostTensor joinBlocks(const std::vector<HostTensor> &blocks, int64_t axis);
 
+/// Rank `rank`'s inputs of a program split over `ranks` from the whole
+/// graph's: input i's block along shards[i], or the whole input where
+/// shards[i] < 0 (or `shards` ends before it).
+std::vector<HostTensor> rankInputs(const std::vector<int64_t> &shards,
+                                   const std::vector<HostTensor> &whole, int rank, int ranks);
 /// The whole outputs of a program split over ranks from each rank's
 /// (perRank[r]): output i joined from the ranks' blocks along shards[i], or
 /// where shards[i] < 0 (or `shards` is empty) rank 0's, which every rank

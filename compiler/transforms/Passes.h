@@ -18,6 +18,9 @@ void registerPassesAndPipelines();
 /// decompose, canonicalize, CSE: what `fusec compile --emit decomposed` prints;
 /// with ranks > 1, then the split over the ranks (-fusec-partition).
 void buildDecomposePipeline(mlir::OpPassManager &pm, int ranks = 1);
+/// The split over `ranks` by the sharded arguments (-fusec-partition), then
+/// canonicalize and CSE.
+void buildPartitionPipeline(mlir::OpPassManager &pm, int ranks);
 
 /// What every planner pass takes (GroupingOptions in Passes.td): the device
 /// the cost model prices for, the kernels' target, the GEMM choice.

@@ -14,13 +14,16 @@ void buildDecomposePipeline(mlir::OpPassManager &pm, int ranks) {
   pm.addNestedPass<mlir::func::FuncOp>(createFusecSplitWideConcats());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (ranks > 1) {
-    FusecPartitionOptions o;
-    o.ranks = ranks;
-    pm.addNestedPass<mlir::func::FuncOp>(createFusecPartition(o));
-    pm.addPass(mlir::createCanonicalizerPass());
-    pm.addPass(mlir::createCSEPass());
-  }
+  if (ranks > 1)
+    buildPartitionPipeline(pm, ranks);
+}
+
+void buildPartitionPipeline(mlir::OpPassManager &pm, int ranks) {
+  FusecPartitionOptions o;
+  o.ranks = ranks;
+  pm.addNestedPass<mlir::func::FuncOp>(createFusecPartition(o));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
 }
 
 namespace {

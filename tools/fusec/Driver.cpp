@@ -67,9 +67,7 @@ llvm::Error decompose(mlir::ModuleOp module, int ranks) {
     return mlir::success();
   });
   mlir::PassManager split(module.getContext());
-  FusecPartitionOptions o;
-  o.ranks = ranks;
-  split.addNestedPass<mlir::func::FuncOp>(createFusecPartition(o));
+  buildPartitionPipeline(split, ranks);
   if (mlir::failed(split.run(module)))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "cannot split the graph over %d ranks: %s", ranks, why.c_str());

@@ -4,7 +4,6 @@
 #include "tools/fusec/GraphIO.h"
 #include "compiler/support/Printable.h"
 
-#include "compiler/dialect/FusecDialect.h"
 #include "compiler/interp/Interpreter.h"
 #include "compiler/interp/Ranks.h"
 #include "tools/fusec/Sharding.h"
@@ -25,20 +24,6 @@ struct EvalOptions {
   int ranks = 1;
   std::vector<std::string> shard;
 };
-
-/// The whole results of `func` split over its ranks, each rank a thread of
-/// the interpreter (an output left split joined from the ranks' blocks).
-llvm::Expected<std::vector<HostTensor>> interpretSplit(mlir::func::FuncOp func,
-                                                       const std::vector<HostTensor> &inputs,
-                                                       const InterpOptions &io) {
-  // Before the ranks' copies of their inputs are made: each holds its own.
-  if (llvm::Error err = checkInterpreterFits(func, int(programRanks(func))))
-    return std::move(err);
-  auto perRank = interpretRanks(func, argumentsPerRank(func, inputs), io);
-  if (!perRank)
-    return perRank.takeError();
-  return joinRankResults(func, *perRank);
-}
 
 int runEval(const EvalOptions &opts) {
   auto ctx = makeContext();
