@@ -55,7 +55,7 @@ assert same and all(s["planner_us"] > 0 for s in kernels), many["fused"]
 for s in same:
     assert abs(s["planner_us"] - planned[s["name"]]) <= 1e-6 * planned[s["name"]], (s, planned)
 print("planner column matches fusec explain on %d kernels" % len(same))
-# And the plan's planner figure is explain's whole-graph prediction.
+# And the planner figure of the plan is the whole-graph prediction of explain.
 whole = explained["total"]["predicted_us"]
 assert abs(many["fused"]["planner_us"] - whole) <= 1e-6 * whole, (many["fused"]["planner_us"], whole)
 print("planner total matches fusec explain: %.1f us" % whole)

@@ -15,6 +15,7 @@ run() {
   esac
 }
 run gpu.cublaslt build/bin/gpu_cublaslt_test
+run gpu.nccl build/bin/gpu_nccl_test
 run gpu.e2e build/bin/gpu_e2e_test examples
 run gpu.bench test/gpu/bench_test.sh build/bin/fusec .
 run gpu.artifact test/gpu/artifact_test.sh build/bin/fusec .
