@@ -22,11 +22,10 @@ namespace {
 
 // Fitted to the H200 measurements in bench/NOTES.md ("the first
 // streamed-softmax kernel"): the kernel's products run at 1.16 times the
-// portable GEMM's rate; a score takes about 30 fp32 operations (the group's
-// ops, max, exponential, sum, rescaling, the 16-bit packing); a causal tile
-// costs 1.29 times an unmasked one (the mask at every score, the diagonal
-// tiles' idle lanes).
-constexpr double kMmaShare = 1.16;
+// portable GEMM's rate (kAttentionMmaShare); a score takes about 30 fp32
+// operations (the group's ops, max, exponential, sum, rescaling, the 16-bit
+// packing); a causal tile costs 1.29 times an unmasked one (the mask at
+// every score, the diagonal tiles' idle lanes).
 constexpr double kOpsPerScore = 30;
 constexpr double kCausalCost = 1.29;
 // The Hopper form (wgmma, two computing warpgroups taking turns): its
@@ -37,13 +36,6 @@ constexpr double kCausalCost = 1.29;
 // measurements of bench/NOTES.md ("the Hopper form").
 constexpr double kWgmmaShare = 0.84;
 constexpr double kHopperBlockSeconds = 6.4e-6;
-// The decode form with its keys split spends about 0.15 us a split beyond
-// its bytes: the last block of a row tile waits for the slowest split and
-// reads every split's partial back, and a short split's first tiles arrive
-// late (H200, bench/NOTES.md "the decode form": 4.8 us with 32 splits of
-// 2048 or 8192 keys, 2.1 us with 32 splits of 65536 keys). Fitted to five
-// shapes, within 4%.
-constexpr double kDecodePerSplitSeconds = 0.15e-6;
 
 } // namespace
 
@@ -72,7 +64,7 @@ public:
   double seconds(const Cost &c, const DeviceProfile &p) const override {
     // Without the group's shapes (attentionSeconds has them): the products
     // at the rate measured on long sequences.
-    return rooflineSeconds(c, p, {p.gemmBandwidthFraction, p.gemmFlopsPerSec * kMmaShare});
+    return rooflineSeconds(c, p, {p.gemmBandwidthFraction, p.gemmFlopsPerSec * kAttentionMmaShare});
   }
 };
 
@@ -86,28 +78,12 @@ double attentionSeconds(const AttentionMatch &m, const DeviceProfile &p) {
   // the CUDA cores: one after the other (portable), or the longer of the two
   // (Hopper). The time is the most any SM slot runs.
   const AttentionTiles t = attentionTiles(m, p);
-  if (t.decode) {
-    // The K/V bytes (once per row tile), Q and the output, and the splits'
-    // partials written and read back, at the dot-product kernels' share of
-    // the copy rate; or the products on tensor cores (16 rows a block,
-    // padded) where that takes longer.
-    const double entries = static_cast<double>(m.batch / m.repeat);
-    const double rowTiles = static_cast<double>(m.rowTiles(t));
-    const double rows = static_cast<double>(std::min<int64_t>(16, m.repeat * m.queries));
-    double bytes = 2.0 * entries * rowTiles * double(m.keys * m.headDim) * 2.0 +
-                   2.0 * double(m.batch * m.queries * m.headDim) * 2.0;
-    if (t.splits > 1)
-      bytes += 2.0 * entries * rowTiles * double(t.splits) * rows * double(m.headDim + 2) * 4.0;
-    double memory = bytes / (p.hbmBytesPerSec * p.gemvBandwidthFraction);
-    double tensor = 4.0 * 16.0 * rowTiles * entries * double(m.keys * m.headDim) /
-                    (p.gemmFlopsPerSec * kMmaShare);
-    double splits = t.splits > 1 ? kDecodePerSplitSeconds * double(t.splits) : 0.0;
-    return std::max(memory, tensor) + splits + p.launchSeconds;
-  }
+  if (t.decode)
+    return decodeAttentionSeconds(m, t, p);
   std::vector<int64_t> work = m.keyTilesPerBlock(t);
   int64_t slots = std::max<int64_t>(1, t.blocksPerSm * int64_t(p.smCount));
   double slot = 1.0 / static_cast<double>(slots);
-  double rate = t.wgmma ? p.wgmmaFlopsPerSec * kWgmmaShare : p.gemmFlopsPerSec * kMmaShare;
+  double rate = t.wgmma ? p.wgmmaFlopsPerSec * kWgmmaShare : p.gemmFlopsPerSec * kAttentionMmaShare;
   double tensor = 4.0 * double(t.rows * t.keys * m.headDim) / (rate * slot);
   double scores = static_cast<double>(t.rows * t.keys) * kOpsPerScore / (p.fp32FlopsPerSec * slot);
   double tile = (t.wgmma ? std::max(tensor, scores) : tensor + scores) * (m.causal ? kCausalCost : 1.0);

@@ -266,22 +266,23 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
         break;
     t.sharedBytes = (t.rows * ld + t.stages * 2 * t.keys * ld) * 2;
     t.blocksPerSm = std::clamp<int64_t>((profile.smemPerBlock + 1024) / (t.sharedBytes + 1024), 1, 4);
-    // Splits of the keys: the fewest that fill the SMs' slots as well as
-    // more would (waves of blocks times the key tiles a block streams).
+    // Splits of the keys: the count the price is least at (more splits
+    // bring more SMs to stream; each costs a partial and a share of the
+    // merge). The last block keeps every split's factor for 16 rows in the
+    // buffers' shared memory.
     const int64_t keyTiles = (m.keys + t.keys - 1) / t.keys;
-    const int64_t items = m.rowTiles(t) * (m.batch / m.repeat);
-    const int64_t slots = t.blocksPerSm * std::max(1, profile.smCount);
-    // The last block keeps every split's factor for 16 rows in the buffers'
-    // shared memory.
     const int64_t maxSplits = (t.stages * 2 * t.keys * ld * 2 / 4 - 16) / 16;
-    int64_t best = 0;
+    double best = 0;
+    AttentionTiles trial = t;
     for (int64_t s = 1; s <= std::min(keyTiles, maxSplits); ++s) {
       const int64_t per = (keyTiles + s - 1) / s;
       if ((keyTiles + per - 1) / per != s)
         continue;  // the same blocks as fewer splits
-      const int64_t cost = (items * s + slots - 1) / slots * per;
-      if (best == 0 || cost < best) {
-        best = cost;
+      trial.splits = s;
+      trial.splitTiles = per;
+      const double seconds = decodeAttentionSeconds(m, trial, profile);
+      if (best == 0 || seconds < best) {
+        best = seconds;
         t.splits = s;
         t.splitTiles = per;
       }
@@ -315,6 +316,43 @@ AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &prof
   }
   t.sharedBytes = bytes();
   return t;
+}
+
+namespace {
+// The decode form's price, fitted to 14 split counts of two H200 cases
+// (bench/NOTES.md, "the decode split count": 8 K/V heads over 4097 and 8192
+// keys, 4 to 128 splits; within 4.2%). An SM streams a tile per 2.5 us /
+// stages (its buffers' loads in flight; blocks sharing an SM share that
+// rate); where the keys are split, the last block's wait and merge cost
+// 1.8 us and every split 0.11 us more (its partial stored and read back, a
+// pipeline that starts empty).
+constexpr double kDecodeRoundTripSeconds = 2.5e-6;
+constexpr double kDecodeMergeSeconds = 1.8e-6;
+constexpr double kDecodePerSplitSeconds = 0.11e-6;
+} // namespace
+
+double decodeAttentionSeconds(const AttentionMatch &m, const AttentionTiles &t,
+                              const DeviceProfile &p) {
+  const int64_t entries = m.batch / m.repeat;
+  const int64_t rowTiles = m.rowTiles(t);
+  const double rows = static_cast<double>(std::min<int64_t>(16, m.repeat * m.queries));
+  const double kv = 2.0 * double(entries * rowTiles) * double(m.keys * m.headDim) * 2.0;
+  double bytes = kv + 2.0 * double(m.batch * m.queries * m.headDim) * 2.0;
+  if (t.splits > 1)
+    bytes += 2.0 * double(entries * rowTiles * t.splits) * rows * double(m.headDim + 2) * 4.0;
+  const double stream = bytes / (p.hbmBytesPerSec * p.gemvBandwidthFraction);
+  // The blocks spread evenly over the SMs; the busiest streams its blocks'
+  // tiles one after another at its own rate.
+  const int64_t blocks = entries * rowTiles * t.splits;
+  const int64_t sms = std::max(1, p.smCount);
+  const int64_t perSm = (blocks + sms - 1) / sms;
+  const double sm = double(perSm * std::max<int64_t>(1, t.splitTiles)) *
+                    kDecodeRoundTripSeconds / double(t.stages);
+  const double tensor = 4.0 * 16.0 * double(rowTiles * entries) * double(m.keys * m.headDim) /
+                        (p.gemmFlopsPerSec * kAttentionMmaShare);
+  const double splits =
+      t.splits > 1 ? kDecodeMergeSeconds + kDecodePerSplitSeconds * double(t.splits) : 0.0;
+  return std::max({stream, sm, tensor}) + splits + p.launchSeconds;
 }
 
 int64_t AttentionMatch::rowTiles(const AttentionTiles &t) const {

@@ -164,6 +164,20 @@ std::optional<AttentionMatch> matchAttention(mlir::Operation *op, std::string &w
 /// contiguous, else the portable one.
 AttentionTiles attentionTiles(const AttentionMatch &m, const DeviceProfile &profile);
 
+/// The decode form's time with `t`'s splits of the keys: its bytes at the
+/// dot-product kernels' share of the copy rate, or, where fewer blocks than
+/// that takes stream, the busiest SM's tiles at the rate its buffers keep in
+/// flight; the products on tensor cores where longer; and what the splits
+/// cost (the partials, the last block's merge). attentionTiles picks the
+/// split count by it and the planner prices the group with it: one price for
+/// both.
+double decodeAttentionSeconds(const AttentionMatch &m, const AttentionTiles &t,
+                              const DeviceProfile &p);
+
+/// The attention kernels' products run at this share of the portable GEMM's
+/// rate (families/Attention.cpp says where the number comes from).
+inline constexpr double kAttentionMmaShare = 1.16;
+
 /// Whether `ops` (program order) are exactly one streamed softmax's group.
 bool isAttentionGroup(llvm::ArrayRef<mlir::Operation *> ops);
 
