@@ -15,8 +15,9 @@ as lit's XFAIL/XPASS). Exit 0 when every other graph holds, 1 otherwise.
     python3 bench/check_predictions.py --fusec build/bin/fusec bench/records/h200.json
     python3 bench/check_predictions.py --update records.jsonl bench/records/h200.json
 
---update rewrites the measured times from the JSON lines bench/record_times.sh writes on a GPU
-(keeping "known_off" and the notes).
+--update rewrites the measured times of the graphs in the JSON lines bench/record_times.sh
+writes on a GPU (keeping the other graphs' times, "known_off" and the notes), so a run of
+a few graphs updates those alone.
 """
 import argparse
 import json
@@ -42,7 +43,8 @@ def predict(fusec, graph, profile):
 def update(records_path, lines_path):
     with open(records_path) as f:
         rec = json.load(f)
-    graphs = {}
+    graphs = dict(rec["graphs"])
+    measured = 0
     with open(lines_path) as f:
         for line in f:
             r = json.loads(line)
@@ -50,11 +52,12 @@ def update(records_path, lines_path):
                 sys.exit("%s: %s did not run: %s" % (lines_path, r["graph"], r["error"]))
             graphs[r["graph"]] = {"fused_us": round(r["fused_us"], 2),
                                   "unfused_us": round(r["unfused_us"], 2)}
+            measured += 1
     rec["graphs"] = dict(sorted(graphs.items()))
     with open(records_path, "w") as f:
         json.dump(rec, f, indent=1)
         f.write("\n")
-    print("%s: %d graphs" % (records_path, len(graphs)))
+    print("%s: %d of %d graphs measured again" % (records_path, measured, len(graphs)))
 
 
 def check(fusec, records_path, only):
