@@ -7,10 +7,11 @@ namespace fusec {
 
 Status bindWeightFiles(Executable &exe, const GpuContext &ctx, rt::Expected<WeightFiles> files,
                        const std::vector<bool> &parameters,
-                       std::unique_ptr<DeviceWeights> &held) {
+                       std::unique_ptr<DeviceWeights> &held,
+                       const std::optional<RankBlocks> &blocks) {
   if (!files)
     return toStatus(files.takeError(), ErrorCode::InvalidArgument);
-  auto refs = files->bind(exe.plan().inputs, parameters);
+  auto refs = files->bind(exe.plan().inputs, parameters, blocks ? &*blocks : nullptr);
   if (!refs)
     return toStatus(refs.takeError(), ErrorCode::InvalidArgument);
   auto weights = DeviceWeights::upload(ctx, *files, *refs);

@@ -13,6 +13,7 @@
 #include "runtime/Executable.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace fusec {
@@ -20,8 +21,11 @@ namespace fusec {
 /// Binds `files` to `exe`'s parameters into `held`. Weights bound before are
 /// released once the GPU has finished with them (no call still reads
 /// them). InvalidArgument for files that do not match the parameters.
+/// With `blocks` (one rank of a split program) the files hold the weights
+/// whole and the rank's blocks are bound.
 Status bindWeightFiles(Executable &exe, const GpuContext &ctx, rt::Expected<WeightFiles> files,
                        const std::vector<bool> &parameters,
-                       std::unique_ptr<DeviceWeights> &held);
+                       std::unique_ptr<DeviceWeights> &held,
+                       const std::optional<RankBlocks> &blocks = std::nullopt);
 
 } // namespace fusec

@@ -3,6 +3,7 @@
 
 #include "api/RuntimeStatus.h"
 #include "api/BoundWeights.h"
+#include "api/RankGroup.h"
 
 #include "compiler/support/HostTensor.h"
 #include "runtime/ArtifactFile.h"
@@ -19,6 +20,7 @@ struct CompiledGraph::Impl {
   Artifact artifact;
   const ArtifactTarget *target = nullptr;
   std::optional<GpuContext> gpu;
+  RankSeat seat;  ///< joinGroup; left after the executable, before the context
   std::unique_ptr<Executable> exe;
   std::unique_ptr<DeviceWeights> weights;
   LoadTimes times;
@@ -99,11 +101,23 @@ std::vector<HostTensor> CompiledGraph::randomInputs(uint64_t seed) const {
 
 Status CompiledGraph::bindWeights(const std::vector<std::string> &files) {
   auto start = std::chrono::steady_clock::now();
+  std::optional<RankBlocks> blocks;
+  if (Status s = p->seat.weightBlocks(p->exe->plan(), blocks); !s)
+    return s;
   Status s = bindWeightFiles(*p->exe, *p->gpu, WeightFiles::open(files), p->artifact.parameters,
-                             p->weights);
+                             p->weights, blocks);
   p->times.weights = lap(start);
   return s;
 }
+
+Status CompiledGraph::newGroupId(std::string &id) { return newRankGroupId(id); }
+
+Status CompiledGraph::joinGroup(int rank, const std::string &groupId) {
+  return p->seat.join(*p->exe, rank, groupId);
+}
+
+int CompiledGraph::rank() const { return p->seat.rank(); }
+int CompiledGraph::ranks() const { return p->exe->plan().ranks; }
 
 bool CompiledGraph::weightsBound() const { return p->weights != nullptr; }
 

@@ -4,6 +4,8 @@
 #include "api/BoundWeights.h"
 
 #include "compiler/codegen/KernelSpec.h"
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/pipeline/Shards.h"
 #include "compiler/interp/Interpreter.h"
 #include "compiler/support/Printable.h"
 #include "frontends/onnx/OnnxReader.h"
@@ -105,6 +107,13 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
   o.gemmCandidate = options.gemmCandidate;
   o.overlapLaunches = options.overlapLaunches;
   o.shareLaunches = options.shareLaunches;
+  if (options.ranks < 1 || options.ranks > int(kMaxRanks))
+    return Status::error("Options::ranks is " + std::to_string(options.ranks) +
+                             ": a graph splits over 1 to " + std::to_string(kMaxRanks) + " ranks",
+                         ErrorCode::InvalidArgument);
+  o.ranks = options.ranks;
+  if (llvm::Error err = applyShards(graphFunction(**module), options.shards, "Options::shards"))
+    return toStatus(std::move(err), ErrorCode::InvalidArgument);
   auto program = compileModule(std::move(ctx), std::move(*module), o);
   if (!program)
     return toStatus(program.takeError(), ErrorCode::CompileFailed);
@@ -222,8 +231,25 @@ Status Program::load() { return p->load(); }
 Status Program::bindWeights(const std::vector<std::string> &files) {
   if (Status s = p->load(); !s)
     return s;
-  return bindWeightFiles(*p->exe, *p->gpu, WeightFiles::open(files), p->parameters, p->weights);
+  std::optional<RankBlocks> blocks;
+  if (Status s = p->seat.weightBlocks(p->plan, blocks); !s)
+    return s;
+  return bindWeightFiles(*p->exe, *p->gpu, WeightFiles::open(files), p->parameters, p->weights,
+                         blocks);
 }
+
+Status Program::newGroupId(std::string &id) { return newRankGroupId(id); }
+
+Status Program::joinGroup(int rank, const std::string &groupId) {
+  if (Status s = p->seat.admit(p->plan, rank, groupId); !s)  // no GPU needed to say so
+    return s;
+  if (Status s = p->load(); !s)
+    return s;
+  return p->seat.join(*p->exe, rank, groupId);
+}
+
+int Program::rank() const { return p->seat.rank(); }
+int Program::ranks() const { return p->plan.ranks; }
 
 bool Program::weightsBound() const { return p->weights != nullptr; }
 

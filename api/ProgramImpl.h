@@ -3,6 +3,7 @@
 
 #include "compiler/pipeline/Compile.h"
 #include "include/fusec/fusec.h"
+#include "api/RankGroup.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffers.h"
 #include "runtime/DeviceWeights.h"
@@ -26,6 +27,7 @@ struct Program::Impl {
   PlanDesc plan;
   CompileOptions options;
   std::optional<GpuContext> gpu;
+  RankSeat seat;  ///< joinGroup; left after the executable, before the context
   std::unique_ptr<KernelCache> cache;
   std::unique_ptr<Executable> exe;
   std::unique_ptr<DeviceWeights> weights;  ///< bindWeights

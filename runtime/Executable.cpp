@@ -144,9 +144,9 @@ rt::Error Executable::enqueueCollective(StreamMemory &mem, const PlanStep &step,
   const PlanCollective &c = step.collective;
   if (!comm)
     return rt::errorf("%s: %s is split over %d ranks, one GPU a rank meeting the others "
-                      "through NCCL, and this call has no group of ranks: run the graph with "
-                      "`fusec run GRAPH --ranks %d` (split artifacts and the API's calls on "
-                      "ranks are not done yet)",
+                      "through NCCL, and this call has no group of ranks: join one first "
+                      "(Program::joinGroup or CompiledGraph::joinGroup, one process a rank), "
+                      "or run the graph with `fusec run GRAPH --ranks %d`",
                       step.name.c_str(), desc.graphName.c_str(), desc.ranks, desc.ranks);
   auto nccl = Nccl::get();
   if (!nccl)

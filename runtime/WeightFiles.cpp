@@ -3,6 +3,7 @@
 
 #include "compiler/support/Printable.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fusec {
@@ -66,25 +67,54 @@ std::string WeightFiles::sourceNames() const {
 }
 
 rt::Expected<std::vector<std::optional<WeightRef>>>
-WeightFiles::bind(const std::vector<TensorSpec> &inputs, const std::vector<bool> &parameters) const {
+WeightFiles::bind(const std::vector<TensorSpec> &inputs, const std::vector<bool> &parameters,
+                  const RankBlocks *blocks) const {
   std::vector<std::optional<WeightRef>> out(inputs.size());
   size_t used = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i >= parameters.size() || !parameters[i])
       continue;
     const TensorSpec &spec = inputs[i];
+    // The tensor the files hold: the whole of a split parameter.
+    const int64_t axis = blocks && i < blocks->shards.size() ? blocks->shards[i] : -1;
+    std::vector<int64_t> whole = spec.shape;
+    std::string split;
+    if (axis >= 0) {
+      if (axis >= int64_t(whole.size()) || blocks->ranks < 1 || blocks->rank < 0 ||
+          blocks->rank >= blocks->ranks)
+        return rt::errorf("internal error: parameter '%s' split along dim %lld of %zu, rank %d "
+                          "of %d", printable(spec.name).c_str(), (long long)axis, whole.size(),
+                          blocks->rank, blocks->ranks);
+      whole[size_t(axis)] *= blocks->ranks;
+      split = " (split along dim " + std::to_string(axis) + " into " +
+              std::to_string(blocks->ranks) + " blocks of " +
+              describeTensor(spec.dtype, spec.shape) + ")";
+    }
     auto it = tensors.find(spec.name);
     if (it == tensors.end())
       return rt::Error::failure("missing weight for parameter '" + printable(spec.name) + "' (" +
-                                describeTensor(spec.dtype, spec.shape) + ") in " +
-                                sourceNames());
+                                describeTensor(spec.dtype, whole) + ") in " + sourceNames());
     const SafetensorsEntry &e = it->second.entry;
-    if (e.dtype != spec.dtype || e.shape != spec.shape)
+    if (e.dtype != spec.dtype || e.shape != whole)
       return rt::Error::failure(printable(sources[it->second.source].name) + ": tensor '" +
                                 printable(spec.name) + "' is " +
                                 describeTensor(e.dtype, e.shape) + " but the parameter is " +
-                                describeTensor(spec.dtype, spec.shape));
-    out[i] = WeightRef{it->second.source, e.begin, e.end - e.begin};
+                                describeTensor(spec.dtype, whole) + split);
+    WeightRef ref{it->second.source, e.begin, e.end - e.begin, 1, e.end - e.begin,
+                  e.end - e.begin};
+    if (axis >= 0) {
+      // One run a row of the dims before the split one: this rank's slice
+      // of that dim and everything after it.
+      uint64_t rows = 1;
+      for (int64_t d = 0; d < axis; ++d)
+        rows *= uint64_t(whole[size_t(d)]);
+      ref.rows = rows;
+      ref.stride = rows ? ref.bytes / rows : 0;
+      ref.rowBytes = ref.stride / uint64_t(blocks->ranks);
+      ref.offset += uint64_t(blocks->rank) * ref.rowBytes;
+      ref.bytes = rows * ref.rowBytes;
+    }
+    out[i] = ref;
     ++used;
   }
   if (used != tensors.size())
@@ -104,9 +134,22 @@ rt::Error WeightFiles::read(const WeightRef &w, uint64_t offset, uint64_t length
   if (offset > w.bytes || length > w.bytes - offset)
     return rt::errorf("internal error: a read past the end of a weight");
   const Source &src = sources[w.source];
-  if (src.file)
-    return src.file->read(w.offset + offset, length, out);
-  std::memcpy(out, src.memory.data() + w.offset + offset, length);
+  // Run by run: the part of each that [offset, offset + length) covers.
+  while (length > 0) {
+    const uint64_t row = w.rowBytes ? offset / w.rowBytes : 0;
+    const uint64_t within = offset - row * w.rowBytes;
+    const uint64_t n = std::min(length, w.rowBytes - within);
+    const uint64_t at = w.offset + row * w.stride + within;
+    if (src.file) {
+      if (rt::Error err = src.file->read(at, n, out))
+        return err;
+    } else {
+      std::memcpy(out, src.memory.data() + at, n);
+    }
+    out += n;
+    offset += n;
+    length -= n;
+  }
   return rt::Error::success();
 }
 

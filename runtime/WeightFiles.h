@@ -24,11 +24,22 @@
 
 namespace fusec {
 
-/// Where one tensor's bytes are.
+/// Where one tensor's bytes are: `rows` runs of `rowBytes`, `stride` apart
+/// from `offset` (one run where the file holds the tensor itself; a rank's
+/// block of a split weight is a run a row of the dims before its split dim).
 struct WeightRef {
   size_t source = 0;    ///< which file (WeightFiles::sourceName)
   uint64_t offset = 0;  ///< from the file's start
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;   ///< rows * rowBytes
+  uint64_t rows = 1, rowBytes = 0, stride = 0;
+};
+
+/// A program split over ranks binds each rank's blocks of the weights the
+/// files hold whole: input i is split along `shards[i]` (none where < 0 or
+/// past the end), and this is rank `rank` of `ranks`.
+struct RankBlocks {
+  std::vector<int64_t> shards;
+  int rank = 0, ranks = 1;
 };
 
 class WeightFiles {
@@ -45,8 +56,12 @@ public:
   /// is not a parameter (`parameters[i]` false). Every parameter must be
   /// found with the input's dtype and shape, and every tensor must be a
   /// parameter.
+  /// With `blocks`, `inputs` are one rank's (a split program's plan): a
+  /// parameter split along a dim is found whole in the files (that dim
+  /// `ranks` times the input's) and bound to the rank's block of it.
   rt::Expected<std::vector<std::optional<WeightRef>>>
-  bind(const std::vector<TensorSpec> &inputs, const std::vector<bool> &parameters) const;
+  bind(const std::vector<TensorSpec> &inputs, const std::vector<bool> &parameters,
+       const RankBlocks *blocks = nullptr) const;
 
   /// Reads `length` bytes of `w` from `offset` (within the tensor) into `out`.
   rt::Error read(const WeightRef &w, uint64_t offset, uint64_t length, char *out) const;

@@ -102,6 +102,15 @@ public:
   /// bindWeights).
   bool weightsBound() const;
 
+  /// An artifact of a program split over ranks (`fusec compile --ranks N`)
+  /// runs one process a GPU as Program does: newGroupId() in one process,
+  /// the id passed to every rank's, joinGroup(rank, id) there, then
+  /// bindWeights (this rank's blocks of the whole weights) and run().
+  static Status newGroupId(std::string &id);
+  Status joinGroup(int rank, const std::string &groupId);
+  int rank() const;   ///< -1 before joinGroup
+  int ranks() const;  ///< 1 for a program that is not split
+
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream):
   /// one 16-byte-aligned device pointer per input (less the bound weights)
   /// and output, as

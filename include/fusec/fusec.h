@@ -57,6 +57,16 @@ struct Options {
   /// Sizes of the graph's named dims ("shape": ["B", "S", 4096]; an ONNX
   /// model's dynamic axes); every named dim must be given one.
   std::map<std::string, int64_t> sizes;
+  /// Tensor parallelism (docs/tensor-parallel.md): split the graph over this
+  /// many GPUs, 1 to 64, by its sharded arguments (the graph's "shard" fields
+  /// and `shards`). The program is then one rank's: inputs(), outputs() and
+  /// the weights bound are that rank's blocks, and it runs once joinGroup()
+  /// has made it a rank of a group.
+  int ranks = 1;
+  /// "NAME=DIM" entries, as `--shard` takes them: split input or parameter
+  /// NAME (a glob: "*.q_proj.weight=0") along DIM; an output so named stays
+  /// split where the program computes it so.
+  std::vector<std::string> shards;
 };
 
 /// One generated kernel (or library call) of a compiled graph.
@@ -114,6 +124,23 @@ public:
   Status bindWeights(const std::vector<std::string> &files);
   /// Whether bindWeights has bound the parameters.
   bool weightsBound() const;
+
+  /// A program split over ranks (Options::ranks > 1) runs as one process a
+  /// GPU: one process makes a group id with newGroupId() and the host
+  /// application passes it to every rank's process, where the program,
+  /// compiled with the same graph and options, joins as rank `rank` on this
+  /// process's GPU ($FUSEC_DEVICE, else 0). joinGroup returns once every
+  /// rank has joined (NCCL's communicator); bindWeights then binds this
+  /// rank's blocks of the weights, which the files hold whole, and run()
+  /// meets the other ranks at the program's collectives (every rank must
+  /// make the same calls in the same order). InvalidArgument for a program
+  /// that is not split, a rank out of range, an id not from newGroupId;
+  /// RuntimeFailed where NCCL is missing or refuses.
+  static Status newGroupId(std::string &id);
+  Status joinGroup(int rank, const std::string &groupId);
+  /// This program's rank in its group, -1 before joinGroup; the group's size.
+  int rank() const;
+  int ranks() const;
 
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream).
   /// One 16-byte-aligned device pointer per input (less the bound weights,

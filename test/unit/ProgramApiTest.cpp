@@ -58,5 +58,51 @@ TEST(ProgramApi, LoadTargetsTheGpuOrSaysThereIsNone) {
       << refused.message();
 }
 
+const char *kColumnParallel = R"({"fusec": 1, "name": "cp",
+  "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 8]}],
+  "parameters": [{"name": "w", "dtype": "f32", "shape": [6, 8]}],
+  "nodes": [{"name": "y", "op": "linear", "inputs": ["x", "w"]}],
+  "outputs": ["y"]})";
+
+// Options::ranks and Options::shards split a graph as --ranks and --shard do:
+// the program is one rank's (its blocks of the split weight), and what stops
+// it joining a group is said before any GPU or NCCL is needed.
+TEST(ProgramApi, ASplitProgramIsOneRanksAndSaysWhatItsGroupNeeds) {
+  std::unique_ptr<Program> whole, split;
+  ASSERT_TRUE(Program::compileText(kColumnParallel, "cp.json", Options(), whole));
+  EXPECT_EQ(whole->ranks(), 1);
+  EXPECT_EQ(whole->rank(), -1);
+  Status notSplit = whole->joinGroup(0, std::string(128, 'x'));
+  EXPECT_EQ(notSplit.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(notSplit.message().find("not split"), std::string::npos) << notSplit.message();
+
+  Options o;
+  o.ranks = 2;
+  o.shards = {"w=0"};
+  ASSERT_TRUE(Program::compileText(kColumnParallel, "cp.json", o, split));
+  EXPECT_EQ(split->ranks(), 2);
+  ASSERT_EQ(split->inputs().size(), 2u);
+  EXPECT_EQ(split->inputs()[1].shape, (std::vector<int64_t>{3, 8}));  // its rows of w
+  Status outOfRange = split->joinGroup(2, std::string(128, 'x'));
+  EXPECT_EQ(outOfRange.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(outOfRange.message().find("rank 2 is not one of the 2 ranks"), std::string::npos)
+      << outOfRange.message();
+  Status shortId = split->joinGroup(0, "abc");
+  EXPECT_EQ(shortId.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(shortId.message().find("128 bytes"), std::string::npos) << shortId.message();
+  EXPECT_EQ(split->rank(), -1);
+
+  Options bad = o;
+  bad.shards = {"nothing=0"};
+  Status unnamed = Program::compileText(kColumnParallel, "cp.json", bad, split);
+  EXPECT_EQ(unnamed.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(unnamed.message().find("Options::shards 'nothing=0'"), std::string::npos)
+      << unnamed.message();
+  bad = o;
+  bad.ranks = 65;
+  EXPECT_EQ(Program::compileText(kColumnParallel, "cp.json", bad, split).code(),
+            ErrorCode::InvalidArgument);
+}
+
 } // namespace
 } // namespace fusec

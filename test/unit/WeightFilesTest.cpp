@@ -130,3 +130,67 @@ TEST_F(WeightFilesTest, FilesThatAreNoWeightsAreRefusedWithoutBlocking) {
 }
 
 } // namespace
+
+// One rank of a split program binds its block of each split weight from
+// files that hold the weights whole: along the first dim (one run), a middle
+// one and the last (a run a row of the dims before it), read in pieces that
+// cross the runs; the bytes are what rankBlock cuts from the whole tensor.
+TEST(WeightFileBlocks, EachRankReadsItsBlockOfTheWholeWeight) {
+  TempDir tmp;
+  TensorMap whole{{"a", filled(DType::F32, {6, 5}, 3)},
+                  {"m", filled(DType::BF16, {2, 8, 3}, 9)},
+                  {"l", filled(DType::F16, {3, 2, 4}, 17)},
+                  {"r", filled(DType::F32, {5}, 23)}};
+  ASSERT_FALSE(bool(writeSafetensors(tmp.path("w.safetensors"), whole)));
+  auto files = WeightFiles::open({tmp.path("w.safetensors")});
+  ASSERT_TRUE(bool(files)) << files.takeError().message();
+  const std::vector<int64_t> axes{0, 1, 2, -1};  // r is whole on every rank
+  for (int ranks : {1, 2}) {
+    for (int rank = 0; rank < ranks; ++rank) {
+      std::vector<TensorSpec> specs;
+      std::vector<HostTensor> want;
+      for (const char *name : {"a", "m", "l", "r"}) {
+        const HostTensor &t = whole.at(name);
+        const int64_t axis = axes[specs.size()];
+        HostTensor block = axis >= 0 ? rankBlock(t, axis, rank, ranks) : t;
+        specs.push_back({name, t.dtype(), block.shape()});
+        want.push_back(std::move(block));
+      }
+      RankBlocks blocks{axes, rank, ranks};
+      auto refs = files->bind(specs, {true, true, true, true}, &blocks);
+      ASSERT_TRUE(bool(refs)) << refs.takeError().message();
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const HostTensor &w = want[i];
+        ASSERT_TRUE((*refs)[i].has_value());
+        ASSERT_EQ((*refs)[i]->bytes, uint64_t(w.nbytes())) << specs[i].name;
+        // Whole, and in pieces of 3 bytes (across the runs' ends).
+        std::vector<char> got(size_t(w.nbytes()), 0), pieces(size_t(w.nbytes()), 0);
+        ASSERT_EQ(messageOf(files->read(*(*refs)[i], 0, w.nbytes(), got.data())), "");
+        for (int64_t at = 0; at < w.nbytes(); at += 3)
+          ASSERT_EQ(messageOf(files->read(*(*refs)[i], at, std::min<int64_t>(3, w.nbytes() - at),
+                                          pieces.data() + at)),
+                    "");
+        EXPECT_EQ(std::memcmp(got.data(), w.data(), got.size()), 0)
+            << specs[i].name << " rank " << rank << " of " << ranks;
+        EXPECT_EQ(got, pieces) << specs[i].name;
+      }
+    }
+  }
+}
+
+// The files must hold the whole weight: a block-sized tensor (a weights
+// file already cut for one rank) is an error that says how the parameter is
+// split.
+TEST(WeightFileBlocks, ABlockSizedFileTensorIsAnErrorNamingTheSplit) {
+  TempDir tmp;
+  TensorMap cut{{"w", filled(DType::F32, {3, 4}, 1)}};
+  ASSERT_FALSE(bool(writeSafetensors(tmp.path("w.safetensors"), cut)));
+  auto files = WeightFiles::open({tmp.path("w.safetensors")});
+  ASSERT_TRUE(bool(files)) << files.takeError().message();
+  RankBlocks blocks{{0}, 1, 2};
+  auto refs = files->bind({{"w", DType::F32, {3, 4}}}, {true}, &blocks);
+  ASSERT_FALSE(bool(refs));
+  std::string m = refs.takeError().message();
+  EXPECT_NE(m.find("is f32 [3, 4] but the parameter is f32 [6, 4]"), std::string::npos) << m;
+  EXPECT_NE(m.find("split along dim 0 into 2 blocks"), std::string::npos) << m;
+}

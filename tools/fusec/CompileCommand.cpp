@@ -1,6 +1,7 @@
 //===- CompileCommand.cpp - `fusec compile` ---------------------------------===//
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
+#include "compiler/pipeline/Shards.h"
 #include "tools/fusec/Sharding.h"
 #include "tools/fusec/GraphIO.h"
 
@@ -187,7 +188,7 @@ int runCompile(const CompileOptions &opts) {
     auto module = loadGraph(opts.graph, *ctx, opts.plan.bind);
     if (!module)
       return reportError(module.takeError());
-    if (llvm::Error err = applyShards(graphFunction(**module), opts.plan.shard))
+    if (llvm::Error err = applyShards(graphFunction(**module), opts.plan.shard, "--shard"))
       return reportError(std::move(err));
     if (opts.emit == "decomposed")
       if (llvm::Error err = decompose(**module, opts.plan.ranks))

@@ -1,6 +1,7 @@
 //===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/GraphIO.h"
+#include "compiler/pipeline/Shards.h"
 #include "tools/fusec/Sharding.h"
 
 #include "compiler/dialect/FusecDialect.h"
@@ -158,7 +159,7 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   auto module = loadGraph(path, *ctx, flags.bind);
   if (!module)
     return module.takeError();
-  if (llvm::Error err = applyShards(graphFunction(**module), flags.shard))
+  if (llvm::Error err = applyShards(graphFunction(**module), flags.shard, "--shard"))
     return std::move(err);
   o.ranks = flags.ranks;
   read.stop();

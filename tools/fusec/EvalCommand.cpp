@@ -6,6 +6,7 @@
 
 #include "compiler/interp/Interpreter.h"
 #include "compiler/interp/Ranks.h"
+#include "compiler/pipeline/Shards.h"
 #include "tools/fusec/Sharding.h"
 #include "frontends/json/GraphReader.h"
 
@@ -36,7 +37,7 @@ int runEval(const EvalOptions &opts) {
   if (!module)
     return reportError(module.takeError());
   mlir::func::FuncOp func = graphFunction(**module);
-  if (llvm::Error err = applyShards(func, opts.shard))
+  if (llvm::Error err = applyShards(func, opts.shard, "--shard"))
     return reportError(std::move(err));
   // The whole graph's inputs: a split program's ranks take their blocks.
   auto inputs = prepareInputs(func, sources, opts.seed);
