@@ -75,8 +75,10 @@ void targetTheGpu(CompileOptions &o);
 /// (RunRanks.cpp). `inputs` are the whole graph's, weights included: rank r
 /// takes its block of each split one. `outputs` are whole: a split output
 /// joined from the ranks' blocks, every other one as every rank returned it.
+/// With `asGraph` each rank's run is one CUDA graph launch (its collectives
+/// captured with its kernels), as Program::replay makes it.
 llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
-                       std::vector<HostTensor> &outputs);
+                       std::vector<HostTensor> &outputs, bool asGraph = false);
 
 /// Builds a Program from a module already read (the CLI reads graphs itself
 /// to report errors in its own words). Reads the GEMM tuning cache and the

@@ -17,7 +17,7 @@
 namespace fusec {
 
 llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
-                       std::vector<HostTensor> &outputs) {
+                       std::vector<HostTensor> &outputs, bool asGraph) {
   const PlanDesc &plan = p.plan;
   const int n = plan.ranks;
   auto fail = [](const std::string &why) -> llvm::Error {
@@ -82,7 +82,7 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
       }
     }
     if (!err)
-      err = runOnHostTensors(*k.exe, **drv, k.in, k.out, /*replay=*/false);
+      err = runOnHostTensors(*k.exe, **drv, k.in, k.out, asGraph);
     if (err)
       k.error = "rank " + std::to_string(r) + ": " + err.message();
   };

@@ -37,6 +37,9 @@ for ranks in 2 3 4; do
   [ "$ranks" -le "$gpus" ] || break
   [ "$ranks" -eq 3 ] && continue  # the example's dims are powers of two
   run "tp_llama_block, $ranks ranks" "$src/examples/tp_llama_block.json" --ranks "$ranks" --check
+  # Each rank's plan as one CUDA graph launch, its collectives captured.
+  run "tp_llama_block, $ranks ranks, CUDA graphs" "$src/examples/tp_llama_block.json" \
+    --ranks "$ranks" --check --graph
   # The decode step with its caches split by heads and the new rows left
   # split: checked against the whole graph's outputs on one GPU.
   "$fusec" run "$src/test/lit/cli/Inputs/tp_decode_block.json" --seed 4 -o "$out/whole.safetensors" \

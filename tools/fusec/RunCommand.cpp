@@ -109,10 +109,7 @@ int runRun(const RunOptions &opts) {
   if (ProgramAccess::of(p).plan.ranks > 1) {
     // Split: one GPU a rank, the ranks meeting through NCCL; the outputs
     // come back whole, to check as the whole graph's.
-    if (opts.asGraph)
-      return reportError("--graph replays one GPU's plan; a program split over ranks runs "
-                         "launch by launch");
-    if (llvm::Error err = runOnRanks(ProgramAccess::of(p), *inputs, outputs))
+    if (llvm::Error err = runOnRanks(ProgramAccess::of(p), *inputs, outputs, opts.asGraph))
       return reportError(std::move(err));
   } else if (Status s = p.runHost(*inputs, outputs, opts.asGraph); !s) {
     return reportError(s.message());
