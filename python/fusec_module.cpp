@@ -255,6 +255,16 @@ void addCalls(py::class_<G> &c) {
            "copy the parameters from safetensors file(s) to the GPU once; later calls pass "
            "only the other inputs")
       .def_property_readonly("weights_bound", &G::weightsBound)
+      .def_property_readonly("ranks", &G::ranks, "the ranks (GPUs) the graph is split over")
+      .def_property_readonly("rank", &G::rank, "this program's rank in its group, -1 before "
+                                               "join_group")
+      .def("join_group",
+           [](G &g, int rank, py::bytes id) { check(g.joinGroup(rank, std::string(id))); },
+           py::arg("rank"), py::arg("group_id"),
+           "a split program (ranks > 1), one process a GPU: join the group made by "
+           "fusec.new_group_id() in one process as `rank`, on this process's GPU; returns "
+           "once every rank has joined. Bind the weights after it: each rank binds its "
+           "blocks of the whole weights")
       .def("__call__",
            [](G &g, py::args args, py::object stream, bool graph) {
              return call(g, args, stream, graph);
@@ -272,6 +282,15 @@ PYBIND11_MODULE(_fusec, m) {
   errorType = PyErr_NewException("fusec.Error", PyExc_RuntimeError, nullptr);
   m.attr("Error") = py::handle(errorType);
   m.def("version", &fusec::version, "the library's version");
+  m.def(
+      "new_group_id",
+      [] {
+        std::string id;
+        check(fusec::Program::newGroupId(id));
+        return py::bytes(id);
+      },
+      "a group id for the ranks of a split program (NCCL's unique id, 128 bytes): make it "
+      "in one process and pass it to every rank's join_group");
 
   py::class_<Tensor>(m, "Tensor", "an output of a call, in GPU memory (DLPack)")
       .def_property_readonly("shape", [](const Tensor &t) { return py::tuple(py::cast(t.shape)); })
@@ -342,8 +361,11 @@ PYBIND11_MODULE(_fusec, m) {
   m.def(
       "compile",
       [](const std::string &path, py::object device, py::object arch, const std::string &gemm,
-         bool fuse, std::map<std::string, int64_t> sizes, py::object weights) {
+         bool fuse, std::map<std::string, int64_t> sizes, py::object weights, int ranks,
+         std::vector<std::string> shards) {
         fusec::Options o;
+        o.ranks = ranks;
+        o.shards = std::move(shards);
         if (!device.is_none())
           o.device = device.cast<std::string>();
         if (!arch.is_none())
@@ -360,8 +382,11 @@ PYBIND11_MODULE(_fusec, m) {
       py::arg("path"), py::kw_only(), py::arg("device") = py::none(),
       py::arg("arch") = py::none(), py::arg("gemm") = "auto", py::arg("fuse") = true,
       py::arg("sizes") = std::map<std::string, int64_t>(), py::arg("weights") = py::none(),
+      py::arg("ranks") = 1, py::arg("shards") = std::vector<std::string>(),
       "read, fuse and plan a graph (JSON or ONNX); device and arch default to the GPU's; "
-      "`weights`: safetensors file(s) bound at once (needs the GPU)");
+      "`weights`: safetensors file(s) bound at once (needs the GPU); `ranks`, `shards`: "
+      "split it over GPUs (tensor parallel) as --ranks and --shard NAME=DIM do, the program "
+      "being one rank's (join_group)");
   m.def(
       "compile_text",
       [](const std::string &json, const std::string &name, py::object arch) {

@@ -149,6 +149,33 @@ class PackageTest(unittest.TestCase):
             else:
                 self.fail("binding a file that does not exist succeeded")
 
+    def test_a_split_program_is_one_ranks(self):
+        block = os.path.join(EXAMPLES, "tp_llama_block.json")
+        whole = fusec.compile(block, arch="sm_90a")
+        self.assertEqual((whole.ranks, whole.rank), (1, -1))
+        split = fusec.compile(block, arch="sm_90a", ranks=2, shards=["w_up=1"])
+        self.assertEqual((split.ranks, split.rank), (2, -1))
+        shapes = {name: shape for name, _, shape in split.inputs}
+        self.assertEqual(shapes["w_q"], [32, 64])   # the graph's own shard 0
+        self.assertEqual(shapes["w_up"], [128, 32])  # --shard's dim 1 over its shard 0
+        with self.assertRaises(fusec.Error) as cm:
+            whole.join_group(0, b"x" * 128)
+        self.assertEqual(cm.exception.code, "invalid_argument")
+        self.assertIn("not split", str(cm.exception))
+        with self.assertRaises(fusec.Error) as cm:
+            split.join_group(0, b"short")
+        self.assertIn("128 bytes", str(cm.exception))
+        with self.assertRaises(fusec.Error) as cm:
+            fusec.compile(block, arch="sm_90a", ranks=2, shards=["nothing=0"])
+        self.assertIn("Options::shards 'nothing=0'", str(cm.exception))
+        try:
+            gid = fusec.new_group_id()
+        except fusec.Error as e:  # no NCCL on this machine
+            self.assertIn("libnccl", str(e))
+        else:
+            self.assertEqual(len(gid), 128)
+            self.assertNotEqual(gid, fusec.new_group_id())
+
 
 if __name__ == "__main__":
     unittest.main()
