@@ -65,12 +65,21 @@ int explainArtifact(const ExplainOptions &opts) {
       return printable(t.name) + ": " + describeTensor(t.dtype, t.shape);
     };
     line("artifact " + printable(opts.graph) + ", written by " + printable(a.producer));
-    line("inputs:");
+    // A split program's tensors are one rank's: say which are blocks.
+    const PlanDesc *first = a.targets.empty() ? nullptr : &a.targets.front().plan;
+    auto block = [&](const std::vector<int64_t> &shards, size_t i) -> std::string {
+      if (!first || first->ranks < 2 || i >= shards.size() || shards[i] < 0)
+        return "";
+      return "  (a rank's block: split along dim " + std::to_string(shards[i]) + " over " +
+             std::to_string(first->ranks) + " ranks)";
+    };
+    line(std::string("inputs") + (first && first->ranks > 1 ? " (of each rank)" : "") + ":");
     for (size_t i = 0; i < a.inputs().size(); ++i)
-      line("  " + spec(a.inputs()[i]) + (a.parameters[i] ? "  (parameter)" : ""));
+      line("  " + spec(a.inputs()[i]) + (a.parameters[i] ? "  (parameter)" : "") +
+           (first ? block(first->inputShards, i) : ""));
     line("outputs:");
-    for (const TensorSpec &t : a.outputs())
-      line("  " + spec(t));
+    for (size_t i = 0; i < a.outputs().size(); ++i)
+      line("  " + spec(a.outputs()[i]) + (first ? block(first->outputShards, i) : ""));
     if (std::count(a.parameters.begin(), a.parameters.end(), true) > 0)
       line(a.weights.empty() ? "weights: not embedded (bind them at load: fusec run --weights)"
                              : "weights: embedded, " + byteCount(a.weights.size()) +

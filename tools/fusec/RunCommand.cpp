@@ -37,14 +37,22 @@ int runArtifact(const RunOptions &opts) {
   const PlanFlags none;
   if (opts.plan.noFuse || !opts.plan.device.empty() || !opts.plan.arch.empty() ||
       opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.bind.empty() ||
-      opts.plan.noOverlap)
+      opts.plan.noOverlap || opts.plan.ranks != none.ranks || !opts.plan.shard.empty())
     return reportError("'" + printable(opts.graph) +
                        "' is compiled already: planning flags (--no-fuse, --device, --arch, "
-                       "--gemm, --no-share, --bind, --no-overlap) do not apply to it");
+                       "--gemm, --no-share, --bind, --no-overlap, --ranks, --shard) do not "
+                       "apply to it");
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CompiledGraph> graph;
   if (Status s = CompiledGraph::load(opts.graph, graph); !s)
     return reportError(s.message());
+  if (graph->ranks() > 1)
+    return reportError("'" + printable(opts.graph) + "' is split over " +
+                       std::to_string(graph->ranks()) +
+                       " ranks: each rank runs in a process of its own through the API "
+                       "(CompiledGraph::joinGroup; docs/tensor-parallel.md), or run the graph "
+                       "file with `fusec run GRAPH --ranks " + std::to_string(graph->ranks()) +
+                       "`");
   // Weights given on the command line replace those the artifact embeds.
   if (!opts.sources.weights.empty())
     if (Status s = graph->bindWeights(opts.sources.weights); !s)
