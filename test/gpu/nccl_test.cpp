@@ -10,11 +10,19 @@
 // a CUDA graph and replayed. The outputs are poisoned (0xFF bytes, NaN) before
 // every run; each must equal its input bit for bit.
 //
+// With 2 or more GPUs, the same collectives over a group of every GPU (up to
+// 4; a thread and a GPU a rank), from 1 element to 64 MB, each rank's values
+// small integers so that every sum is exact in bf16: an all_reduce (sum,
+// max, min) must give every rank the same sums, an all_gather every rank's
+// blocks in rank order, a reduce_scatter each rank its block of the sums.
+//
 // Exit status: 0 pass, 1 failure, 77 (ctest's SKIP_RETURN_CODE) without a
 // GPU or without NCCL.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/support/DType.h"
+#include "compiler/support/Float16.h"
+#include "compiler/support/RankThreads.h"
 #include "compiler/support/LlvmError.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Nccl.h"
@@ -22,7 +30,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +120,192 @@ void runCase(CudaDriver &drv, Nccl &nccl, NcclComm comm, CUstream stream,
   drv.cuMemFree(out);
 }
 
+/// Rank r's element i: a small integer, exact in bf16 and in any sum of 4.
+float rankValue(int r, int64_t i) { return float((i * 7 + r * 3) % 17 - 8); }
+
+void store(DType dtype, std::vector<uint8_t> &bytes, int64_t i, float v) {
+  if (dtype == DType::BF16) {
+    uint16_t b = floatToBF16(v);
+    std::memcpy(bytes.data() + i * 2, &b, 2);
+  } else {
+    std::memcpy(bytes.data() + i * 4, &v, 4);
+  }
+}
+
+float load(DType dtype, const std::vector<uint8_t> &bytes, int64_t i) {
+  if (dtype == DType::BF16) {
+    uint16_t b;
+    std::memcpy(&b, bytes.data() + i * 2, 2);
+    return bf16ToFloat(b);
+  }
+  float v;
+  std::memcpy(&v, bytes.data() + i * 4, 4);
+  return v;
+}
+
+/// One collective over `n` ranks on GPUs 0..n-1: each rank's output against
+/// what the rule gives from every rank's input. `elements` is what each rank
+/// holds before (all_reduce, all_gather) or after (reduce_scatter).
+int runGroup(CudaDriver &drv, Nccl &nccl, const std::vector<GpuContext> &gpus,
+             const std::vector<NcclComm> &comms, const PlanCollective &c, DType dtype,
+             int64_t elements, bool graph) {
+  const int n = int(comms.size());
+  const int64_t eb = dtypeBytes(dtype);
+  const bool gather = c.op == "all_gather", scatter = c.op == "reduce_scatter";
+  const int64_t inCount = scatter ? elements * n : elements;
+  const int64_t outCount = gather ? elements * n : scatter ? elements : elements;
+  std::string what = c.op + (c.op == "all_reduce" ? "(" + c.reduce + ")" : "") + " over " +
+                     std::to_string(n) + " GPUs, " + std::string(dtypeName(dtype)) + " " +
+                     std::to_string(inCount * eb) + " bytes a rank" +
+                     (graph ? " in a CUDA graph" : "");
+  std::mutex m;
+  std::vector<std::string> errors;
+  std::vector<std::vector<uint8_t>> outs(size_t(n), std::vector<uint8_t>(size_t(outCount * eb)));
+  onRankThreads(n, [&](int r) {
+    auto fail = [&](const std::string &why) {
+      std::lock_guard<std::mutex> lock(m);
+      errors.push_back("rank " + std::to_string(r) + ": " + why);
+    };
+    CUstream stream = nullptr;
+    CUdeviceptr in = 0, out = 0;
+    auto ok = [&](CUresult res, const char *call) {
+      if (auto err = drv.check(res, call)) {
+        fail(err.message());
+        return false;
+      }
+      return true;
+    };
+    std::vector<uint8_t> host(size_t(inCount * eb));
+    for (int64_t i = 0; i < inCount; ++i)
+      store(dtype, host, i, rankValue(r, i));
+    bool good = !gpus[size_t(r)].makeCurrent() &&
+                ok(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate") &&
+                ok(drv.cuMemAlloc(&in, host.size()), "cuMemAlloc") &&
+                ok(drv.cuMemAlloc(&out, outs[size_t(r)].size()), "cuMemAlloc") &&
+                ok(drv.cuMemcpyHtoD(in, host.data(), host.size()), "cuMemcpyHtoD") &&
+                ok(drv.cuMemsetD8Async(out, 0xFF, outs[size_t(r)].size(), stream), "memset");
+    CUgraph g = nullptr;
+    CUgraphExec exec = nullptr;
+    if (good && graph) {
+      good = ok(drv.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "capture");
+      if (good) {
+        rt::Error enq = nccl.enqueue(c, dtype, inCount * eb, in, out, comms[size_t(r)], stream);
+        good = ok(drv.cuStreamEndCapture(stream, &g), "cuStreamEndCapture");
+        if (enq) {
+          fail(enq.message());
+          good = false;
+        }
+        good = good && ok(drv.cuGraphInstantiate(&exec, g, 0), "cuGraphInstantiate") &&
+               ok(drv.cuGraphLaunch(exec, stream), "cuGraphLaunch");
+      }
+    } else if (good) {
+      if (rt::Error err = nccl.enqueue(c, dtype, inCount * eb, in, out, comms[size_t(r)], stream)) {
+        fail(err.message());
+        good = false;
+      }
+    }
+    good = good && ok(drv.cuStreamSynchronize(stream), "cuStreamSynchronize") &&
+           ok(drv.cuMemcpyDtoH(outs[size_t(r)].data(), out, outs[size_t(r)].size()), "DtoH");
+    if (exec)
+      drv.cuGraphExecDestroy(exec);
+    if (g)
+      drv.cuGraphDestroy(g);
+    if (in)
+      drv.cuMemFree(in);
+    if (out)
+      drv.cuMemFree(out);
+    if (stream)
+      drv.cuStreamDestroy(stream);
+  });
+  if (!errors.empty()) {
+    fail(what + ": " + errors.front() +
+         (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
+    return 1;
+  }
+  for (int r = 0; r < n; ++r)
+    for (int64_t i = 0; i < outCount; ++i) {
+      float want = 0;
+      if (gather) {
+        want = rankValue(int(i / elements), i % elements);
+      } else {
+        const int64_t at = scatter ? r * elements + i : i;
+        want = rankValue(0, at);
+        for (int q = 1; q < n; ++q) {
+          float v = rankValue(q, at);
+          want = c.reduce == "max" ? std::max(want, v) : c.reduce == "min" ? std::min(want, v)
+                                                                            : want + v;
+        }
+      }
+      float got = load(dtype, outs[size_t(r)], i);
+      if (got != want) {
+        fail(what + ": rank " + std::to_string(r) + " element " + std::to_string(i) + " is " +
+             std::to_string(got) + ", expected " + std::to_string(want));
+        return 1;
+      }
+    }
+  return 0;
+}
+
+/// Every collective over the first `n` GPUs (n >= 2).
+int runGroups(CudaDriver &drv, Nccl &nccl, int n) {
+  std::vector<GpuContext> gpus;
+  for (int r = 0; r < n; ++r) {
+    auto g = GpuContext::create(r);
+    if (!g) {
+      fail("GPU " + std::to_string(r) + ": " + g.takeError().message());
+      return 0;
+    }
+    gpus.push_back(std::move(*g));
+  }
+  auto id = nccl.uniqueId();
+  if (!id) {
+    fail("ncclGetUniqueId: " + id.takeError().message());
+    return 0;
+  }
+  std::vector<NcclComm> comms(size_t(n), nullptr);
+  std::mutex m;
+  std::string error;
+  onRankThreads(n, [&](int r) {
+    rt::Error err = gpus[size_t(r)].makeCurrent();
+    if (!err) {
+      auto c = nccl.communicator(*id, n, r);
+      if (c)
+        comms[size_t(r)] = *c;
+      else
+        err = c.takeError();
+    }
+    if (err) {
+      std::lock_guard<std::mutex> lock(m);
+      error = "rank " + std::to_string(r) + ": " + err.message();
+    }
+  });
+  int cases = 0;
+  if (!error.empty()) {
+    fail("a group of " + std::to_string(n) + " GPUs: " + error);
+  } else {
+    for (const char *op : {"all_reduce", "all_gather", "reduce_scatter"})
+      for (const char *reduce : {"sum", "max", "min"}) {
+        if (std::string(op) != "all_reduce" && std::string(reduce) != "sum")
+          continue;
+        PlanCollective c;
+        c.op = op;
+        c.reduce = reduce;
+        c.ranks = n;
+        for (DType dtype : {DType::BF16, DType::F32})
+          for (int64_t elements : {int64_t(1), int64_t(3), int64_t(4096), int64_t(1) << 20,
+                                   (int64_t(64) << 20) / dtypeBytes(dtype) / n})
+            for (bool graph : {false, true}) {
+              runGroup(drv, nccl, gpus, comms, c, dtype, elements, graph);
+              ++cases;
+            }
+      }
+  }
+  for (NcclComm c : comms)
+    if (c)
+      nccl.destroy(c);
+  return cases;
+}
+
 } // namespace
 
 int main() {
@@ -164,6 +360,13 @@ int main() {
     }
   d.cuStreamDestroy(stream);
   (*nccl)->destroy(*comm);
+  int gpus = 0;
+  (void)d.check(d.cuDeviceGetCount(&gpus), "cuDeviceGetCount");
+  for (int n : {2, 4})
+    if (n <= gpus)
+      cases += runGroups(d, **nccl, n);
+  if (gpus < 2)
+    llvm::outs() << "nccl: one GPU: the groups of several GPUs were not run\n";
   llvm::outs() << "nccl: " << cases - failures << " of " << cases << " cases passed\n";
   return failures ? 1 : 0;
 }
