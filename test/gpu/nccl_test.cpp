@@ -120,6 +120,30 @@ void runCase(CudaDriver &drv, Nccl &nccl, NcclComm comm, CUstream stream,
   drv.cuMemFree(out);
 }
 
+/// Calls fn(collective, dtype, elements, graph) for every case over `ranks`
+/// ranks: each collective and reduction, bf16 and f32, 1 element to 64 MB
+/// over the group, launch by launch and in a CUDA graph. Returns the count.
+template <typename Fn> int forEachCase(int ranks, Fn &&fn) {
+  int cases = 0;
+  for (const char *op : {"all_reduce", "all_gather", "reduce_scatter"})
+    for (const char *reduce : {"sum", "max", "min"}) {
+      if (std::string(op) != "all_reduce" && std::string(reduce) != "sum")
+        continue;
+      PlanCollective c;
+      c.op = op;
+      c.reduce = reduce;
+      c.ranks = ranks;
+      for (DType dtype : {DType::BF16, DType::F32})
+        for (int64_t elements : {int64_t(1), int64_t(3), int64_t(4096), int64_t(1) << 20,
+                                 (int64_t(64) << 20) / dtypeBytes(dtype) / ranks})
+          for (bool graph : {false, true}) {
+            fn(c, dtype, elements, graph);
+            ++cases;
+          }
+    }
+  return cases;
+}
+
 /// Rank r's element i: a small integer, exact in bf16 and in any sum of 4.
 float rankValue(int r, int64_t i) { return float((i * 7 + r * 3) % 17 - 8); }
 
@@ -283,22 +307,10 @@ int runGroups(CudaDriver &drv, Nccl &nccl, int n) {
   if (!error.empty()) {
     fail("a group of " + std::to_string(n) + " GPUs: " + error);
   } else {
-    for (const char *op : {"all_reduce", "all_gather", "reduce_scatter"})
-      for (const char *reduce : {"sum", "max", "min"}) {
-        if (std::string(op) != "all_reduce" && std::string(reduce) != "sum")
-          continue;
-        PlanCollective c;
-        c.op = op;
-        c.reduce = reduce;
-        c.ranks = n;
-        for (DType dtype : {DType::BF16, DType::F32})
-          for (int64_t elements : {int64_t(1), int64_t(3), int64_t(4096), int64_t(1) << 20,
-                                   (int64_t(64) << 20) / dtypeBytes(dtype) / n})
-            for (bool graph : {false, true}) {
-              runGroup(drv, nccl, gpus, comms, c, dtype, elements, graph);
-              ++cases;
-            }
-      }
+    cases = forEachCase(n, [&](const PlanCollective &c, DType dtype, int64_t elements,
+                               bool graph) {
+      runGroup(drv, nccl, gpus, comms, c, dtype, elements, graph);
+    });
   }
   for (NcclComm c : comms)
     if (c)
@@ -341,23 +353,10 @@ int main() {
     llvm::errs() << "FAIL: " << err.message() << "\n";
     return 1;
   }
-  int cases = 0;
-  for (const char *op : {"all_reduce", "all_gather", "reduce_scatter"})
-    for (const char *reduce : {"sum", "max", "min"}) {
-      if (std::string(op) != "all_reduce" && std::string(reduce) != "sum")
-        continue;
-      PlanCollective c;
-      c.op = op;
-      c.reduce = reduce;
-      c.ranks = 1;
-      for (DType dtype : {DType::BF16, DType::F32})
-        for (int64_t elements : {int64_t(1), int64_t(3), int64_t(4096), int64_t(1) << 20,
-                                 (int64_t(64) << 20) / int64_t(dtypeBytes(dtype))})
-          for (bool graph : {false, true}) {
-            runCase(d, **nccl, *comm, stream, c, dtype, elements * dtypeBytes(dtype), graph);
-            ++cases;
-          }
-    }
+  int cases = forEachCase(1, [&](const PlanCollective &c, DType dtype, int64_t elements,
+                                 bool graph) {
+    runCase(d, **nccl, *comm, stream, c, dtype, elements * dtypeBytes(dtype), graph);
+  });
   d.cuStreamDestroy(stream);
   (*nccl)->destroy(*comm);
   int gpus = 0;
