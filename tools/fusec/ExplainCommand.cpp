@@ -2,6 +2,7 @@
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/ProgramExplanation.h"
+#include "tools/fusec/Sweep.h"
 
 #include "compiler/pipeline/Explain.h"
 #include "compiler/pipeline/SharedLaunch.h"
@@ -23,7 +24,7 @@ namespace fusec::cli {
 
 namespace {
 struct ExplainOptions {
-  std::string graph, format = "text", output = "-";
+  std::string graph, format = "text", output = "-", sweep;
   bool timings = false;
   PlanFlags plan;
 };
@@ -140,6 +141,20 @@ int runExplain(const ExplainOptions &opts) {
       return reportError("--timings times a compile; an artifact is compiled already");
     return explainArtifact(opts);
   }
+  if (!opts.sweep.empty()) {
+    if (opts.timings || opts.format == "dot")
+      return reportError("--sweep prints a row a size (text or json); it takes neither "
+                         "--timings nor --format dot");
+    auto sweep = parseSweep(opts.sweep);
+    if (!sweep)
+      return reportError(sweep.takeError());
+    auto text = explainSweep(opts.graph, opts.plan, *sweep, opts.format);
+    if (!text)
+      return reportError(text.takeError());
+    if (llvm::Error err = writeOutput(opts.output, *text))
+      return reportError(std::move(err));
+    return kOk;
+  }
   // Wall time of each phase, printed as MLIR's pass timing is
   // (--mlir-timing): the fusion passes one by one inside their phase.
   mlir::DefaultTimingManager tm;
@@ -177,6 +192,7 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
               "  fusec explain model.fusec                  # what a compiled artifact holds\n"
               "  fusec explain examples/llama_decoder_block.json --timings   # where compile time goes\n"
               "  fusec explain examples/tp_llama_block.json --ranks 2   # split over 2 GPUs\n"
+              "  fusec explain model.onnx --bind batch=1 --sweep sequence=1,128,1000,4096\n"
               "Trips are full-tensor passes over HBM: bytes moved / the group's largest tensor.\n"
               "Confirm a prediction on a GPU with `fusec bench`.");
   cmd->add_option("graph", opts->graph,
@@ -191,6 +207,11 @@ void addExplainCommand(CLI::App &app, int &exitCode) {
                 "print to stderr where the compile's time goes: reading the graph, each fusion "
                 "pass, planning, and the kernels through the cache or NVRTC (compiled here, no "
                 "GPU needed)");
+  cmd->add_option("--sweep", opts->sweep,
+                  "NAME=N,N,...: plan the graph at each size of its named dim NAME (the other "
+                  "names bound by --bind) and print a row a size: launches, HBM bytes, the "
+                  "prediction against the memory floor, the time per unit of size (a jump is a "
+                  "cliff), the families");
   addPlanFlags(cmd, opts->plan);
   cmd->callback([opts, &exitCode] { exitCode = runExplain(*opts); });
 }
