@@ -21,5 +21,5 @@ fi
 cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DFUSEC_FUZZ=ON -DFUSEC_BUILD_TESTS=OFF \
   -DCUDAToolkit_ROOT="${CUDAToolkit_ROOT:-/usr/local/cuda}" >/dev/null
-cmake --build "$build" --target fuzz-graph-json fuzz-safetensors fuzz-onnx fuzz-cache-file fuzz-artifact
+cmake --build "$build" --target fuzz-graph-json fuzz-compile fuzz-safetensors fuzz-onnx fuzz-cache-file fuzz-artifact
 exec "$source_dir/test/fuzz/run.sh" "$build" "${FUSEC_FUZZ_SECONDS:-20}"
