@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/fusec/Autotune.h"
 #include "tools/fusec/BenchTiming.h"
+#include "tools/fusec/Sweep.h"
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
 
@@ -19,6 +20,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
 
 #include <cstdio>
 #include <ctime>
@@ -38,6 +42,7 @@ struct BenchOptions {
   bool noSteps = false;
   bool autotune = false;
   bool cudaGraph = false;
+  std::string sweep;  ///< --sweep NAME=N,...
 };
 
 std::string fmtBytes(double b) {
@@ -139,9 +144,83 @@ void recordMeasurements(const std::string &profile, const BenchEnvironment &env,
                  << "bandwidth measured here (" << *path << ")\n";
 }
 
+/// `--sweep NAME=N,...`: the fused plan compiled and timed at each size (no
+/// steps alone, no unfused plan), a row a size: what the compile took (the
+/// kernel cache serves bodies that repeat across sizes), the time against
+/// the floor of the bytes, and the planner's prediction.
+int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
+  if (!opts.sources.inputs.empty())
+    return reportError("--sweep draws inputs of each size at random; it takes no --inputs");
+  if (opts.autotune)
+    return reportError("--sweep times the plans as they are; autotune first, without --sweep");
+  auto sweep = parseSweep(opts.sweep);
+  if (!sweep)
+    return reportError(sweep.takeError());
+  settings.perStep = false;
+  std::optional<BenchEnvironment> env;
+  nlohmann::json rows = nlohmann::json::array();
+  std::string text;
+  char line[256];
+  for (int64_t size : sweep->sizes) {
+    PlanFlags plan = opts.plan;
+    plan.bind.push_back(sweep->name + "=" + std::to_string(size));
+    auto start = std::chrono::steady_clock::now();
+    auto program = compileGraph(opts.graph, plan, /*forGpu=*/true);
+    if (!program)
+      return reportError(program.takeError());
+    if (Status s = (*program)->load(); !s)
+      return reportError(s.message());
+    double compileMs = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start).count();
+    if (!env) {
+      auto measured = measureEnvironment(**program);
+      if (!measured)
+        return reportError(measured.takeError());
+      env = *measured;
+    }
+    if (!opts.json)
+      llvm::errs() << "fusec: " << sweep->name << "=" << size << ": compiled in "
+                   << int(compileMs + 0.5) << " ms, timing...\n";
+    auto t = timePlan(**program, *env, settings);
+    if (!t)
+      return reportError(t.takeError());
+    const double floorUs = t->bytes / env->copyBytesPerSec * 1e6;
+    rows.push_back({{"size", size}, {"compile_ms", compileMs}, {"median_us", t->medianUs},
+                    {"planner_us", t->plannerUs}, {"bytes", t->bytes},
+                    {"memory_floor_us", floorUs}, {"steps", t->steps.size()}});
+    std::snprintf(line, sizeof line, "%10lld %11.0f %6zu %11.1f %12.1f %9.0f%% %12.1f %12.4f\n",
+                  (long long)size, compileMs, t->steps.size(), t->medianUs, floorUs,
+                  100.0 * floorUs / t->medianUs, t->plannerUs, t->medianUs / double(size));
+    text += line;
+  }
+  if (opts.json) {
+    nlohmann::json j;
+    j["graph"] = opts.graph;
+    j["device"] = env->deviceName;
+    j["dim"] = sweep->name;
+    j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
+    j["cuda_graph"] = settings.cudaGraph;
+    j["sizes"] = rows;
+    llvm::outs() << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::snprintf(line, sizeof line,
+                "fusec bench %s over %s on %s (copy bandwidth %.0f GB/s; median of %d runs; "
+                "each size compiled on its own)\n%10s %11s %6s %11s %12s %10s %12s %12s\n",
+                opts.graph.c_str(), sweep->name.c_str(), env->deviceName.c_str(),
+                env->copyBytesPerSec / 1e9, opts.iters, sweep->name.c_str(), "compile ms",
+                "steps", "fused us", "mem floor us", "% of floor", "planner us", "us per unit");
+  llvm::outs() << line << text;
+  return kOk;
+}
+
 int runBench(const BenchOptions &opts) {
   BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.sources, !opts.noSteps,
                          opts.warmupSeconds};
+  if (!opts.sweep.empty()) {
+    settings.cudaGraph = opts.cudaGraph;
+    return runBenchSweep(opts, settings);
+  }
   noteModel(settings.sources, opts.graph);
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
   if (!bind)
@@ -244,7 +323,8 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
       "bench", "Time the fused and the unfused plan on the GPU, kernel by kernel");
   cmd->footer("Examples:\n"
               "  fusec bench examples/softmax.json\n"
-              "  fusec bench bench/graphs/rms_norm.json --iters 200 --json > rms.json");
+              "  fusec bench bench/graphs/rms_norm.json --iters 200 --json > rms.json\n"
+              "  fusec bench model.onnx --bind batch=1 --sweep sequence=1,128,1000,4096");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   cmd->add_option("--iters", opts->iters, "timed runs (the median is reported)")
       ->check(CLI::Range(1, 100000))
@@ -267,6 +347,7 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
                   "always runs matmuls through cuBLASLt)")
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
   addLaunchFlags(cmd, opts->plan);
+  addBindOption(cmd, opts->plan.bind);
   cmd->add_flag("--graph", opts->cudaGraph,
                 "time whole plans as CUDA graph replays (each input set captured once; what "
                 "Program::replay does) instead of launch by launch");
@@ -274,6 +355,11 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
                 "first time every tile configuration candidate of each fusec GEMM kernel and "
                 "keep the fastest in the tuning cache (<cache dir>/gemm-tuning.json), which "
                 "every later compile reads");
+  cmd->add_option("--sweep", opts->sweep,
+                  "NAME=N,N,...: compile and time the fused plan at each size of the graph's "
+                  "named dim NAME (the others bound by --bind), a row a size: compile time, "
+                  "time against the floor of its bytes, the planner's prediction, time per unit "
+                  "of size (a jump is a cliff)");
   cmd->callback([opts, &exitCode] { exitCode = runBench(*opts); });
 }
 
