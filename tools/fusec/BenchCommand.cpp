@@ -157,6 +157,7 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
   if (!sweep)
     return reportError(sweep.takeError());
   settings.perStep = false;
+  noteModel(settings.sources, opts.graph);  // an ONNX model's own weights
   std::optional<BenchEnvironment> env;
   nlohmann::json rows = nlohmann::json::array();
   std::string text;
