@@ -134,12 +134,15 @@ rt::Error WeightFiles::read(const WeightRef &w, uint64_t offset, uint64_t length
   if (offset > w.bytes || length > w.bytes - offset)
     return rt::errorf("internal error: a read past the end of a weight");
   const Source &src = sources[w.source];
-  // Run by run: the part of each that [offset, offset + length) covers.
+  // Run by run: the part of each that [offset, offset + length) covers (a
+  // ref without runs is one run of its bytes; length > 0 means bytes > 0).
+  const uint64_t run = w.rowBytes ? w.rowBytes : w.bytes;
+  const uint64_t stride = w.rowBytes ? w.stride : w.bytes;
   while (length > 0) {
-    const uint64_t row = w.rowBytes ? offset / w.rowBytes : 0;
-    const uint64_t within = offset - row * w.rowBytes;
-    const uint64_t n = std::min(length, w.rowBytes - within);
-    const uint64_t at = w.offset + row * w.stride + within;
+    const uint64_t row = offset / run;
+    const uint64_t within = offset - row * run;
+    const uint64_t n = std::min(length, run - within);
+    const uint64_t at = w.offset + row * stride + within;
     if (src.file) {
       if (rt::Error err = src.file->read(at, n, out))
         return err;
