@@ -312,6 +312,44 @@ TEST(Attention, PriceCountsWavesAndSkippedTiles) {
   }
 }
 
+// The decode form splits the keys the way its price is least: no split count
+// it could take is priced lower than the one it takes. Where there are few
+// K/V heads (batch 1), about one block an SM (13 splits of a 4097-key
+// cache over 8 heads on the H200: fewer leave SMs idle, more put two blocks
+// on some SMs, which stream no faster than one); where there are many
+// (batch 32), one split, every SM busy already.
+TEST(Attention, DecodeSplitsAtTheLeastPrice) {
+  DeviceProfile p = *measuredProfile("h200", {});
+  AttentionMatch m;
+  m.queries = 1;
+  m.repeat = 4;  // 4 query heads a K/V head: the 4 rows of a block
+  m.headDim = 128;
+  for (int64_t keys : {int64_t(4097), int64_t(8192), int64_t(2048), int64_t(65536)})
+    for (int64_t kvHeads : {int64_t(8), int64_t(64), int64_t(256)}) {
+      SCOPED_TRACE(std::to_string(kvHeads) + " K/V heads x " + std::to_string(keys) + " keys");
+      m.keys = keys;
+      m.batch = kvHeads * m.repeat;
+      const AttentionTiles t = attentionTiles(m, p);
+      ASSERT_TRUE(t.decode);
+      const double chosen = decodeAttentionSeconds(m, t, p);
+      EXPECT_NEAR(families::attentionSeconds(m, p), chosen, 1e-15);  // one price
+      const int64_t tiles = (keys + t.keys - 1) / t.keys;
+      for (int64_t per = 1; per <= tiles; ++per) {
+        AttentionTiles other = t;
+        other.splitTiles = per;
+        other.splits = (tiles + per - 1) / per;
+        const int64_t ld = m.headDim + 8;
+        if (other.splits > (t.stages * 2 * t.keys * ld * 2 / 4 - 16) / 16)
+          continue;  // more partials than the merge's buffers hold
+        EXPECT_GE(decodeAttentionSeconds(m, other, p), chosen) << other.splits << " splits";
+      }
+      if (kvHeads == 8 && keys == 4097)
+        EXPECT_EQ(t.splits, 13);
+      if (kvHeads == 256)
+        EXPECT_EQ(t.splits, 1);
+    }
+}
+
 // The Hopper form takes head dims 64 and 128 read head-dim contiguous on
 // sm_90a; other head dims, keys read along rows, other targets and devices
 // without the wgmma kernels take the portable form.
