@@ -31,16 +31,14 @@
 #include <vector>
 #include "compiler/support/LlvmError.h"
 
+#include "Failures.h"
+
 using namespace fusec;
 
 namespace {
 
-int failures = 0;
-
-void fail(const std::string &what) {
-  ++failures;
-  llvm::errs() << "FAIL: " << what << "\n";
-}
+using gputest::fail;
+using gputest::failures;
 
 //===----------------------------------------------------------------------===//
 // Cases

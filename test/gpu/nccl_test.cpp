@@ -37,16 +37,14 @@
 #include <string>
 #include <vector>
 
+#include "Failures.h"
+
 using namespace fusec;
 
 namespace {
 
-int failures = 0;
-
-void fail(const std::string &what) {
-  ++failures;
-  llvm::errs() << "FAIL: " << what << "\n";
-}
+using gputest::fail;
+using gputest::failures;
 
 /// Runs `c` on `bytes` of `dtype` once on the stream, or captured in a graph
 /// and replayed twice; the output must equal the input.
