@@ -93,11 +93,16 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   return program;
 }
 
-static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> module,
-                          std::unique_ptr<mlir::MLIRContext> ctx, const Options &options,
+static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> read,
+                          std::unique_ptr<mlir::MLIRContext> context, const Options &options,
                           std::unique_ptr<Program> &out) {
-  if (!module)
-    return toStatus(module.takeError(), ErrorCode::InvalidGraph);
+  // Owned here, the context first: a return before compileModule takes them
+  // erases the module while its context lives (the order parameters die in
+  // is the compiler's).
+  std::unique_ptr<mlir::MLIRContext> ctx = std::move(context);
+  if (!read)
+    return toStatus(read.takeError(), ErrorCode::InvalidGraph);
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*read);
   CompileOptions o;
   o.fuse = options.fuse;
   o.device = options.device;
@@ -112,9 +117,9 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> modu
                              ": a graph splits over 1 to " + std::to_string(kMaxRanks) + " ranks",
                          ErrorCode::InvalidArgument);
   o.ranks = options.ranks;
-  if (llvm::Error err = applyShards(graphFunction(**module), options.shards, "Options::shards"))
+  if (llvm::Error err = applyShards(graphFunction(*module), options.shards, "Options::shards"))
     return toStatus(std::move(err), ErrorCode::InvalidArgument);
-  auto program = compileModule(std::move(ctx), std::move(*module), o);
+  auto program = compileModule(std::move(ctx), std::move(module), o);
   if (!program)
     return toStatus(program.takeError(), ErrorCode::CompileFailed);
   out = std::move(*program);
