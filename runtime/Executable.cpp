@@ -575,6 +575,16 @@ rt::Error Executable::replay(const std::vector<CUdeviceptr> &given,
     if (rt::Error err = drv.check(drv.cuStreamCreate(&captureStream, CU_STREAM_NON_BLOCKING),
                                   "cuStreamCreate (graph capture)"))
       return err;
+  // NCCL connects a communicator's peers at its first collectives, which
+  // cannot happen inside a capture: a split plan runs once on the stream
+  // before its first capture (on two H200s a first collective captured
+  // failed with ncclInternalError; ranks that had run once captured and
+  // replayed correctly).
+  if (desc.ranks > 1 && !ranksConnected) {
+    if (rt::Error err = enqueueWith(**mem, in, out, stream))
+      return err;
+    ranksConnected = true;
+  }
   // Thread-local capture: other threads' CUDA calls go on while this one
   // captures. The capture is ended whatever enqueue says, so the stream is
   // never left capturing.

@@ -136,6 +136,9 @@ private:
   PlanDesc desc;
   const GpuContext &ctx;
   NcclComm comm = nullptr;
+  /// Whether a split plan's collectives have run once outside a capture
+  /// (replay() sees to it before its first capture).
+  bool ranksConnected = false;
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions;  ///< per step (null for non-kernel steps)
   std::vector<MatmulPlan> matmuls;    ///< per step (unused for others)
