@@ -1,9 +1,10 @@
 //===- RankGroup.h - a split program's place in its group of ranks --------===//
 //
 // Program and CompiledGraph run a program split over ranks one process a GPU
-// (include/fusec/fusec.h, joinGroup): the group id one process makes and
-// the host application passes on, this rank's NCCL communicator, and the
-// blocks of the weights it binds. One implementation for both classes.
+// (include/fusec/fusec.h, joinGroup), and `fusec run --ranks N` a thread a
+// GPU (RunRanks.cpp): the group id one process makes and passes on, this
+// rank's NCCL communicator, and the blocks of the weights it binds. One
+// implementation for all three.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "api/ProgramImpl.h"
+#include "api/RankGroup.h"
 #include "compiler/support/Printable.h"
 #include "compiler/support/RankThreads.h"
 #include "runtime/CompileKernels.h"
-#include "runtime/Nccl.h"
 
 namespace fusec {
 
@@ -37,22 +37,21 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
   if (gpus < n)
     return fail(printable(plan.graphName) + " is split over " + std::to_string(n) +
                 " ranks, one GPU each; this machine has " + std::to_string(gpus));
-  auto nccl = Nccl::get();
-  if (!nccl)
-    return nccl.takeError();
+  std::string id;  // the group's, made before any rank is loaded (needs NCCL)
+  if (Status s = newRankGroupId(id); !s)
+    return fail(s.message());
   if (!p.cache)
     p.cache = std::make_unique<KernelCache>(CacheOptions::fromEnvironment());
   auto compiled = compileKernels(plan, *p.cache);  // every rank runs the same kernels
   if (!compiled)
     return compiled.takeError();
-  auto id = (*nccl)->uniqueId();
-  if (!id)
-    return id.takeError();
 
+  // Members leave in reverse: the executable, then its seat in the group
+  // (the communicator), then the context.
   struct Rank {
     std::optional<GpuContext> gpu;
+    RankSeat seat;
     std::unique_ptr<Executable> exe;
-    NcclComm comm = nullptr;
     std::vector<HostTensor> in, out;
     std::string error;
   };
@@ -71,31 +70,18 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
   }
   auto run = [&](int r) {
     Rank &k = ranks[size_t(r)];
-    rt::Error err = k.exe->makeCurrent();
-    if (!err) {
-      auto comm = (*nccl)->communicator(*id, n, r);
-      if (comm) {
-        k.comm = *comm;
-        err = k.exe->joinRanks(k.comm);
-      } else {
-        err = comm.takeError();
-      }
-    }
-    if (!err)
-      err = runOnHostTensors(*k.exe, **drv, k.in, k.out, asGraph);
-    if (err)
-      k.error = "rank " + std::to_string(r) + ": " + err.message();
+    std::string why;
+    if (Status s = k.seat.join(*k.exe, r, id); !s)
+      why = s.message();
+    else if (rt::Error err = runOnHostTensors(*k.exe, **drv, k.in, k.out, asGraph))
+      why = err.message();
+    if (!why.empty())
+      k.error = "rank " + std::to_string(r) + ": " + why;
   };
   onRankThreads(n, run);
-  std::string error;
-  for (Rank &k : ranks) {
-    if (error.empty())
-      error = k.error;
-    k.exe.reset();  // before its communicator
-    (*nccl)->destroy(k.comm);
-  }
-  if (!error.empty())
-    return fail(error);
+  for (const Rank &k : ranks)
+    if (!k.error.empty())
+      return fail(k.error);
   std::vector<std::vector<HostTensor>> perRank;
   for (Rank &k : ranks)
     perRank.push_back(std::move(k.out));
