@@ -100,15 +100,12 @@ WeightFiles::bind(const std::vector<TensorSpec> &inputs, const std::vector<bool>
                                 printable(spec.name) + "' is " +
                                 describeTensor(e.dtype, e.shape) + " but the parameter is " +
                                 describeTensor(spec.dtype, whole) + split);
-    WeightRef ref{it->second.source, e.begin, e.end - e.begin, 1, e.end - e.begin,
+    WeightRef ref{it->second.source, e.begin, e.end - e.begin, e.end - e.begin,
                   e.end - e.begin};
     if (axis >= 0) {
       // One run a row of the dims before the split one: this rank's slice
       // of that dim and everything after it.
-      uint64_t rows = 1;
-      for (int64_t d = 0; d < axis; ++d)
-        rows *= uint64_t(whole[size_t(d)]);
-      ref.rows = rows;
+      const uint64_t rows = uint64_t(elementsBefore(whole, axis));
       ref.stride = rows ? ref.bytes / rows : 0;
       ref.rowBytes = ref.stride / uint64_t(blocks->ranks);
       ref.offset += uint64_t(blocks->rank) * ref.rowBytes;

@@ -24,14 +24,15 @@
 
 namespace fusec {
 
-/// Where one tensor's bytes are: `rows` runs of `rowBytes`, `stride` apart
-/// from `offset` (one run where the file holds the tensor itself; a rank's
-/// block of a split weight is a run a row of the dims before its split dim).
+/// Where one tensor's bytes are: runs of `rowBytes`, `stride` apart from
+/// `offset`, `bytes` in all (one run where the file holds the tensor itself;
+/// a rank's block of a split weight is a run a row of the dims before its
+/// split dim).
 struct WeightRef {
   size_t source = 0;    ///< which file (WeightFiles::sourceName)
   uint64_t offset = 0;  ///< from the file's start
-  uint64_t bytes = 0;   ///< rows * rowBytes
-  uint64_t rows = 1, rowBytes = 0, stride = 0;
+  uint64_t bytes = 0;
+  uint64_t rowBytes = 0, stride = 0;
 };
 
 /// A program split over ranks binds each rank's blocks of the weights the

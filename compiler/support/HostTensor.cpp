@@ -268,14 +268,12 @@ std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
   return in;
 }
 
-namespace {
 int64_t elementsBefore(const std::vector<int64_t> &shape, int64_t axis) {
   int64_t n = 1;
   for (int64_t d = 0; d < axis; ++d)
     n *= shape[size_t(d)];
   return n;
 }
-} // namespace
 
 HostTensor rankBlock(const HostTensor &t, int64_t axis, int rank, int ranks) {
   std::vector<int64_t> shape = t.shape();

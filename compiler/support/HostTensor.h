@@ -40,6 +40,9 @@ HostTensor randomInput(const TensorSpec &spec, double scale, uint64_t seed, size
 std::vector<HostTensor> drawRandomInputs(const std::vector<TensorSpec> &specs,
                                          const std::vector<double> &scales, uint64_t seed);
 
+/// The product of `shape`'s dims before `axis`: how many runs a block
+/// along `axis` is made of in row-major order.
+int64_t elementsBefore(const std::vector<int64_t> &shape, int64_t axis);
 /// Rank `rank`'s block of `t` along `axis` when the dim is split evenly over
 /// `ranks` (the caller checks that it divides): a sharded argument's part, or
 /// reduce_scatter's.
