@@ -157,7 +157,6 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
   if (!sweep)
     return reportError(sweep.takeError());
   settings.perStep = false;
-  noteModel(settings.sources, opts.graph);  // an ONNX model's own weights
   std::optional<BenchEnvironment> env;
   nlohmann::json rows = nlohmann::json::array();
   std::string text;
@@ -218,11 +217,11 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
 int runBench(const BenchOptions &opts) {
   BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.sources, !opts.noSteps,
                          opts.warmupSeconds};
+  noteModel(settings.sources, opts.graph);  // an ONNX model's own weights
   if (!opts.sweep.empty()) {
     settings.cudaGraph = opts.cudaGraph;
     return runBenchSweep(opts, settings);
   }
-  noteModel(settings.sources, opts.graph);
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
   if (!bind)
     return reportError(bind.takeError());

@@ -69,7 +69,7 @@ int explainArtifact(const ExplainOptions &opts) {
     // A split program's tensors are one rank's: say which are blocks.
     const PlanDesc *first = a.targets.empty() ? nullptr : &a.targets.front().plan;
     auto block = [&](const std::vector<int64_t> &shards, size_t i) -> std::string {
-      if (!first || first->ranks < 2 || i >= shards.size() || shards[i] < 0)
+      if (first->ranks < 2 || i >= shards.size() || shards[i] < 0)
         return "";
       return "  (a rank's block: split along dim " + std::to_string(shards[i]) + " over " +
              std::to_string(first->ranks) + " ranks)";
