@@ -15,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <functional>
 #include <mutex>
 #include <optional>
 
@@ -79,6 +80,14 @@ void targetTheGpu(CompileOptions &o);
 /// captured with its kernels), as Program::replay makes it.
 llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
                        std::vector<HostTensor> &outputs, bool asGraph = false);
+
+/// Loads a program split over ranks (PlanDesc::ranks > 1) on GPUs
+/// 0..ranks-1 of this machine, a thread a rank, joins the ranks to a fresh
+/// group, and runs `body(rank, gpu, executable)` on every rank's thread at
+/// once (its collectives meet the other ranks'); the first rank's failure is
+/// the result. runOnRanks and `fusec bench --ranks` are built on it.
+llvm::Error onRanks(Program::Impl &p,
+                    const std::function<llvm::Error(int, const GpuContext &, Executable &)> &body);
 
 /// Builds a Program from a module already read (the CLI reads graphs itself
 /// to report errors in its own words). Reads the GEMM tuning cache and the

@@ -65,7 +65,7 @@ Status RankSeat::join(Executable &exe, int rank, const std::string &id) {
   auto c = (*nccl)->communicator(nid, plan.ranks, rank);
   if (!c)
     return toStatus(c.takeError());
-  if (Status s = toStatus(exe.joinRanks(*c)); !s) {
+  if (Status s = toStatus(exe.joinRanks(*c, rank)); !s) {
     (*nccl)->destroy(*c);
     return s;
   }

@@ -1,8 +1,8 @@
 //===- RunRanks.cpp - a split program on the GPUs of this machine ---------===//
 //
-// `fusec run --ranks N` and the GPU tests: one thread a rank, each on its own
-// GPU (ordinal r) with its own context, executable and NCCL communicator,
-// all running the one plan on their shards. Everything that can fail before
+// `fusec run --ranks N`, `fusec bench --ranks N` and the GPU tests: one
+// thread a rank, each on its own GPU (ordinal r) with its own context,
+// executable and NCCL communicator, all running the one plan on their shards. Everything that can fail before
 // the ranks meet is done first on every rank: ncclCommInitRank returns only
 // once every rank has called it, so a rank that failed before it would
 // leave the others waiting.
@@ -16,8 +16,8 @@
 
 namespace fusec {
 
-llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
-                       std::vector<HostTensor> &outputs, bool asGraph) {
+llvm::Error onRanks(Program::Impl &p,
+                    const std::function<llvm::Error(int, const GpuContext &, Executable &)> &body) {
   const PlanDesc &plan = p.plan;
   const int n = plan.ranks;
   auto fail = [](const std::string &why) -> llvm::Error {
@@ -25,9 +25,6 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
   };
   if (n < 2)
     return fail(plan.graphName + " is not split over ranks");
-  if (inputs.size() != plan.inputs.size())
-    return fail("the graph takes " + std::to_string(plan.inputs.size()) + " inputs, " +
-                std::to_string(inputs.size()) + " were given");
   auto drv = CudaDriver::get();
   if (!drv)
     return drv.takeError();
@@ -52,13 +49,11 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
     std::optional<GpuContext> gpu;
     RankSeat seat;
     std::unique_ptr<Executable> exe;
-    std::vector<HostTensor> in, out;
     std::string error;
   };
   std::vector<Rank> ranks(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     Rank &k = ranks[size_t(r)];
-    k.in = rankInputs(plan.inputShards, inputs, r, n);
     auto gpu = GpuContext::create(r);
     if (!gpu)
       return gpu.takeError();
@@ -73,8 +68,8 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
     std::string why;
     if (Status s = k.seat.join(*k.exe, r, id); !s)
       why = s.message();
-    else if (rt::Error err = runOnHostTensors(*k.exe, **drv, k.in, k.out, asGraph))
-      why = err.message();
+    else if (llvm::Error err = body(r, *k.gpu, *k.exe))
+      why = llvm::toString(std::move(err));
     if (!why.empty())
       k.error = "rank " + std::to_string(r) + ": " + why;
   };
@@ -82,12 +77,26 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
   for (const Rank &k : ranks)
     if (!k.error.empty())
       return fail(k.error);
-  std::vector<std::vector<HostTensor>> perRank;
-  for (Rank &k : ranks)
-    perRank.push_back(std::move(k.out));
+  return llvm::Error::success();
+}
+
+llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
+                       std::vector<HostTensor> &outputs, bool asGraph) {
+  const PlanDesc &plan = p.plan;
+  const int n = plan.ranks;
+  if (inputs.size() != plan.inputs.size())
+    return rt::Error::failure("the graph takes " + std::to_string(plan.inputs.size()) +
+                              " inputs, " + std::to_string(inputs.size()) + " were given");
+  std::vector<std::vector<HostTensor>> perRank(static_cast<size_t>(std::max(n, 0)));
+  if (llvm::Error err = onRanks(p, [&](int r, const GpuContext &gpu, Executable &exe) {
+        std::vector<HostTensor> in = rankInputs(plan.inputShards, inputs, r, n);
+        return llvm::Error(runOnHostTensors(exe, gpu.driver(), in, perRank[size_t(r)], asGraph));
+      }))
+    return err;
   if (int64_t i = joinRankOutputs(plan.outputShards, perRank, outputs); i >= 0)
-    return fail("the ranks returned different values of output '" +
-                printable(plan.outputs[size_t(i)].name) + "', which is whole on every rank");
+    return rt::Error::failure("the ranks returned different values of output '" +
+                              printable(plan.outputs[size_t(i)].name) +
+                              "', which is whole on every rank");
   return llvm::Error::success();
 }
 

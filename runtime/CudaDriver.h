@@ -47,6 +47,11 @@
   X(cuCtxGetCurrent)                                                           \
   X(cuCtxSetCurrent)                                                           \
   X(cuCtxSynchronize)                                                          \
+  X(cuCtxEnablePeerAccess)                                                     \
+  X(cuDeviceCanAccessPeer)                                                     \
+  X(cuIpcGetMemHandle)                                                         \
+  X(cuIpcOpenMemHandle)                                                        \
+  X(cuIpcCloseMemHandle)                                                       \
   X(cuModuleLoadData)                                                          \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \

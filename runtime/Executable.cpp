@@ -130,13 +130,29 @@ rt::Error Executable::allocate(StreamMemory &m, CUstream zero, bool wait) {
   return rt::Error::success();
 }
 
-rt::Error Executable::joinRanks(NcclComm c) {
+rt::Error Executable::joinRanks(NcclComm c, int rank) {
   if (desc.ranks < 2)
     return rt::errorf("%s is not split over ranks: it has no group to join",
                       desc.graphName.c_str());
   comm = c;
+  bool oneShot = false;
+  for (const PlanStep &s : desc.steps)
+    oneShot = oneShot || (s.kind == PlanStep::Kind::Collective && s.collective.peer);
+  if (!oneShot)
+    return rt::Error::success();
+  auto nccl = Nccl::get();
+  if (!nccl)
+    return nccl.takeError();
+  if (rt::Error err = makeCurrent())
+    return err;
+  auto m = PeerMemory::connect(ctx, **nccl, comm, rank, desc.ranks);
+  if (!m)
+    return m.takeError();
+  peers = std::move(*m);
   return rt::Error::success();
 }
+
+std::string Executable::peerFallback() const { return peers ? peers->why() : ""; }
 
 rt::Error Executable::enqueueCollective(StreamMemory &mem, const PlanStep &step,
                                         const std::vector<CUdeviceptr> &in,
@@ -154,6 +170,16 @@ rt::Error Executable::enqueueCollective(StreamMemory &mem, const PlanStep &step,
   const TensorSpec &inSpec = desc.buffers[c.src].tensor, &outSpec = desc.buffers[c.dst].tensor;
   CUdeviceptr src = bufferAddress(c.src, in, out, mem.arena);
   CUdeviceptr dst = bufferAddress(c.dst, in, out, mem.arena);
+  if (c.peer && peers && peers->usable()) {
+    // Not beside the kernel ahead: it spins on its peers once started.
+    peer::Args args = peers->args();
+    void *params[] = {&src, &dst, &args};
+    const size_t i = size_t(&step - desc.steps.data());
+    return ctx.driver().check(ctx.driver().cuLaunchKernel(functions[i], step.kernel.grid, 1, 1,
+                                                          step.kernel.block, 1, 1, 0, stream,
+                                                          params, nullptr),
+                              step.name.c_str());
+  }
   if (collectiveScratchBytes(c, inSpec, outSpec) == 0)
     return (*nccl)->enqueue(c, inSpec.dtype, inSpec.bytes(), src, dst, comm, stream);
   // NCCL joins (cuts) whole buffers, rank after rank; along a dim with

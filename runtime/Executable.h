@@ -13,6 +13,7 @@
 #include "runtime/CublasLt.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Nccl.h"
+#include "runtime/PeerMemory.h"
 
 #include "compiler/support/Error.h"
 
@@ -81,7 +82,12 @@ public:
   /// through `comm`, this rank's communicator of their group (Nccl.h), made
   /// on this executable's device; the caller keeps it alive and destroys it
   /// after the executable. Calls fail at the first collective without one.
-  rt::Error joinRanks(NcclComm comm);
+  /// Every rank joins at once: where the plan has one-shot all-reduces, the
+  /// ranks map each other's peer regions here (PeerMemory.h).
+  rt::Error joinRanks(NcclComm comm, int rank);
+  /// Why the one-shot all-reduces go through NCCL instead (empty where they
+  /// do not, or the plan has none).
+  std::string peerFallback() const;
 
   const PlanDesc &plan() const { return desc; }
   /// The cuBLASLt heuristic rank step `i` (a matmul step) runs: its plan's
@@ -136,6 +142,7 @@ private:
   PlanDesc desc;
   const GpuContext &ctx;
   NcclComm comm = nullptr;
+  std::unique_ptr<PeerMemory> peers;  ///< joinRanks, where the plan has one-shot steps
   /// Whether a split plan's collectives have run once outside a capture
   /// (replay() sees to it before its first capture).
   bool ranksConnected = false;

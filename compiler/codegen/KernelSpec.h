@@ -54,6 +54,12 @@ std::string annotatedSource(const KernelLaunch &kernel);
 /// launch; fz_after_prior in Prelude.cpp), once or per role.
 std::string printKernel(const KernelText &text, const std::string &name);
 
+/// The one-shot all-reduce of `elements` of `dtype` over peer memory
+/// (PeerAllReduce.cpp; the collective family picks it for small tensors):
+/// parameters in0, out0 and the ranks' regions (plan/PeerRegion.h).
+KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::StringRef reduce,
+                               int64_t elements);
+
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.
 llvm::Expected<KernelSpec> generatePointwise(FusionOp fusion, const DeviceProfile &profile);

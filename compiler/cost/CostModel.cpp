@@ -141,8 +141,13 @@ Cost opFlops(Operation *op) {
     const int64_t n = op->getAttrOfType<IntegerAttr>("ranks").getInt();
     const int64_t in = shape::numElements(shapeOf(op->getOperand(0))) *
                        dtypeBytes(dtypeOf(op->getOperand(0)));
-    if (isa<AllReduceOp>(op))
+    if (isa<AllReduceOp>(op)) {
       c.linkBytes = 2 * (n - 1) * in / n;
+      if (isFloat(dtypeOf(op->getOperand(0)))) {
+        c.allReduceBytes = in;
+        c.allReduceRanks = int(n);
+      }
+    }
     else if (isa<AllGatherOp>(op))
       c.linkBytes = (n - 1) * in;
     else

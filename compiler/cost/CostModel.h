@@ -18,6 +18,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fusec {
@@ -58,9 +59,16 @@ struct Cost {
   /// Bytes each rank sends over the GPU-to-GPU link (collectives; ring
   /// algorithms: an all-reduce sends 2 (n - 1) / n of its tensor).
   int64_t linkBytes = 0;
+  /// An all-reduce of floats: its tensor's bytes and its ranks (what the
+  /// one-shot kernel over peer memory moves: each rank reads the tensor of
+  /// every other; families/Collective.cpp).
+  int64_t allReduceBytes = 0;
+  int allReduceRanks = 0;
   Cost &operator+=(const Cost &o) {
     bytes += o.bytes;
     linkBytes += o.linkBytes;
+    allReduceBytes += o.allReduceBytes;
+    allReduceRanks = std::max(allReduceRanks, o.allReduceRanks);
     halfAlignedTensorFlops += o.halfAlignedTensorFlops;
     unalignedTensorFlops += o.unalignedTensorFlops;
     prologueTileElements += o.prologueTileElements;

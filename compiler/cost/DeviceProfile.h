@@ -45,6 +45,10 @@ struct DeviceProfile {
   /// least one collective takes (NCCL's latency, in a CUDA graph).
   double linkBytesPerSec;
   double collectiveSeconds;
+  /// The least a one-shot all-reduce over peer memory takes (its launch and
+  /// the flag round trip between GPUs, in a CUDA graph); 0 where GPUs do not
+  /// reach each other's memory (families/Collective.cpp).
+  double peerCollectiveSeconds;
   std::string source;         ///< where the numbers come from
   /// Where and when `fusec bench` measured the copy bandwidth; empty: the table's.
   std::string measuredOn = {};

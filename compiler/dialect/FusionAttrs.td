@@ -32,7 +32,7 @@ def Fusec_KernelFamily : I32EnumAttr<"KernelFamily", "the kernel family that run
   I32EnumAttrCase<"ColumnTiled", 16, "column_tiled">,
   I32EnumAttrCase<"Attention", 17, "attention">,
   I32EnumAttrCase<"StreamedRows", 18, "streamed_rows">,
-  I32EnumAttrCase<"Collective", 19, "nccl">
+  I32EnumAttrCase<"Collective", 19, "collective">
 ]> {
   let cppNamespace = "::fusec";
   let genSpecializedAttr = 0;

@@ -1,18 +1,40 @@
-//===- Collective.cpp - all_reduce, all_gather, reduce_scatter on NCCL ----===//
+//===- Collective.cpp - all_reduce, all_gather, reduce_scatter ------------===//
 //
-// A collective is not a kernel of fusec's: NCCL runs it, on the program's
-// stream, between the kernels before and after it (plan step `collective`).
-// Its time is NCCL's latency plus the bytes each rank sends over the link
-// at the bus bandwidth NCCL reaches (Cost::linkBytes, DeviceProfile), the
-// HBM traffic of its own kernels hidden under the link's.
+// A collective runs between the kernels before and after it (plan step
+// `collective`), on the program's stream, one of two ways:
+//   - NCCL: its latency plus the bytes each rank sends over the link at the
+//     bus bandwidth NCCL reaches (Cost::linkBytes, DeviceProfile), the HBM
+//     traffic of its own kernels hidden under the link's;
+//   - a small all-reduce of floats, where it is cheaper: fusec's one-shot
+//     kernel over peer memory (codegen/PeerAllReduce.cpp), a launch and a
+//     flag round trip plus each rank reading every other rank's tensor.
+// Which one is decided here, for the price and the plan alike.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/families/CollectiveStep.h"
 #include "compiler/families/Families.h"
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/cost/CostModel.h"
+#include "compiler/plan/PeerRegion.h"
+
+#include <optional>
 
 namespace fusec {
 namespace families {
 namespace {
+
+double ncclSeconds(const Cost &c, const DeviceProfile &p) {
+  return p.collectiveSeconds + double(c.linkBytes) / p.linkBytesPerSec;
+}
+
+/// The one-shot kernel's time, where it can run the collective priced `c`.
+std::optional<double> peerSeconds(const Cost &c, const DeviceProfile &p) {
+  if (c.allReduceBytes <= 0 || c.allReduceBytes > peer::kMaxBytes || c.allReduceRanks < 2 ||
+      c.allReduceRanks > peer::kMaxRanks || p.peerCollectiveSeconds <= 0)
+    return std::nullopt;
+  return p.peerCollectiveSeconds +
+         double(c.allReduceBytes) * (c.allReduceRanks - 1) / p.linkBytesPerSec;
+}
 
 class Collective final : public KernelFamilyDef {
 public:
@@ -25,11 +47,16 @@ public:
                                    "internal error: a collective has no kernel to emit");
   }
   double seconds(const Cost &c, const DeviceProfile &p) const override {
-    return p.collectiveSeconds + double(c.linkBytes) / p.linkBytesPerSec;
+    return overPeerMemory(c, p) ? *peerSeconds(c, p) : ncclSeconds(c, p);
   }
 };
 
 } // namespace
+
+bool overPeerMemory(const Cost &c, const DeviceProfile &p) {
+  std::optional<double> peer = peerSeconds(c, p);
+  return peer && *peer < ncclSeconds(c, p);
+}
 
 const KernelFamilyDef &collective() {
   static const Collective family;
@@ -38,11 +65,12 @@ const KernelFamilyDef &collective() {
 
 } // namespace families
 
-llvm::Expected<PlanCollective> collectiveStep(FusionOp fusion, int in, int out) {
+llvm::Error collectiveStep(FusionOp fusion, int in, int out, const DeviceProfile &profile,
+                           PlanStep &step) {
   for (mlir::Operation &op : fusion.getBodyBlock()) {
     if (!isCollective(&op))
       continue;
-    PlanCollective c;
+    PlanCollective &c = step.collective;
     c.op = op.getName().stripDialect().str();
     c.reduce = "sum";
     if (auto r = llvm::dyn_cast<AllReduceOp>(op))
@@ -52,7 +80,18 @@ llvm::Expected<PlanCollective> collectiveStep(FusionOp fusion, int in, int out) 
     c.ranks = int(op.getAttrOfType<mlir::IntegerAttr>("ranks").getInt());
     c.src = in;
     c.dst = out;
-    return c;
+    step.kind = PlanStep::Kind::Collective;
+    const Cost cost = opFlops(&op);
+    c.peer = families::overPeerMemory(cost, profile);
+    if (c.peer) {
+      mlir::Value v = op.getOperand(0);
+      codegen::KernelSpec spec = codegen::peerAllReduceKernel(
+          step.name, dtypeOf(v), c.reduce, cost.allReduceBytes / dtypeBytes(dtypeOf(v)));
+      static_cast<KernelLaunch &>(step.kernel) = spec;
+      step.kernel.args = {in, out};
+      step.kernel.inputs = 1;
+    }
+    return llvm::Error::success();
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "internal error: a collective group without a collective");

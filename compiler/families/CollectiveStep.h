@@ -1,6 +1,7 @@
 //===- CollectiveStep.h - a collective group as a plan step ---------------===//
 #pragma once
 
+#include "compiler/cost/DeviceProfile.h"
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/PlanDesc.h"
 
@@ -8,9 +9,20 @@
 
 namespace fusec {
 
-/// The NCCL call of a group of the collective family (Collective.cpp): its
+struct Cost;
+namespace families {
+/// Whether fusec's one-shot kernel over peer memory runs the collective
+/// priced `c` (an all-reduce of floats small enough, where it is cheaper
+/// than NCCL) rather than NCCL: the plan and every prediction ask this.
+bool overPeerMemory(const Cost &c, const DeviceProfile &p);
+} // namespace families
+
+/// A group of the collective family (Collective.cpp) as a plan step: its
 /// one input, a contiguous buffer (the planner copies a strided view first),
-/// goes from buffer `in`, the result to buffer `out`.
-llvm::Expected<PlanCollective> collectiveStep(FusionOp fusion, int in, int out);
+/// goes from buffer `in`, the result to buffer `out`. Fills step.collective,
+/// and step.kernel where the one-shot kernel over peer memory runs it
+/// (PlanCollective::peer); `step.name` names that kernel.
+llvm::Error collectiveStep(FusionOp fusion, int in, int out, const DeviceProfile &profile,
+                           PlanStep &step);
 
 } // namespace fusec

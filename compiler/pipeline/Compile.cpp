@@ -204,15 +204,13 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
     if (!family)
       return family.takeError();
     if (*family == KernelFamily::Collective) {
-      auto c = collectiveStep(f, ins.at(0), outs.at(0));
-      if (!c)
-        return c.takeError();
-      step.kind = PlanStep::Kind::Collective;
-      step.collective = *c;
+      if (llvm::Error err = collectiveStep(f, ins.at(0), outs.at(0), *profile, step))
+        return err;
+      const PlanCollective &c = step.collective;
       plan.collectiveScratchBytes =
           std::max(plan.collectiveScratchBytes,
-                   collectiveScratchBytes(*c, plan.buffers[c->src].tensor,
-                                          plan.buffers[c->dst].tensor));
+                   collectiveScratchBytes(c, plan.buffers[c.src].tensor,
+                                          plan.buffers[c.dst].tensor));
     } else if (kernelFamily(*family).isLibrary()) {
       auto m = libraryMatmul(f, ins, outs[0]);
       if (!m)

@@ -9,6 +9,7 @@
 
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/families/CollectiveStep.h"
 #include "compiler/families/KernelFamily.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -180,7 +181,10 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
       if (k.kind == "collective")
         for (Operation &op : f.getBodyBlock())
           if (isCollective(&op)) {
-            k.linkBytes = opFlops(&op).linkBytes;
+            const Cost c = opFlops(&op);
+            k.linkBytes = c.linkBytes;
+            k.peer = families::overPeerMemory(c, profile);
+            k.peerBytes = c.allReduceBytes * (c.allReduceRanks - 1);
             k.collective = op.getName().stripDialect().str() + " of " +
                            mb(tensorBytes(op.getOperand(0)));
           }
@@ -308,7 +312,18 @@ std::string explainText(const Explanation &e) {
     }
     if (!k.schedule.empty())
       s += "  schedule: " + k.schedule + "\n";
-    if (!k.collective.empty()) {
+    if (!k.collective.empty() && k.peer) {
+      std::snprintf(buf, sizeof buf,
+                    "  link: %s over %lld ranks, one-shot over peer memory: each rank reads %s "
+                    "(%.1f us launch and flag round trip + %.1f us at %.0f GB/s; NCCL: %.1f us)\n",
+                    k.collective.c_str(), (long long)e.ranks, mb(k.peerBytes).c_str(),
+                    e.profile.peerCollectiveSeconds * 1e6,
+                    double(k.peerBytes) / e.profile.linkBytesPerSec * 1e6,
+                    e.profile.linkBytesPerSec / 1e9,
+                    (e.profile.collectiveSeconds + double(k.linkBytes) / e.profile.linkBytesPerSec) *
+                        1e6);
+      s += buf;
+    } else if (!k.collective.empty()) {
       std::snprintf(buf, sizeof buf,
                     "  link: %s over %lld ranks, %s sent per rank (%.1f us NCCL latency + %.1f us "
                     "at %.0f GB/s)\n",
@@ -376,7 +391,8 @@ std::string explainJson(const Explanation &e) {
                   {"launch_s", e.profile.launchSeconds},
                   {"chained_launch_s", e.profile.chainedLaunchSeconds},
                   {"link_bytes_per_s", e.profile.linkBytesPerSec},
-                  {"collective_s", e.profile.collectiveSeconds}};
+                  {"collective_s", e.profile.collectiveSeconds},
+                  {"one_shot_collective_s", e.profile.peerCollectiveSeconds}};
   j["ranks"] = e.ranks;
   j["split_outputs"] = e.splitOutputs;
   j["kernels"] = nlohmann::json::array();
@@ -413,8 +429,10 @@ std::string explainJson(const Explanation &e) {
                                      {"computed_share", e.kernels[i].computedShare}};
     if (!e.kernels[i].schedule.empty())
       j["kernels"][i]["schedule"] = e.kernels[i].schedule;
-    if (!e.kernels[i].collective.empty())
+    if (!e.kernels[i].collective.empty()) {
       j["kernels"][i]["link_bytes"] = e.kernels[i].linkBytes;
+      j["kernels"][i]["one_shot"] = e.kernels[i].peer;
+    }
   }
   j["edges"] = nlohmann::json::array();
   for (const ExplainedEdge &ed : e.edges)

@@ -49,6 +49,10 @@ struct ExplainedKernel {
   /// algorithms), and the op ("all_reduce of 4.1 KB").
   int64_t linkBytes = 0;
   std::string collective;
+  /// Run by the one-shot kernel over peer memory, which reads peerBytes
+  /// from the other ranks (families/Collective.cpp), rather than NCCL.
+  bool peer = false;
+  int64_t peerBytes = 0;
   /// How the kernel runs (KernelLaunch::schedule: threads, blocks, tiles,
   /// splits), filled by the caller from the plan; empty for library calls.
   std::string schedule;

@@ -72,6 +72,10 @@ struct PlanCollective {
   int64_t axis = 0;    ///< all_gather, reduce_scatter: the dim joined or cut
   int ranks = 1;
   int src = -1, dst = -1;
+  /// Run by fusec's one-shot kernel over peer memory (the step's kernel;
+  /// plan/PeerRegion.h) instead of NCCL, where the ranks reach each other's
+  /// memory; through NCCL where they do not.
+  bool peer = false;
 };
 
 struct PlanStep {
@@ -146,15 +150,17 @@ inline std::string stepRunner(const PlanStep &s) {
   switch (s.kind) {
   case PlanStep::Kind::Kernel: return s.kernel.family;
   case PlanStep::Kind::Matmul: return "matmul (cuBLASLt)";
-  case PlanStep::Kind::Collective: return s.collective.op + " (NCCL)";
+  case PlanStep::Kind::Collective:
+    return s.collective.op + (s.collective.peer ? " (one-shot, peer memory)" : " (NCCL)");
   case PlanStep::Kind::Copy: return "copy";
   }
   return "copy";
 }
 
-/// The plan's kernel steps grouped by what NVRTC compiles
+/// The plan's kernels (kernel steps, and collectives a one-shot kernel
+/// runs: PlanCollective::peer) grouped by what NVRTC compiles
 /// (KernelLaunch::source, equal for a model's repeated layers): `steps` are
-/// the kernel steps in plan order, `bodyOf[k]` the body of steps[k], and
+/// those steps in plan order, `bodyOf[k]` the body of steps[k], and
 /// `firstStep[b]` the first step with body b. Each body is compiled once.
 struct KernelBodies {
   std::vector<size_t> steps, bodyOf, firstStep;
@@ -163,7 +169,7 @@ inline KernelBodies kernelBodies(const PlanDesc &plan) {
   KernelBodies b;
   std::map<std::string_view, size_t> index;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (plan.steps[i].kind != PlanStep::Kind::Kernel)
+    if (plan.steps[i].kind != PlanStep::Kind::Kernel && !plan.steps[i].collective.peer)
       continue;
     auto [it, inserted] = index.try_emplace(plan.steps[i].kernel.source, b.firstStep.size());
     if (inserted)

@@ -1,5 +1,6 @@
 //===- PlanJson.cpp - a plan as JSON, and back, checked -------------------===//
 #include "compiler/plan/PlanJson.h"
+#include "compiler/plan/PeerRegion.h"
 
 #include <cmath>
 #include <limits>
@@ -268,7 +269,10 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
     case PlanStep::Kind::Collective: {
       const PlanCollective &c = s.collective;
       step["collective"] = {{"op", c.op}, {"reduce", c.reduce}, {"axis", c.axis},
-                            {"ranks", c.ranks}, {"src", c.src}, {"dst", c.dst}};
+                            {"ranks", c.ranks}, {"src", c.src}, {"dst", c.dst},
+                            {"peer", c.peer}};
+      if (c.peer)
+        step["kernel"] = kernelJson(s.kernel, bodyOfStep.at(i));
       break;
     }
     }
@@ -333,6 +337,10 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
         ps.collective = {c.at("op").get<std::string>(), c.at("reduce").get<std::string>(),
                          jsonInteger<int64_t>(c.at("axis")), jsonInteger<int>(c.at("ranks")),
                          jsonInteger<int>(c.at("src")), jsonInteger<int>(c.at("dst"))};
+        // Plans written before the one-shot kernel have no "peer": NCCL.
+        ps.collective.peer = c.contains("peer") && c.at("peer").get<bool>();
+        if (ps.collective.peer)
+          static_cast<PlanKernel &>(ps.kernel) = kernelFrom(s.at("kernel"), bodies);
       } else
         ps.copy = {jsonInteger<int>(s.at("copy").at("src")), jsonInteger<int>(s.at("copy").at("dst"))};
       plan.steps.push_back(std::move(ps));
@@ -442,49 +450,53 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
            offset <= plan.buffers[id].tensor.bytes() &&
            bytes <= plan.buffers[id].tensor.bytes() - offset;
   };
+  // What every generated kernel's launch must satisfy; "" where it does.
+  auto kernelProblem = [&](const PlanKernel &k) -> std::string {
+    for (int a : k.args)
+      if (!bufferOk(a))
+        return "argument buffer " + std::to_string(a) + " does not exist";
+    if (k.inputs > k.args.size())
+      return "more inputs than arguments";
+    if (k.tensorMaps.size() > 8 || k.args.size() + 1 + k.tensorMaps.size() > 64)
+      return "more parameters than a launch takes";
+    for (const TensorMapParam &m : k.tensorMaps) {
+      if (m.arg < 0 || size_t(m.arg) >= k.args.size())
+        return "a tensor map of an argument that does not exist";
+      // What the map may reach: its dims at its strides, from its offset.
+      const uint64_t limit = uint64_t(kMaxBytes);
+      if (m.elementBytes != 2 || m.rows > limit || m.cols > limit || m.batches == 0 ||
+          m.batches > limit || m.rowStrideBytes > limit || m.batchStrideBytes > limit ||
+          m.offsetBytes > limit || m.boxRows == 0 || m.boxCols == 0 || m.boxRows > 256 ||
+          m.boxCols > 256)
+        return "a tensor map out of range";
+      uint64_t reach = m.rows == 0 || m.cols == 0
+                           ? 0
+                           : (m.batches - 1) * m.batchStrideBytes +
+                                 (m.rows - 1) * m.rowStrideBytes + m.cols * 2;
+      if (!within(k.args[m.arg], int64_t(m.offsetBytes), int64_t(reach)))
+        return "a tensor map reaches past its buffer";
+    }
+    if (k.readsBeforeWait < -1 || k.readsBeforeWait > int(k.tensorMaps.size()))
+      return "readsBeforeWait out of range";
+    if (k.grid == 0 || k.gridY == 0 || k.gridZ == 0 || k.gridY > 65535 || k.gridZ > 65535 ||
+        k.block == 0 || k.block > 1024 || k.clusterX == 0 || k.clusterX > 16 ||
+        k.grid % k.clusterX != 0)
+      return "a launch shape the driver cannot take";
+    if (k.scratchZeroBytes > k.scratchBytes || k.scratchZeroOnce > k.scratchBytes ||
+        k.scratchZeroBytes % 4 != 0)
+      return "scratch sizes out of range";
+    if (k.entry.empty() || k.source.empty())
+      return "a kernel without an entry point or body";
+    return "";
+  };
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &s = plan.steps[i];
     std::string at = "step " + std::to_string(i) + " (" + s.name + ")";
     switch (s.kind) {
-    case PlanStep::Kind::Kernel: {
-      const PlanKernel &k = s.kernel;
-      for (int a : k.args)
-        if (!bufferOk(a))
-          return fail(at, "argument buffer " + std::to_string(a) + " does not exist");
-      if (k.inputs > k.args.size())
-        return fail(at, "more inputs than arguments");
-      if (k.tensorMaps.size() > 8 || k.args.size() + 1 + k.tensorMaps.size() > 64)
-        return fail(at, "more parameters than a launch takes");
-      for (const TensorMapParam &m : k.tensorMaps) {
-        if (m.arg < 0 || size_t(m.arg) >= k.args.size())
-          return fail(at, "a tensor map of an argument that does not exist");
-        // What the map may reach: its dims at its strides, from its offset.
-        const uint64_t limit = uint64_t(kMaxBytes);
-        if (m.elementBytes != 2 || m.rows > limit || m.cols > limit || m.batches == 0 ||
-            m.batches > limit || m.rowStrideBytes > limit || m.batchStrideBytes > limit ||
-            m.offsetBytes > limit || m.boxRows == 0 || m.boxCols == 0 || m.boxRows > 256 ||
-            m.boxCols > 256)
-          return fail(at, "a tensor map out of range");
-        uint64_t reach = m.rows == 0 || m.cols == 0
-                             ? 0
-                             : (m.batches - 1) * m.batchStrideBytes +
-                                   (m.rows - 1) * m.rowStrideBytes + m.cols * 2;
-        if (!within(k.args[m.arg], int64_t(m.offsetBytes), int64_t(reach)))
-          return fail(at, "a tensor map reaches past its buffer");
-      }
-      if (k.readsBeforeWait < -1 || k.readsBeforeWait > int(k.tensorMaps.size()))
-        return fail(at, "readsBeforeWait out of range");
-      if (k.grid == 0 || k.gridY == 0 || k.gridZ == 0 || k.gridY > 65535 || k.gridZ > 65535 ||
-          k.block == 0 || k.block > 1024 || k.clusterX == 0 || k.clusterX > 16 ||
-          k.grid % k.clusterX != 0)
-        return fail(at, "a launch shape the driver cannot take");
-      if (k.scratchZeroBytes > k.scratchBytes || k.scratchZeroOnce > k.scratchBytes ||
-          k.scratchZeroBytes % 4 != 0)
-        return fail(at, "scratch sizes out of range");
-      if (k.entry.empty() || k.source.empty())
-        return fail(at, "a kernel without an entry point or body");
+    case PlanStep::Kind::Kernel:
+      if (std::string why = kernelProblem(s.kernel); !why.empty())
+        return fail(at, why);
       break;
-    }
     case PlanStep::Kind::Matmul: {
       const PlanMatmul &m = s.matmul;
       if (!bufferOk(m.a) || !bufferOk(m.b) || !bufferOk(m.c) ||
@@ -528,6 +540,18 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
         return fail(at, "a collective's buffers of sizes that do not match");
       if (collectiveScratchBytes(c, in, out) > plan.collectiveScratchBytes)
         return fail(at, "a collective needs more scratch than the plan has");
+      if (c.peer) {
+        // The one-shot kernel: its region holds peer::kMaxBytes, a chunk a block.
+        if (!reduce || !isFloat(in.dtype) || in.bytes() > peer::kMaxBytes ||
+            c.ranks > peer::kMaxRanks)
+          return fail(at, "a one-shot all-reduce the peer region cannot hold");
+        if (std::string why = kernelProblem(s.kernel); !why.empty())
+          return fail(at, why);
+        if (s.kernel.args != std::vector<int>{c.src, c.dst} ||
+            s.kernel.grid != unsigned(peer::blocksFor(in.bytes())) || s.kernel.clusterX != 1 ||
+            !s.kernel.tensorMaps.empty() || s.kernel.scratchBytes != 0 || s.kernel.cooperative)
+          return fail(at, "a one-shot all-reduce's kernel does not match its collective");
+      }
       break;
     }
     }

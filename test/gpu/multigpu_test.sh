@@ -50,4 +50,23 @@ for ranks in 2 3 4; do
   run "llama_block_decode_b1, $ranks ranks" "$src/bench/graphs/llama_block_decode_b1.json" \
     --ranks "$ranks" --shard "$split,$cache" --check
 done
+# All-reduces from 1 element to 64 MB: a linear whose contraction is split
+# leaves each rank a partial sum. Up to 512 KB fusec's one-shot kernel over
+# peer memory runs them (16-byte vectors where the size allows, elements
+# where it does not), past that NCCL; FUSEC_PEER_COLLECTIVES=0 sends every
+# one through NCCL. Launch by launch and as CUDA graph replays.
+for n in 1 7 4096 262144 262152 33554432; do
+  cat >"$out/ar_$n.json" <<GRAPH
+{"fusec": 1, "name": "row_parallel_$n",
+ "description": "y = h @ w^T, the contraction split over ranks: an all-reduce of $n elements",
+ "inputs": [{"name": "h", "dtype": "bf16", "shape": [1, 16], "shard": 1},
+            {"name": "w", "dtype": "bf16", "shape": [$n, 16], "shard": 1}],
+ "nodes": [{"name": "y", "op": "linear", "inputs": ["h", "w"]}],
+ "outputs": ["y"]}
+GRAPH
+  run "all-reduce of $n bf16, 2 ranks" "$out/ar_$n.json" --ranks 2 --check
+  run "all-reduce of $n bf16, 2 ranks, CUDA graphs" "$out/ar_$n.json" --ranks 2 --check --graph
+  FUSEC_PEER_COLLECTIVES=0 run "all-reduce of $n bf16, 2 ranks, NCCL only" "$out/ar_$n.json" \
+    --ranks 2 --check
+done
 exit $status

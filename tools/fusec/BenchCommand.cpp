@@ -13,6 +13,7 @@
 #include "tools/fusec/Sweep.h"
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
+#include "tools/fusec/Sharding.h"
 
 #include "runtime/DeviceMeasurements.h"
 #include "api/ProgramImpl.h"
@@ -214,6 +215,59 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
   return kOk;
 }
 
+/// `--ranks N`: the fused plan split over N GPUs of this machine, a thread
+/// a rank (timeSplitPlan), rank 0's steps printed, the slowest rank's time
+/// beside it. The floor is rank 0's own bytes: each GPU moves its share.
+int runBenchRanks(const BenchOptions &opts, BenchSettings settings) {
+  if (opts.autotune)
+    return reportError("--autotune times one GPU's kernels; tune without --ranks");
+  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/true);
+  if (!program)
+    return reportError(program.takeError());
+  auto env = measureEnvironment(**program);
+  if (!env)
+    return reportError(env.takeError());
+  const PlanDesc &plan = ProgramAccess::of(**program).plan;
+  if (!opts.json)
+    llvm::errs() << "fusec: timing the fused plan on " << plan.ranks << " GPUs ("
+                 << plan.steps.size() << " step(s) on each)...\n";
+  double slowestUs = 0;
+  auto t = timeSplitPlan(**program, *env, settings, slowestUs);
+  if (!t)
+    return reportError(t.takeError());
+  if (opts.json) {
+    nlohmann::json j;
+    j["graph"] = opts.graph;
+    j["device"] = env->deviceName;
+    j["profile"] = plan.device;
+    j["arch"] = plan.arch;
+    j["ranks"] = plan.ranks;
+    j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
+    j["cuda_graph"] = settings.cudaGraph;
+    j["fused"] = toJson(*t, env->copyBytesPerSec);
+    j["slowest_rank_us"] = slowestUs;
+    llvm::outs() << j.dump(2) << "\n";
+    return kOk;
+  }
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "fusec bench %s over %d GPUs (%s; profile %s, %s)\nmeasured copy bandwidth "
+                "%.0f GB/s (read + write); median of %d runs%s\n\n",
+                opts.graph.c_str(), plan.ranks, env->deviceName.c_str(), plan.device.c_str(),
+                plan.arch.c_str(), env->copyBytesPerSec / 1e9, opts.iters,
+                settings.cudaGraph ? "; each rank's plan one CUDA graph replay" : "");
+  llvm::outs() << line;
+  printPlan("fused, rank 0", *t, env->copyBytesPerSec);
+  std::snprintf(line, sizeof line,
+                "\nslowest rank: %.1f us; rank 0's bytes at the copy bandwidth: %.1f us (%.0f%% "
+                "of it); planner: %.1f us\n",
+                slowestUs, t->bytes / env->copyBytesPerSec * 1e6,
+                100.0 * t->bytes / env->copyBytesPerSec * 1e6 / std::max(slowestUs, 1e-9),
+                t->plannerUs);
+  llvm::outs() << line;
+  return kOk;
+}
+
 int runBench(const BenchOptions &opts) {
   BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.sources, !opts.noSteps,
                          opts.warmupSeconds};
@@ -221,6 +275,12 @@ int runBench(const BenchOptions &opts) {
   if (!opts.sweep.empty()) {
     settings.cudaGraph = opts.cudaGraph;
     return runBenchSweep(opts, settings);
+  }
+  if (opts.plan.ranks > 1) {
+    settings.cudaGraph = opts.cudaGraph;
+    if (!opts.sweep.empty())
+      return reportError("--sweep times one GPU; leave out --ranks");
+    return runBenchRanks(opts, settings);
   }
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
   if (!bind)
@@ -324,7 +384,8 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
   cmd->footer("Examples:\n"
               "  fusec bench examples/softmax.json\n"
               "  fusec bench bench/graphs/rms_norm.json --iters 200 --json > rms.json\n"
-              "  fusec bench model.onnx --bind batch=1 --sweep sequence=1,128,1000,4096");
+              "  fusec bench model.onnx --bind batch=1 --sweep sequence=1,128,1000,4096\n"
+              "  fusec bench examples/tp_llama_block.json --ranks 2 --graph   # over 2 GPUs");
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   cmd->add_option("--iters", opts->iters, "timed runs (the median is reported)")
       ->check(CLI::Range(1, 100000))
@@ -348,6 +409,7 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::IsMember({"auto", "fusec", "cublaslt"}));
   addLaunchFlags(cmd, opts->plan);
   addBindOption(cmd, opts->plan.bind);
+  addSplitOptions(cmd, opts->plan.ranks, opts->plan.shard);
   cmd->add_flag("--graph", opts->cudaGraph,
                 "time whole plans as CUDA graph replays (each input set captured once; what "
                 "Program::replay does) instead of launch by launch");

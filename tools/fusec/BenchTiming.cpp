@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <cmath>
 #include "compiler/support/LlvmError.h"
 
@@ -203,49 +205,133 @@ std::string tuningKeyOf(const PlanStep &s) {
 
 bool tunableStep(const PlanStep &s) { return !tuningKeyOf(s).empty(); }
 
+namespace {
+
+/// What timing a plan takes, on one rank or the only one.
+struct PlanRun {
+  CudaDriver &drv;
+  Executable &exe;
+  const PlanDesc &plan;
+  DeviceProfile profile;
+  /// The host inputs of set k (this rank's blocks of a split plan's).
+  std::function<std::vector<HostTensor>(int)> inputsOf;
+  int inputSets = 1;
+};
+
+/// Enough input sets that one run's inputs are out of L2 when they come
+/// round again.
+int inputSetsFor(const PlanDesc &plan, const BenchEnvironment &env) {
+  int64_t inputBytes = 0;
+  for (const TensorSpec &s : plan.inputs)
+    inputBytes += s.bytes();
+  if (inputBytes > 0 && inputBytes < 3 * env.l2Bytes)
+    return static_cast<int>(std::min<int64_t>(16, (3 * env.l2Bytes + inputBytes - 1) / inputBytes));
+  return 1;
+}
+
+/// Tensors from files are the same in every set (parameters bound once, as
+/// a model's weights are); without files each set is drawn from its seed.
+llvm::Expected<std::function<std::vector<HostTensor>(int)>>
+hostInputs(const Program &program, const BenchSettings &settings) {
+  const PlanDesc &plan = ProgramAccess::of(program).plan;
+  if (settings.sources.inputs.empty() && settings.sources.weights.empty()) {
+    uint64_t seed = settings.seed;
+    return std::function<std::vector<HostTensor>(int)>(
+        [&program, seed](int k) { return program.randomInputs(seed * 1000003 + uint64_t(k)); });
+  }
+  std::vector<GraphArgument> args;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const TensorSpec &s = plan.inputs[i];
+    args.push_back({s.name, s.dtype, s.shape, program.isParameter(i),
+                    i < plan.inputScales.size() ? plan.inputScales[i] : 1.0});
+  }
+  auto read = prepareInputs(args, settings.sources, settings.seed * 1000003);
+  if (!read)
+    return read.takeError();
+  auto given = std::make_shared<std::vector<HostTensor>>(std::move(*read));
+  return std::function<std::vector<HostTensor>(int)>([given](int) { return *given; });
+}
+
+llvm::Expected<PlanTiming> timeRun(const PlanRun &run, const BenchEnvironment &env,
+                                   const BenchSettings &settings);
+
+} // namespace
+
 llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
                                     const BenchSettings &settings) {
   Program::Impl &impl = ProgramAccess::of(program);
   if (llvm::Error err = impl.ensureLoaded())
     return std::move(err);
-  CudaDriver &drv = impl.gpu->driver();
+  auto inputs = hostInputs(program, settings);
+  if (!inputs)
+    return inputs.takeError();
+  PlanRun run{impl.gpu->driver(), *impl.exe, impl.plan, impl.profile(), *inputs,
+              inputSetsFor(impl.plan, env)};
+  auto t = timeRun(run, env, settings);
+  if (t && !settings.tunedStepsOnly)
+    // The planner's figure for the whole plan is explain's (launches chained
+    // where they overlap), not its steps' sum.
+    t->plannerUs = explainProgram(program, {}).predictedUs();
+  return t;
+}
+
+llvm::Expected<PlanTiming> timeSplitPlan(Program &program, const BenchEnvironment &env,
+                                         BenchSettings settings, double &slowestUs) {
+  Program::Impl &impl = ProgramAccess::of(program);
   const PlanDesc &plan = impl.plan;
+  const int n = plan.ranks;
+  // Every rank makes the same calls, or a collective waits forever: warm-up
+  // by count alone (a time-based one ends after different counts).
+  settings.warmup = std::max(settings.warmup, 32);
+  settings.warmupSeconds = 0;
+  auto inputs = hostInputs(program, settings);
+  if (!inputs)
+    return inputs.takeError();
+  const int sets = inputSetsFor(plan, env);
+  // The whole graph's sets, drawn once and cut by each rank.
+  std::vector<std::vector<HostTensor>> whole;
+  for (int k = 0; k < sets; ++k)
+    whole.push_back((*inputs)(k));
+  std::vector<std::optional<PlanTiming>> timings(static_cast<size_t>(n));
   const DeviceProfile profile = impl.profile();
+  if (llvm::Error err = onRanks(impl, [&](int r, const GpuContext &gpu, Executable &exe) -> llvm::Error {
+        PlanRun run{gpu.driver(), exe, plan, profile,
+                    [&](int k) { return rankInputs(plan.inputShards, whole[size_t(k)], r, n); },
+                    sets};
+        auto t = timeRun(run, env, settings);
+        if (!t)
+          return t.takeError();
+        timings[size_t(r)] = std::move(*t);
+        return llvm::Error::success();
+      }))
+    return std::move(err);
+  slowestUs = 0;
+  for (const auto &t : timings)
+    slowestUs = std::max(slowestUs, t->medianUs);
+  PlanTiming first = std::move(*timings[0]);
+  first.plannerUs = explainProgram(program, {}).predictedUs();
+  return first;
+}
+
+namespace {
+
+llvm::Expected<PlanTiming> timeRun(const PlanRun &run, const BenchEnvironment &env,
+                                   const BenchSettings &settings) {
+  CudaDriver &drv = run.drv;
+  const PlanDesc &plan = run.plan;
+  const DeviceProfile &profile = run.profile;
   PlanTiming t;
-  // Enough input sets that one run's inputs are out of L2 when they come round again.
-  int64_t inputBytes = 0;
-  for (const TensorSpec &s : plan.inputs)
-    inputBytes += s.bytes();
-  if (inputBytes > 0 && inputBytes < 3 * env.l2Bytes)
-    t.inputSets = static_cast<int>(std::min<int64_t>(16, (3 * env.l2Bytes + inputBytes - 1) /
-                                                             inputBytes));
-  // Tensors from files are the same in every set (parameters bound once, as
-  // a model's weights are); without files each set is drawn from its seed.
-  std::vector<HostTensor> given;
-  if (!settings.sources.inputs.empty() || !settings.sources.weights.empty()) {
-    std::vector<GraphArgument> args;
-    for (size_t i = 0; i < plan.inputs.size(); ++i) {
-      const TensorSpec &s = plan.inputs[i];
-      args.push_back({s.name, s.dtype, s.shape, program.isParameter(i),
-                      i < plan.inputScales.size() ? plan.inputScales[i] : 1.0});
-    }
-    auto read = prepareInputs(args, settings.sources, settings.seed * 1000003);
-    if (!read)
-      return read.takeError();
-    given = std::move(*read);
-  }
+  t.inputSets = run.inputSets;
   std::vector<std::unique_ptr<DeviceBuffers>> sets;
   for (int k = 0; k < t.inputSets; ++k) {
-    std::vector<HostTensor> host =
-        given.empty() ? program.randomInputs(settings.seed * 1000003 + k) : given;
     sets.push_back(std::make_unique<DeviceBuffers>(drv));
-    if (llvm::Error err = sets.back()->upload(host))
+    if (llvm::Error err = sets.back()->upload(run.inputsOf(k)))
       return std::move(err);
   }
   DeviceBuffers outs(drv);
   if (llvm::Error err = outs.allocatePoisoned(plan.outputs))
     return std::move(err);
-  Executable &exe = *impl.exe;
+  Executable &exe = run.exe;
   auto inputsOf = [&](int i) -> const std::vector<CUdeviceptr> & {
     return sets[i % t.inputSets]->pointers();
   };
@@ -340,11 +426,10 @@ llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &en
     t.steps.push_back(st);
   }
   t.predictedUs += plan.steps.size() * profile.launchSeconds * 1e6;
-  // The planner's figure for the whole plan is explain's (launches chained
-  // where they overlap), not its steps' sum.
-  t.plannerUs = explainProgram(program, {}).predictedUs();
   t.matmulPeak = profile.tensorFlopsPerSec;
   return t;
 }
+
+} // namespace
 
 } // namespace fusec::cli

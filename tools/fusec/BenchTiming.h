@@ -91,4 +91,13 @@ llvm::Expected<BenchEnvironment> measureEnvironment(Program &program);
 llvm::Expected<PlanTiming> timePlan(Program &program, const BenchEnvironment &env,
                                     const BenchSettings &settings);
 
+/// Times a program split over ranks (PlanDesc::ranks > 1) on GPUs
+/// 0..ranks-1 of this machine, a thread a rank meeting the others through
+/// its collectives, as `fusec run --ranks` runs it: every rank times the
+/// same runs of its blocks of the same inputs, warmed up by count (the
+/// collectives need every rank to make the same calls). Returns rank 0's
+/// timing; `slowestUs`, the largest whole-plan median of any rank.
+llvm::Expected<PlanTiming> timeSplitPlan(Program &program, const BenchEnvironment &env,
+                                         BenchSettings settings, double &slowestUs);
+
 } // namespace fusec::cli

@@ -1,0 +1,136 @@
+//===- PeerAllReduce.cpp - the one-shot all-reduce over peer memory -------===//
+//
+// Block b copies chunk b of this rank's tensor into its region, raises its
+// flag at every rank (a release at system scope, so the chunk is visible
+// before the flag), waits until every rank's flag for the block has reached
+// the call's epoch (an acquire), then reads chunk b from every rank's region
+// and reduces in rank order: every rank computes the same bits. The layout
+// and the reasoning for reuse are in plan/PeerRegion.h.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/codegen/KernelSpec.h"
+#include "compiler/codegen/Prelude.h"
+#include "compiler/codegen/ScalarOps.h"
+#include "compiler/plan/PeerRegion.h"
+
+#include <string>
+
+namespace fusec::codegen {
+
+namespace {
+
+std::string number(int64_t v) { return std::to_string(v); }
+
+/// The fold of `acc` and `v` for `reduce` ("sum", "max", "min"), in f32.
+std::string fold(llvm::StringRef reduce) {
+  if (reduce == "max")
+    return "acc = fz_max(acc, v);";
+  if (reduce == "min")
+    return "acc = fz_min(acc, v);";
+  return "acc += v;";
+}
+
+} // namespace
+
+KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::StringRef reduce,
+                               int64_t elements) {
+  const std::string t = storageType(dtype);
+  const int64_t esz = dtypeBytes(dtype);
+  const int64_t bytes = elements * esz;
+  const int blocks = peer::blocksFor(bytes);
+  constexpr unsigned threads = 512;
+  KernelSpec spec;
+  spec.name = name;
+  spec.family = "all_reduce (one-shot)";
+  spec.grid = unsigned(blocks);
+  spec.block = threads;
+  spec.schedule = std::to_string(blocks) + " block" + (blocks > 1 ? "s" : "") + " x " +
+                  std::to_string(threads) + " threads, " + std::to_string(peer::kChunkBytes >> 10) +
+                  " KB a block, peer memory";
+  KernelText &text = spec.text;
+  text.qualifiers = "__launch_bounds__(" + std::to_string(threads) + ")";
+  text.helpers = "struct fz_peer_args { unsigned long long base[" + number(peer::kMaxRanks) +
+                 "]; int rank, ranks; };\n";
+  text.params = {{"const " + t + " *", "in0"}, {t + " *", "out0"}, {"fz_peer_args ", "peers"}};
+  const std::string per = number(peer::kChunkBytes / esz);  // elements a block owns
+  // 16-byte vectors where the tensor and both addresses allow; chunks in
+  // the region are always aligned.
+  const std::string lanes = number(16 / esz);
+  std::string b;
+  b += "  const int b = blockIdx.x;\n";
+  b += "  char *const own = (char *)peers.base[peers.rank];\n";
+  b += "  unsigned *const epochs = (unsigned *)(own + " + number(peer::kEpochsOffset) + ");\n";
+  b += "  __shared__ unsigned epoch_s;\n";
+  b += "  if (threadIdx.x == 0) epoch_s = epochs[b] + 1u;\n";
+  b += "  __syncthreads();\n";
+  b += "  const unsigned epoch = epoch_s;\n";
+  b += "  const long long half = " + number(peer::kDataOffset) + "LL + (long long)(epoch & 1u) * " +
+       number(peer::kParityBytes) + "LL + (long long)b * " + number(peer::kChunkBytes) + "LL;\n";
+  b += "  const long long first = (long long)b * " + per + "LL;\n";
+  b += "  const long long count = min((long long)" + number(elements) + "LL - first, " + per +
+       "LL);\n";
+  b += "  const bool vec = (" + number(bytes % 16) +
+       " == 0) && ((((unsigned long long)in0) | ((unsigned long long)out0)) & 15ull) == 0;\n";
+  b += "  " + t + " *const mine = (" + t + " *)(own + half);\n";
+  b += "  if (vec) {\n";
+  b += "    for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x)\n";
+  b += "      ((uint4 *)mine)[i] = ((const uint4 *)(in0 + first))[i];\n";
+  b += "  } else {\n";
+  b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x) mine[i] = in0[first + i];\n";
+  b += "  }\n";
+  b += "  __syncthreads();\n";
+  b += "  if (threadIdx.x < peers.ranks) {\n";
+  b += "    // Raise this block's flag at rank threadIdx.x, then wait for its flag here.\n";
+  b += "    unsigned *to = (unsigned *)((char *)peers.base[threadIdx.x] + " +
+       number(peer::kFlagsOffset) + ") + b * " + number(peer::kMaxRanks) + " + peers.rank;\n";
+  b += "    asm volatile(\"st.release.sys.global.u32 [%0], %1;\" :: \"l\"(to), \"r\"(epoch) : "
+       "\"memory\");\n";
+  b += "    const unsigned *from = (const unsigned *)(own + " + number(peer::kFlagsOffset) +
+       ") + b * " + number(peer::kMaxRanks) + " + threadIdx.x;\n";
+  b += "    unsigned seen;\n";
+  b += "    do {\n";
+  b += "      asm volatile(\"ld.acquire.sys.global.u32 %0, [%1];\" : \"=r\"(seen) : \"l\"(from) : "
+       "\"memory\");\n";
+  b += "    } while ((int)(seen - epoch) < 0);\n";
+  b += "  }\n";
+  b += "  __syncthreads();\n";
+  b += "  if (vec) {\n";
+  b += "    for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x) {\n";
+  b += "      float sums[" + lanes + "];\n";
+  b += "      for (int r = 0; r < peers.ranks; ++r) {\n";
+  // Past L1 (__ldcg): a region's half is rewritten two calls later.
+  b += "        const uint4 raw = __ldcg((const uint4 *)((const char *)peers.base[r] + half) + i);\n";
+  b += "        const " + t + " *e = (const " + t + " *)&raw;\n";
+  b += "        for (int l = 0; l < " + lanes + "; ++l) {\n";
+  b += "          const float v = fz_in(e[l]);\n";
+  b += "          if (r == 0) { sums[l] = v; continue; }\n";
+  b += "          float acc = sums[l];\n";
+  b += "          " + fold(reduce) + "\n";
+  b += "          sums[l] = acc;\n";
+  b += "        }\n";
+  b += "      }\n";
+  b += "      uint4 packed;\n";
+  b += "      " + t + " *o = (" + t + " *)&packed;\n";
+  b += "      for (int l = 0; l < " + lanes + "; ++l) o[l] = fz_out<" + t + ">::of(sums[l]);\n";
+  b += "      ((uint4 *)(out0 + first))[i] = packed;\n";
+  b += "    }\n";
+  b += "  } else {\n";
+  b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x) {\n";
+  b += "      float acc = 0.0f;\n";
+  b += "      for (int r = 0; r < peers.ranks; ++r) {\n";
+  b += "        const float v = fz_in(((const " + t + " *)((const char *)peers.base[r] + half))[i]);\n";
+  b += "        if (r == 0) acc = v; else " + fold(reduce) + "\n";
+  b += "      }\n";
+  b += "      out0[first + i] = fz_out<" + t + ">::of(acc);\n";
+  b += "    }\n";
+  b += "  }\n";
+  b += "  if (threadIdx.x == 0) epochs[b] = epoch;\n";
+  text.body = b;
+  spec.text.header = "// kernel " + name + " (one-shot all_reduce " + reduce.str() + " of " +
+                     number(elements) + " " + t + " over peer memory)\n";
+  spec.entry = entryName(name);
+  spec.source = compiledSource(spec.text, spec.entry);
+  return spec;
+}
+
+} // namespace fusec::codegen
