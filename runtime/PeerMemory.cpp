@@ -43,6 +43,8 @@ rt::Expected<std::unique_ptr<PeerMemory>> PeerMemory::connect(const GpuContext &
   else if (rt::Error err = drv.check(drv.cuMemsetD8Async(m->own, 0, peer::kRegionBytes, nullptr),
                                      "cuMemsetD8Async (peer region)"))
     m->reason = err.message();
+  else if (rt::Error err = drv.check(drv.cuCtxSynchronize(), "cuCtxSynchronize (peer region)"))
+    m->reason = err.message();  // zero before any peer can raise a flag in it
   else if (rt::Error err = drv.check(drv.cuIpcGetMemHandle(&mine.handle, m->own),
                                      "cuIpcGetMemHandle"))
     m->reason = err.message();
