@@ -76,7 +76,8 @@ KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::Strin
   b += "    for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x)\n";
   b += "      ((uint4 *)mine)[i] = ((const uint4 *)(in0 + first))[i];\n";
   b += "  } else {\n";
-  b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x) mine[i] = in0[first + i];\n";
+  b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x)\n";
+  b += "      mine[i] = in0[first + i];\n";
   b += "  }\n";
   b += "  __syncthreads();\n";
   b += "  if (threadIdx.x < peers.ranks) {\n";
@@ -99,7 +100,8 @@ KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::Strin
   b += "      float sums[" + lanes + "];\n";
   b += "      for (int r = 0; r < peers.ranks; ++r) {\n";
   // Past L1 (__ldcg): a region's half is rewritten two calls later.
-  b += "        const uint4 raw = __ldcg((const uint4 *)((const char *)peers.base[r] + half) + i);\n";
+  b += "        const uint4 raw =\n";
+  b += "            __ldcg((const uint4 *)((const char *)peers.base[r] + half) + i);\n";
   b += "        const " + t + " *e = (const " + t + " *)&raw;\n";
   b += "        for (int l = 0; l < " + lanes + "; ++l) {\n";
   b += "          const float v = fz_in(e[l]);\n";
@@ -118,7 +120,9 @@ KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::Strin
   b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x) {\n";
   b += "      float acc = 0.0f;\n";
   b += "      for (int r = 0; r < peers.ranks; ++r) {\n";
-  b += "        const float v = fz_in(((const " + t + " *)((const char *)peers.base[r] + half))[i]);\n";
+  b += "        const " + t + " *theirs =\n";
+  b += "            (const " + t + " *)((const char *)peers.base[r] + half);\n";
+  b += "        const float v = fz_in(theirs[i]);\n";
   b += "        if (r == 0) acc = v; else " + fold(reduce) + "\n";
   b += "      }\n";
   b += "      out0[first + i] = fz_out<" + t + ">::of(acc);\n";

@@ -30,13 +30,14 @@ const std::vector<DeviceProfile> &deviceProfiles() {
   // on two NVLink-connected H100s (measured in this workplace, issue 35); the
   // link rates are NCCL's usual bus bandwidth on NVLink 4 (H100, H200) and 3
   // (A100) without NVLink SHARP, and PCIe 4 for the L40S: not measured here
-  // yet (docs/tensor-parallel.md). The one-shot all-reduce's least time is
-  // a guess until measured: a launch in a graph plus an NVLink round trip.
+  // yet (docs/tensor-parallel.md). fusec's one-shot all-reduce of 8 KB adds
+  // 5.4 us to a CUDA graph on two H200s (bench/RESULTS.md, issue 35); the
+  // H100's is taken as the same, the A100's a guess.
   static const std::vector<DeviceProfile> profiles = {
-      {"h100", "sm_90a", 3.0e12, 725e12, 266e12, 715e12, 0.6, 0.9, 0.85, 50e12, 4.2e-6, 2.6e-6, 132, 50 << 20, 227 << 10, 65536, 360e9, 15.5e-6, 5e-6,
+      {"h100", "sm_90a", 3.0e12, 725e12, 266e12, 715e12, 0.6, 0.9, 0.85, 50e12, 4.2e-6, 2.6e-6, 132, 50 << 20, 227 << 10, 65536, 360e9, 15.5e-6, 5.4e-6,
        "H100 SXM 80GB: copy 3.0 TB/s and bf16 matmul ~725 TFLOP/s (sustained, power-capped "
        "clock) measured in this workplace (2026-11)"},
-      {"h200", "sm_90a", 4.3e12, 790e12, 290e12, 780e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 2.6e-6, 132, 60 << 20, 227 << 10, 65536, 360e9, 15.5e-6, 5e-6,
+      {"h200", "sm_90a", 4.3e12, 790e12, 290e12, 780e12, 0.6, 0.9, 0.85, 60e12, 4.2e-6, 2.6e-6, 132, 60 << 20, 227 << 10, 65536, 360e9, 15.5e-6, 5.4e-6,
        "H200: copy 4.3 TB/s and bf16 matmul ~790 TFLOP/s measured in this workplace "
        "(2026-10)"},
       {"a100", "sm_80", 1.7e12, 280e12, 200e12, 0, 0.6, 0.9, 0.85, 19.5e12, 3.0e-6, 0, 108, 40 << 20, 163 << 10, 65536, 230e9, 15.5e-6, 6e-6,

@@ -320,8 +320,8 @@ std::string explainText(const Explanation &e) {
                     e.profile.peerCollectiveSeconds * 1e6,
                     double(k.peerBytes) / e.profile.linkBytesPerSec * 1e6,
                     e.profile.linkBytesPerSec / 1e9,
-                    (e.profile.collectiveSeconds + double(k.linkBytes) / e.profile.linkBytesPerSec) *
-                        1e6);
+                    1e6 * (e.profile.collectiveSeconds +
+                           double(k.linkBytes) / e.profile.linkBytesPerSec));
       s += buf;
     } else if (!k.collective.empty()) {
       std::snprintf(buf, sizeof buf,

@@ -145,6 +145,20 @@ void recordMeasurements(const std::string &profile, const BenchEnvironment &env,
                  << "bandwidth measured here (" << *path << ")\n";
 }
 
+/// What every timing's JSON starts with: the graph, the GPU, the plan's
+/// profile and target, the copy bandwidth measured, replays or launches.
+nlohmann::json headerJson(const std::string &graph, const BenchEnvironment &env,
+                          const PlanDesc &plan, const BenchSettings &settings) {
+  nlohmann::json j;
+  j["graph"] = graph;
+  j["device"] = env.deviceName;
+  j["profile"] = plan.device;
+  j["arch"] = plan.arch;
+  j["copy_bw_bytes_per_s"] = env.copyBytesPerSec;
+  j["cuda_graph"] = settings.cudaGraph;
+  return j;
+}
+
 /// `--sweep NAME=N,...`: the fused plan compiled and timed at each size (no
 /// steps alone, no unfused plan), a row a size: what the compile took (the
 /// kernel cache serves bodies that repeat across sizes), the time against
@@ -236,16 +250,11 @@ int runBenchRanks(const BenchOptions &opts, BenchSettings settings) {
   if (!t)
     return reportError(t.takeError());
   if (opts.json) {
-    nlohmann::json j;
-    j["graph"] = opts.graph;
-    j["device"] = env->deviceName;
-    j["profile"] = plan.device;
-    j["arch"] = plan.arch;
+    nlohmann::json j = headerJson(opts.graph, *env, plan, settings);
     j["ranks"] = plan.ranks;
-    j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
-    j["cuda_graph"] = settings.cudaGraph;
     j["fused"] = toJson(*t, env->copyBytesPerSec);
     j["slowest_rank_us"] = slowestUs;
+    j["one_shot_fallback"] = t->peerFallback;
     llvm::outs() << j.dump(2) << "\n";
     return kOk;
   }
@@ -258,6 +267,8 @@ int runBenchRanks(const BenchOptions &opts, BenchSettings settings) {
                 settings.cudaGraph ? "; each rank's plan one CUDA graph replay" : "");
   llvm::outs() << line;
   printPlan("fused, rank 0", *t, env->copyBytesPerSec);
+  if (!t->peerFallback.empty())
+    llvm::outs() << "the one-shot all-reduces ran through NCCL: " << t->peerFallback << "\n";
   std::snprintf(line, sizeof line,
                 "\nslowest rank: %.1f us; rank 0's bytes at the copy bandwidth: %.1f us (%.0f%% "
                 "of it); planner: %.1f us\n",
@@ -328,15 +339,9 @@ int runBench(const BenchOptions &opts) {
   double predicted = tu->predictedUs / tf->predictedUs;
   double planned = tf->plannerUs > 0 ? tu->plannerUs / tf->plannerUs : 0.0;
   if (opts.json) {
-    nlohmann::json j;
-    j["graph"] = opts.graph;
-    j["device"] = env->deviceName;
-    j["profile"] = ProgramAccess::of(**fused).plan.device;
-    j["arch"] = ProgramAccess::of(**fused).plan.arch;
-    j["copy_bw_bytes_per_s"] = env->copyBytesPerSec;
+    nlohmann::json j = headerJson(opts.graph, *env, ProgramAccess::of(**fused).plan, settings);
     j["input_sets"] = tf->inputSets;
     j["overlapped_launches"] = launchesOverlap(ProgramAccess::of(**fused).plan);
-    j["cuda_graph"] = settings.cudaGraph;
     j["fused"] = toJson(*tf, env->copyBytesPerSec);
     j["unfused"] = toJson(*tu, env->copyBytesPerSec);
     j["speedup_measured"] = measured;

@@ -2,6 +2,8 @@
 #include "tools/fusec/BenchTiming.h"
 #include "tools/fusec/ProgramExplanation.h"
 
+#include "frontends/json/GraphReader.h"
+
 #include "compiler/cost/DeviceProfile.h"
 #include "api/ProgramImpl.h"
 #include "runtime/Safetensors.h"
@@ -284,26 +286,31 @@ llvm::Expected<PlanTiming> timeSplitPlan(Program &program, const BenchEnvironmen
   // by count alone (a time-based one ends after different counts).
   settings.warmup = std::max(settings.warmup, 32);
   settings.warmupSeconds = 0;
-  auto inputs = hostInputs(program, settings);
-  if (!inputs)
-    return inputs.takeError();
+  // The whole graph's sets (its own arguments, not a rank's blocks), drawn
+  // once and cut by each rank.
+  mlir::func::FuncOp func = graphFunction(*impl.original);
   const int sets = inputSetsFor(plan, env);
-  // The whole graph's sets, drawn once and cut by each rank.
   std::vector<std::vector<HostTensor>> whole;
-  for (int k = 0; k < sets; ++k)
-    whole.push_back((*inputs)(k));
+  for (int k = 0; k < sets; ++k) {
+    auto drawn = prepareInputs(func, settings.sources, settings.seed * 1000003 + uint64_t(k));
+    if (!drawn)
+      return drawn.takeError();
+    whole.push_back(std::move(*drawn));
+  }
   std::vector<std::optional<PlanTiming>> timings(static_cast<size_t>(n));
   const DeviceProfile profile = impl.profile();
-  if (llvm::Error err = onRanks(impl, [&](int r, const GpuContext &gpu, Executable &exe) -> llvm::Error {
-        PlanRun run{gpu.driver(), exe, plan, profile,
-                    [&](int k) { return rankInputs(plan.inputShards, whole[size_t(k)], r, n); },
-                    sets};
-        auto t = timeRun(run, env, settings);
-        if (!t)
-          return t.takeError();
-        timings[size_t(r)] = std::move(*t);
-        return llvm::Error::success();
-      }))
+  auto eachRank = [&](int r, const GpuContext &gpu, Executable &exe) -> llvm::Error {
+    PlanRun run{gpu.driver(), exe, plan, profile,
+                [&](int k) { return rankInputs(plan.inputShards, whole[size_t(k)], r, n); },
+                sets};
+    auto t = timeRun(run, env, settings);
+    if (!t)
+      return t.takeError();
+    t->peerFallback = exe.peerFallback();
+    timings[size_t(r)] = std::move(*t);
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = onRanks(impl, eachRank))
     return std::move(err);
   slowestUs = 0;
   for (const auto &t : timings)

@@ -81,6 +81,9 @@ struct PlanTiming {
   double hostUsPerCall = 0;  ///< host time of one whole call (enqueue, or a replay)
   int inputSets = 1;
   double matmulPeak = 0;  ///< the profile's matmul rate, flop/s
+  /// A split plan's one-shot all-reduces that ran through NCCL instead: why
+  /// (Executable::peerFallback; empty where they ran as planned).
+  std::string peerFallback;
 };
 
 /// Loads `program` on the GPU and measures the copy bandwidth there.
