@@ -283,15 +283,15 @@ int runBench(const BenchOptions &opts) {
   BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.sources, !opts.noSteps,
                          opts.warmupSeconds};
   noteModel(settings.sources, opts.graph);  // an ONNX model's own weights
-  if (!opts.sweep.empty()) {
-    settings.cudaGraph = opts.cudaGraph;
-    return runBenchSweep(opts, settings);
-  }
   if (opts.plan.ranks > 1) {
     settings.cudaGraph = opts.cudaGraph;
     if (!opts.sweep.empty())
       return reportError("--sweep times one GPU; leave out --ranks");
     return runBenchRanks(opts, settings);
+  }
+  if (!opts.sweep.empty()) {
+    settings.cudaGraph = opts.cudaGraph;
+    return runBenchSweep(opts, settings);
   }
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
   if (!bind)
