@@ -4,9 +4,8 @@
 // thread a rank, each on its own GPU (ordinal r) with its own context,
 // executable and NCCL communicator, all running the one plan on their
 // shards. Everything that can fail before the ranks meet is done first on
-// every rank: ncclCommInitRank returns only
-// once every rank has called it, so a rank that failed before it would
-// leave the others waiting.
+// every rank: ncclCommInitRank returns only once every rank has called it,
+// so a rank that failed before it would leave the others waiting.
 //
 //===----------------------------------------------------------------------===//
 #include "api/ProgramImpl.h"
