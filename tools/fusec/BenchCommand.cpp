@@ -232,10 +232,10 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
 /// `--ranks N`: the fused plan split over N GPUs of this machine, a thread
 /// a rank (timeSplitPlan), rank 0's steps printed, the slowest rank's time
 /// beside it. The floor is rank 0's own bytes: each GPU moves its share.
-int runBenchRanks(const BenchOptions &opts, BenchSettings settings) {
+int runBenchRanks(const BenchOptions &opts, const PlanFlags &flags, BenchSettings settings) {
   if (opts.autotune)
     return reportError("--autotune times one GPU's kernels; tune without --ranks");
-  auto program = compileGraph(opts.graph, opts.plan, /*forGpu=*/true);
+  auto program = compileGraph(opts.graph, flags, /*forGpu=*/true);
   if (!program)
     return reportError(program.takeError());
   auto env = measureEnvironment(**program);
@@ -283,12 +283,8 @@ int runBench(const BenchOptions &opts) {
   BenchSettings settings{opts.iters, opts.warmup, opts.seed, opts.sources, !opts.noSteps,
                          opts.warmupSeconds};
   noteModel(settings.sources, opts.graph);  // an ONNX model's own weights
-  if (opts.plan.ranks > 1) {
-    settings.cudaGraph = opts.cudaGraph;
-    if (!opts.sweep.empty())
-      return reportError("--sweep times one GPU; leave out --ranks");
-    return runBenchRanks(opts, settings);
-  }
+  if (opts.plan.ranks > 1 && !opts.sweep.empty())
+    return reportError("--sweep times one GPU; leave out --ranks");
   if (!opts.sweep.empty()) {
     settings.cudaGraph = opts.cudaGraph;
     return runBenchSweep(opts, settings);
@@ -298,6 +294,10 @@ int runBench(const BenchOptions &opts) {
     return reportError(bind.takeError());
   PlanFlags plan = opts.plan;
   plan.bind = *bind;
+  if (plan.ranks > 1) {
+    settings.cudaGraph = opts.cudaGraph;
+    return runBenchRanks(opts, plan, settings);
+  }
   if (opts.autotune)
     if (llvm::Error err = autotuneGemms(opts.graph, plan, settings))
       return reportError(std::move(err));
