@@ -544,7 +544,8 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
         // The one-shot kernel: its region holds peer::kMaxBytes, a chunk a block.
         if (!reduce || !isFloat(in.dtype) || in.bytes() > peer::kMaxBytes ||
             c.ranks > peer::kMaxRanks)
-          return fail(at, "a one-shot all-reduce the peer region cannot hold");
+          return fail(at, "a one-shot all-reduce of a tensor its kernel does not take (an "
+                          "all-reduce of floats, at most 512 KB, 8 ranks)");
         if (std::string why = kernelProblem(s.kernel); !why.empty())
           return fail(at, why);
         if (s.kernel.args != std::vector<int>{c.src, c.dst} ||

@@ -2,6 +2,7 @@
 #include "PlanTestUtil.h"
 
 #include "compiler/plan/PlanJson.h"
+#include "frontends/json/GraphReader.h"
 #include "runtime/ArtifactFile.h"
 #include "runtime/CudaDriver.h"
 
@@ -275,4 +276,63 @@ TEST(Artifact, NumbersMustBeIntegersInRangeAndBodiesInOrder) {
   extra.push_back("an unused body");
   EXPECT_EQ(planFromJson(j, extra, "m").takeError().message(),
             "m: 2 kernel bodies, 1 of them used");
+}
+
+TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
+  // The example block split over 2 ranks: its two all-reduces of 2 KB run as
+  // the one-shot kernel (families/Collective.cpp), whose step carries it.
+  auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/tp_llama_block.json");
+  ASSERT_TRUE(bool(buffer));
+  mlir::MLIRContext ctx;
+  auto module = importGraphText((*buffer)->getBuffer(), "tp_llama_block.json", ctx);
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  CompileOptions o;
+  o.ranks = 2;
+  o.device = "h200";
+  o.arch = "sm_90a";
+  ASSERT_FALSE(bool(fuseModule(**module, o)));
+  auto built = buildPlan(**module, o);
+  ASSERT_TRUE(bool(built)) << llvm::toString(built.takeError());
+  const PlanDesc base = *built;
+  int oneShot = 0;
+  for (const PlanStep &s : base.steps)
+    if (s.kind == PlanStep::Kind::Collective && s.collective.peer) {
+      ++oneShot;
+      EXPECT_EQ(s.kernel.family, "all_reduce (one-shot)");
+      EXPECT_EQ(s.kernel.args, (std::vector<int>{s.collective.src, s.collective.dst}));
+    }
+  ASSERT_EQ(oneShot, 2);
+  // Their kernels are bodies of the plan, saved and read back with it.
+  std::vector<std::string> bodies, again;
+  nlohmann::json j = planToJson(base, bodies);
+  auto back = planFromJson(j, bodies, "tp.fusec");
+  ASSERT_TRUE(bool(back)) << back.takeError().message();
+  EXPECT_EQ(planToJson(*back, again), j);
+  // A step whose kernel no longer matches its collective, or a tensor past
+  // the region, is refused.
+  auto refused = [&](const char *what, auto &&edit) {
+    PlanDesc plan = base;
+    for (PlanStep &s : plan.steps)
+      if (s.kind == PlanStep::Kind::Collective && s.collective.peer) {
+        edit(plan, s);
+        break;
+      }
+    auto bytes = serializeArtifact(artifactOf(plan));
+    ASSERT_TRUE(bool(bytes));
+    std::string message = messageOf(parseArtifact(*bytes, "m.fusec"));
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+  };
+  refused("does not match its collective", [](PlanDesc &, PlanStep &s) { s.kernel.grid = 2; });
+  refused("does not match its collective",
+          [](PlanDesc &, PlanStep &s) { std::swap(s.kernel.args[0], s.kernel.args[1]); });
+  const char *notTaken = "a one-shot all-reduce of a tensor its kernel does not take";
+  refused(notTaken, [](PlanDesc &p, PlanStep &s) {
+    p.arenaBytes += 8 << 20;
+    for (int b : {s.collective.src, s.collective.dst})
+      p.buffers[b].tensor.shape = {1 << 20};  // 4 MB of f32, past the region's 512 KB
+  });
+  refused(notTaken, [](PlanDesc &p, PlanStep &s) {
+    for (int b : {s.collective.src, s.collective.dst})
+      p.buffers[b].tensor.dtype = DType::I32;
+  });
 }
