@@ -316,6 +316,11 @@ llvm::Expected<PlanTiming> timeSplitPlan(Program &program, const BenchEnvironmen
   for (const auto &t : timings)
     slowestUs = std::max(slowestUs, t->medianUs);
   PlanTiming first = std::move(*timings[0]);
+  // What ran, not what was planned: one-shot steps that fell back to NCCL.
+  if (!first.peerFallback.empty())
+    for (size_t i = 0; i < first.steps.size() && i < plan.steps.size(); ++i)
+      if (plan.steps[i].kind == PlanStep::Kind::Collective && plan.steps[i].collective.peer)
+        first.steps[i].family = plan.steps[i].collective.op + " (NCCL)";
   first.plannerUs = explainProgram(program, {}).predictedUs();
   return first;
 }
