@@ -27,8 +27,8 @@ rt::Expected<std::unique_ptr<PeerMemory>> PeerMemory::connect(const GpuContext &
   std::unique_ptr<PeerMemory> m(new PeerMemory(gpu));
   m->regions.rank = rank;
   m->regions.ranks = ranks;
-  // Everything that can fail here becomes a reason, never an early return:
-  // the other ranks wait in the gathers below for this one.
+  // Whatever fails here becomes a reason, not an early return: the other
+  // ranks wait in the gathers below for this one.
   Record mine;
   mine.pid = int64_t(::getpid());
   mine.ordinal = gpu.ordinal();

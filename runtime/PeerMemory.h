@@ -25,9 +25,11 @@ namespace fusec {
 class PeerMemory {
 public:
   /// Every rank of the group calls it at once, on its own device's context
-  /// (current on the calling thread): it gathers through `comm`. Fails only
-  /// where NCCL does; a rank that cannot map its peers makes every rank's
-  /// result unusable() instead, with the reason in why().
+  /// (current on the calling thread): it gathers through `comm`. A rank that
+  /// cannot make or map the regions makes every rank's result unusable(),
+  /// with the reason in why(). It fails only where the exchange itself
+  /// cannot run (NCCL fails, or not even its stream and a few hundred bytes
+  /// can be had): then, as at any collective, the other ranks wait for it.
   static rt::Expected<std::unique_ptr<PeerMemory>>
   connect(const GpuContext &gpu, const Nccl &nccl, NcclComm comm, int rank, int ranks);
   ~PeerMemory();
