@@ -137,7 +137,7 @@ rt::Error Executable::joinRanks(NcclComm c, int rank) {
   comm = c;
   bool oneShot = false;
   for (const PlanStep &s : desc.steps)
-    oneShot = oneShot || (s.kind == PlanStep::Kind::Collective && s.collective.peer);
+    oneShot = oneShot || s.collective.peer;
   if (!oneShot)
     return rt::Error::success();
   auto nccl = Nccl::get();
@@ -154,16 +154,43 @@ rt::Error Executable::joinRanks(NcclComm c, int rank) {
 
 std::string Executable::peerFallback() const { return peers ? peers->why() : ""; }
 
+rt::Error Executable::noGroup(const PlanStep &step) const {
+  return rt::errorf("%s: %s is split over %d ranks, one GPU a rank meeting the others "
+                    "through NCCL, and this call has no group of ranks: join one first "
+                    "(Program::joinGroup or CompiledGraph::joinGroup, one process a rank), "
+                    "or run the graph with `fusec run GRAPH --ranks %d`",
+                    step.name.c_str(), desc.graphName.c_str(), desc.ranks, desc.ranks);
+}
+
+rt::Error Executable::reduceFirst(StreamMemory &mem, const PlanStep &step,
+                                  const std::vector<CUdeviceptr> &in,
+                                  const std::vector<CUdeviceptr> &out, CUstream stream,
+                                  peer::Args &args) {
+  if (!comm)
+    return noGroup(step);
+  if (peers && peers->usable()) {
+    args = peers->args();
+    return rt::Error::success();
+  }
+  // The ranks do not reach each other's memory: NCCL reduces the kernel's
+  // input in place (the planner gave it no other reader), and the kernel,
+  // told so by ranks = 0, reads it as it is.
+  auto nccl = Nccl::get();
+  if (!nccl)
+    return nccl.takeError();
+  const PlanCollective &c = step.collective;
+  CUdeviceptr partial = bufferAddress(c.src, in, out, mem.arena);
+  args = peer::Args{};
+  return (*nccl)->enqueue(c, desc.buffers[c.src].tensor.dtype, desc.buffers[c.src].tensor.bytes(),
+                          partial, partial, comm, stream);
+}
+
 rt::Error Executable::enqueueCollective(StreamMemory &mem, const PlanStep &step,
                                         const std::vector<CUdeviceptr> &in,
                                         const std::vector<CUdeviceptr> &out, CUstream stream) {
   const PlanCollective &c = step.collective;
   if (!comm)
-    return rt::errorf("%s: %s is split over %d ranks, one GPU a rank meeting the others "
-                      "through NCCL, and this call has no group of ranks: join one first "
-                      "(Program::joinGroup or CompiledGraph::joinGroup, one process a rank), "
-                      "or run the graph with `fusec run GRAPH --ranks %d`",
-                      step.name.c_str(), desc.graphName.c_str(), desc.ranks, desc.ranks);
+    return noGroup(step);
   auto nccl = Nccl::get();
   if (!nccl)
     return nccl.takeError();
@@ -485,6 +512,12 @@ rt::Error Executable::enqueueStepWith(StreamMemory &mem, size_t i,
       ptrs[n] = mem.scratch[i];
       params[n] = &ptrs[n];
       ++n;
+    }
+    peer::Args peerArgs;
+    if (step.collective.peer) {
+      if (rt::Error err = reduceFirst(mem, step, in, out, stream, peerArgs))
+        return err;
+      params[n++] = &peerArgs;
     }
     for (size_t t = 0; t < k.tensorMaps.size(); ++t, ++n) {
       const TensorMapParam &tm = k.tensorMaps[t];

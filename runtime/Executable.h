@@ -138,6 +138,13 @@ private:
   rt::Error enqueueCollective(StreamMemory &m, const PlanStep &step,
                               const std::vector<CUdeviceptr> &in,
                               const std::vector<CUdeviceptr> &out, CUstream stream);
+  /// For a kernel step that begins with an all-reduce (PlanCollective): the
+  /// ranks' regions into `args`, or, where they are not mapped, NCCL's
+  /// in-place reduction of its input enqueued first and `args` empty.
+  rt::Error reduceFirst(StreamMemory &m, const PlanStep &step, const std::vector<CUdeviceptr> &in,
+                        const std::vector<CUdeviceptr> &out, CUstream stream, peer::Args &args);
+  /// The error of a split plan's collective without a group of ranks.
+  rt::Error noGroup(const PlanStep &step) const;
 
   PlanDesc desc;
   const GpuContext &ctx;

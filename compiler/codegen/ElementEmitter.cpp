@@ -194,6 +194,10 @@ std::string ElementEmitter::emitOp(Operation *op, Value v, const Index &idx) {
     return emitGather(g, idx);
   if (isa<SumOp, MeanOp, MaxOp, MinOp, MatmulOp>(op))
     return reduced(op);
+  // The all-reduce a row kernel begins with: by the rows, its operand's
+  // name points at the reduced tensor (RowReductionKernel.cpp).
+  if (isa<AllReduceOp>(op))
+    return emit(op->getOperand(0), idx);
   // Same precision as the fast division 16-bit results take (ScalarOps.cpp):
   // both are a multiplication by an approximate reciprocal.
   DType t = dtypeOf(v);

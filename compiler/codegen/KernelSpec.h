@@ -59,6 +59,11 @@ std::string printKernel(const KernelText &text, const std::string &name);
 /// parameters in0, out0 and the ranks' regions (plan/PeerRegion.h).
 KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::StringRef reduce,
                                int64_t elements);
+/// The device code both it and a row kernel beginning with an all-reduce
+/// share (KernelText::helpers): struct fz_peer_args (a kernel's last
+/// parameter, plan/PeerRegion.h's peer::Args) and fz_peer_reduce(src, dst,
+/// count, peers), block b's `count` elements reduced over every rank.
+std::string peerReduceHelpers(DType dtype, llvm::StringRef reduce);
 
 namespace detail {
 // Family generators (one file each); `header` is the comment block to start with.

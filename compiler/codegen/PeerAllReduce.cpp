@@ -7,6 +7,10 @@
 // and reduces in rank order: every rank computes the same bits. The layout
 // and the reasoning for reuse are in plan/PeerRegion.h.
 //
+// The exchange is one device function (fz_peer_reduce), which the one-shot
+// kernel calls for its chunks and a row kernel whose group begins with the
+// all-reduce calls for its block's rows (RowReductionKernel.cpp).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/Prelude.h"
@@ -32,31 +36,29 @@ std::string fold(llvm::StringRef reduce) {
 
 } // namespace
 
-KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::StringRef reduce,
-                               int64_t elements) {
+std::string peerReduceHelpers(DType dtype, llvm::StringRef reduce) {
   const std::string t = storageType(dtype);
   const int64_t esz = dtypeBytes(dtype);
-  const int64_t bytes = elements * esz;
-  const int blocks = peer::blocksFor(bytes);
-  constexpr unsigned threads = 512;
-  KernelSpec spec;
-  spec.name = name;
-  spec.family = "all_reduce (one-shot)";
-  spec.grid = unsigned(blocks);
-  spec.block = threads;
-  spec.schedule = std::to_string(blocks) + " block" + (blocks > 1 ? "s" : "") + " x " +
-                  std::to_string(threads) + " threads, " + std::to_string(peer::kChunkBytes >> 10) +
-                  " KB a block, peer memory";
-  KernelText &text = spec.text;
-  text.qualifiers = "__launch_bounds__(" + std::to_string(threads) + ")";
-  text.helpers = "struct fz_peer_args { unsigned long long base[" + number(peer::kMaxRanks) +
-                 "]; int rank, ranks; };\n";
-  text.params = {{"const " + t + " *", "in0"}, {t + " *", "out0"}, {"fz_peer_args ", "peers"}};
-  const std::string per = number(peer::kChunkBytes / esz);  // elements a block owns
-  // 16-byte vectors where the tensor and both addresses allow; chunks in
-  // the region are always aligned.
-  const std::string lanes = number(16 / esz);
-  std::string b;
+  const std::string lanes = number(16 / esz);  // elements in 16 bytes
+  std::string h = "struct fz_peer_args { unsigned long long base[" + number(peer::kMaxRanks) +
+                  "]; int rank, ranks; };\n";
+  h += "// Block b's `count` elements of this rank's tensor at `src`, reduced (" + reduce.str() +
+       ") over every\n// rank in rank order into `dst` (global or shared memory); every thread\n"
+       "// returns once `dst` is complete. ranks 0: NCCL has reduced `src` in place already.\n";
+  h += "static __device__ __forceinline__ void fz_peer_reduce(const " + t + " *src, " + t +
+       " *dst, long long count, const fz_peer_args &peers) {\n";
+  std::string &b = h;
+  b += "  const bool vec = count % " + lanes +
+       " == 0 && ((((unsigned long long)src) | ((unsigned long long)dst)) & 15ull) == 0;\n";
+  b += "  if (peers.ranks == 0) {\n";
+  b += "    if (vec)\n";
+  b += "      for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x)\n";
+  b += "        ((uint4 *)dst)[i] = ((const uint4 *)src)[i];\n";
+  b += "    else\n";
+  b += "      for (long long i = threadIdx.x; i < count; i += blockDim.x) dst[i] = src[i];\n";
+  b += "    __syncthreads();\n";
+  b += "    return;\n";
+  b += "  }\n";
   b += "  const int b = blockIdx.x;\n";
   b += "  char *const own = (char *)peers.base[peers.rank];\n";
   b += "  unsigned *const epochs = (unsigned *)(own + " + number(peer::kEpochsOffset) + ");\n";
@@ -66,18 +68,13 @@ KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::Strin
   b += "  const unsigned epoch = epoch_s;\n";
   b += "  const long long half = " + number(peer::kDataOffset) + "LL + (long long)(epoch & 1u) * " +
        number(peer::kParityBytes) + "LL + (long long)b * " + number(peer::kChunkBytes) + "LL;\n";
-  b += "  const long long first = (long long)b * " + per + "LL;\n";
-  b += "  const long long count = min((long long)" + number(elements) + "LL - first, " + per +
-       "LL);\n";
-  b += "  const bool vec = (" + number(bytes % 16) +
-       " == 0) && ((((unsigned long long)in0) | ((unsigned long long)out0)) & 15ull) == 0;\n";
   b += "  " + t + " *const mine = (" + t + " *)(own + half);\n";
   b += "  if (vec) {\n";
   b += "    for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x)\n";
-  b += "      ((uint4 *)mine)[i] = ((const uint4 *)(in0 + first))[i];\n";
+  b += "      ((uint4 *)mine)[i] = ((const uint4 *)src)[i];\n";
   b += "  } else {\n";
   b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x)\n";
-  b += "      mine[i] = in0[first + i];\n";
+  b += "      mine[i] = src[i];\n";
   b += "  }\n";
   b += "  __syncthreads();\n";
   b += "  if (threadIdx.x < peers.ranks) {\n";
@@ -114,7 +111,7 @@ KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::Strin
   b += "      uint4 packed;\n";
   b += "      " + t + " *o = (" + t + " *)&packed;\n";
   b += "      for (int l = 0; l < " + lanes + "; ++l) o[l] = fz_out<" + t + ">::of(sums[l]);\n";
-  b += "      ((uint4 *)(out0 + first))[i] = packed;\n";
+  b += "      ((uint4 *)dst)[i] = packed;\n";
   b += "    }\n";
   b += "  } else {\n";
   b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x) {\n";
@@ -125,10 +122,39 @@ KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::Strin
   b += "        const float v = fz_in(theirs[i]);\n";
   b += "        if (r == 0) acc = v; else " + fold(reduce) + "\n";
   b += "      }\n";
-  b += "      out0[first + i] = fz_out<" + t + ">::of(acc);\n";
+  b += "      dst[i] = fz_out<" + t + ">::of(acc);\n";
   b += "    }\n";
   b += "  }\n";
+  b += "  __syncthreads();\n";
   b += "  if (threadIdx.x == 0) epochs[b] = epoch;\n";
+  b += "}\n";
+  return h;
+}
+
+KernelSpec peerAllReduceKernel(const std::string &name, DType dtype, llvm::StringRef reduce,
+                               int64_t elements) {
+  const std::string t = storageType(dtype);
+  const int64_t esz = dtypeBytes(dtype);
+  const int64_t bytes = elements * esz;
+  const int blocks = peer::blocksFor(bytes);
+  constexpr unsigned threads = 512;
+  KernelSpec spec;
+  spec.name = name;
+  spec.family = "all_reduce (one-shot)";
+  spec.grid = unsigned(blocks);
+  spec.block = threads;
+  spec.schedule = std::to_string(blocks) + " block" + (blocks > 1 ? "s" : "") + " x " +
+                  std::to_string(threads) + " threads, " + std::to_string(peer::kChunkBytes >> 10) +
+                  " KB a block, peer memory";
+  KernelText &text = spec.text;
+  text.qualifiers = "__launch_bounds__(" + std::to_string(threads) + ")";
+  text.helpers = peerReduceHelpers(dtype, reduce);
+  text.params = {{"const " + t + " *", "in0"}, {t + " *", "out0"}, {"fz_peer_args ", "peers"}};
+  const std::string per = number(peer::kChunkBytes / esz);  // elements a block owns
+  std::string b;
+  b += "  const long long first = (long long)blockIdx.x * " + per + "LL;\n";
+  b += "  fz_peer_reduce(in0 + first, out0 + first, min((long long)" + number(elements) +
+       "LL - first, " + per + "LL), peers);\n";
   text.body = b;
   spec.text.header = "// kernel " + name + " (one-shot all_reduce " + reduce.str() + " of " +
                      number(elements) + " " + t + " over peer memory)\n";

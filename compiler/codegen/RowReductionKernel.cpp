@@ -13,12 +13,18 @@
 // leave most SMs idle at one block per row, so such a row is split over
 // several blocks that combine their partials (RowPlan::splitRows).
 //
+// A group may begin with an all-reduce of one of its inputs (tensor parallel:
+// the residual add and the norm after a row-parallel product): each block
+// then takes whole rows, reduces them over the ranks into shared memory
+// first (peerExchange), and reads them from there.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/codegen/ElementEmitter.h"
 #include "compiler/codegen/KernelSpec.h"
 #include "compiler/codegen/ReductionPhases.h"
 #include "compiler/codegen/RowPlan.h"
 #include "compiler/codegen/ScalarOps.h"
+#include "compiler/plan/PeerRegion.h"
 #include "compiler/shape/ShapeRules.h"
 
 #include <algorithm>
@@ -55,7 +61,19 @@ int64_t rowSplits(FusionOp fusion, const RowShape &r, int smCount) {
   return std::min<int64_t>(splits, 65535);
 }
 
-RowShape planRows(FusionOp fusion, const DeviceProfile &profile) {
+/// The all-reduce a group begins with (GroupSchedule.cpp admits one, of an
+/// input, before a row kernel that reads it by whole rows), or null.
+AllReduceOp reducedFirst(FusionOp fusion) {
+  for (Operation &op : fusion.getBodyBlock())
+    if (auto r = dyn_cast<AllReduceOp>(op))
+      return r;
+  return {};
+}
+
+/// `wholeRows`: a block takes whole rows, at most 32 threads' worth when a
+/// row has fewer, so that the rows of an all-reduce ahead of the kernel fit
+/// one block's share of the exchange.
+RowShape planRows(FusionOp fusion, const DeviceProfile &profile, bool wholeRows) {
   RowShape r;
   ReductionDomain rd = reductionDomain(fusion);
   r.domain = rd.domain;
@@ -86,21 +104,54 @@ RowShape planRows(FusionOp fusion, const DeviceProfile &profile) {
       r.tpr *= 2;
   }
   r.slots = (nvec + r.tpr - 1) / r.tpr;
-  r.splits = rowSplits(fusion, r, profile.smCount);
+  r.splits = wholeRows ? 1 : rowSplits(fusion, r, profile.smCount);
   if (r.splits > 1) {
     r.tpr = 256;
     r.slots = (nvec + r.tpr * r.splits - 1) / (r.tpr * r.splits);
     r.splits = (nvec + r.tpr * r.slots - 1) / (r.tpr * r.slots);  // no split left empty
   }
   r.cached = r.slots * r.vec <= 64;
-  r.tpb = r.tpr <= 32 ? 256 : r.tpr;
+  r.tpb = r.tpr > 32 ? r.tpr : wholeRows ? 32 : 256;
   return r;
+}
+
+/// The exchange ahead of the rows: block b reduces its rows of the all-
+/// reduce's operand over the ranks into shared memory (fz_peer_reduce,
+/// PeerAllReduce.cpp), and the operand's name then points there, so the
+/// rows read the reduced tensor wherever they read the operand (the emitter
+/// takes an all-reduce as its operand). The operand's parameter becomes
+/// fz_partial; the ranks' regions come last.
+llvm::Expected<std::string> peerExchange(FusionOp fusion, AllReduceOp first, const RowShape &rs,
+                                         KernelSpec &spec) {
+  auto arg = dyn_cast<BlockArgument>(first.getOperand());
+  const int64_t rpb = rs.tpb / rs.tpr, range = rpb * rs.cols;
+  const int64_t blocks = (rs.rows + rpb - 1) / rpb;
+  if (!arg || shapeOf(first.getResult()) != ArrayRef<int64_t>(rs.domain) || rs.splits != 1 ||
+      range * dtypeBytes(dtypeOf(arg)) > peer::kChunkBytes || blocks > peer::kMaxBlocks)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "internal error: group %s begins with an all-reduce its row kernel cannot take",
+        fusion->getAttrOfType<StringAttr>("name").str().c_str());
+  const std::string t = storageType(dtypeOf(arg)), k = ElementEmitter::argName(arg.getArgNumber());
+  spec.text.params[arg.getArgNumber()].name = "fz_partial";
+  spec.text.params.push_back({"fz_peer_args ", "peers"});
+  spec.text.helpers += peerReduceHelpers(dtypeOf(arg), first.getKind());
+  spec.text.staticShared = true;
+  const std::string n = std::to_string(range);
+  std::string s = "  // this block's rows of the all-reduced tensor, from every rank\n";
+  s += "  __shared__ __align__(16) " + t + " fz_reduced[" + n + "];\n";
+  s += "  const long long fz_first = (long long)blockIdx.x * " + n + ";\n";
+  s += "  fz_peer_reduce(fz_partial + fz_first, fz_reduced, min(" + n + "LL, " +
+       std::to_string(rs.rows * rs.cols) + "LL - fz_first), peers);\n";
+  s += "  const " + t + " *const " + k + " = fz_reduced - fz_first;  // read at its rows only\n";
+  return s;
 }
 
 } // namespace
 
 llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DeviceProfile &profile) {
-  RowShape rs = planRows(fusion, profile);
+  AllReduceOp first = reducedFirst(fusion);
+  RowShape rs = planRows(fusion, profile, bool(first));
   RowPlan plan(fusion, rs.domain, rs.reduced, rs.kept, rs.lane, rs.vec, rs.tpr, rs.slots,
                rs.cached);
   if (rs.splits > 1)
@@ -117,6 +168,12 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   std::string src = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  const int tl = threadIdx.x % " + std::to_string(rs.tpr) + ";\n";
   src += plan.sharedDeclarations();
+  if (first) {
+    auto exchange = peerExchange(fusion, first, rs, spec);
+    if (!exchange)
+      return exchange.takeError();
+    src += *exchange;
+  }
   src += "  for (fz_idx rb = blockIdx.x * " + std::to_string(rpb) + "; rb < " +
          std::to_string(rs.rows) + "; rb += gridDim.x * " + std::to_string(rpb) + ") {\n";
   src += "    fz_idx row = rb + threadIdx.x / " + std::to_string(rs.tpr) + ";\n";
@@ -147,7 +204,8 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
                                        " blocks (each row split over " +
                                        std::to_string(rs.splits) +
                                        "; the row's last block combines their partials)"
-                                 : " blocks");
+                                 : " blocks") +
+                  (first ? "; each block's rows all-reduced over peer memory first" : "");
   return spec;
 }
 

@@ -17,6 +17,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/plan/PeerRegion.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace fusec {
@@ -58,6 +59,13 @@ bool overPeerMemory(const Cost &c, const DeviceProfile &p) {
   return peer && *peer < ncclSeconds(c, p);
 }
 
+double reducedFirstSeconds(const Cost &c, const DeviceProfile &p) {
+  if (c.allReduceBytes <= 0 || !overPeerMemory(c, p))
+    return 0;
+  // The one-shot kernel's time less the launch the row kernel already has.
+  return std::max(0.0, *peerSeconds(c, p) - std::max(p.chainedLaunchSeconds, 0.0));
+}
+
 const KernelFamilyDef &collective() {
   static const Collective family;
   return family;
@@ -95,6 +103,21 @@ llvm::Error collectiveStep(FusionOp fusion, int in, int out, const DeviceProfile
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "internal error: a collective group without a collective");
+}
+
+void reducedFirstStep(FusionOp fusion, const std::vector<int> &in, PlanStep &step) {
+  for (mlir::Operation &op : fusion.getBodyBlock()) {
+    auto r = llvm::dyn_cast<AllReduceOp>(op);
+    auto arg = r ? llvm::dyn_cast<mlir::BlockArgument>(r.getOperand()) : mlir::BlockArgument();
+    if (!arg)
+      continue;
+    PlanCollective &c = step.collective;
+    c.op = "all_reduce";
+    c.reduce = r.getKind().str();
+    c.ranks = int(op.getAttrOfType<mlir::IntegerAttr>("ranks").getInt());
+    c.src = c.dst = in.at(arg.getArgNumber());
+    c.peer = true;
+  }
 }
 
 } // namespace fusec

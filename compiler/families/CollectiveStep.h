@@ -15,6 +15,10 @@ namespace families {
 /// priced `c` (an all-reduce of floats small enough, where it is cheaper
 /// than NCCL) rather than NCCL: the plan and every prediction ask this.
 bool overPeerMemory(const Cost &c, const DeviceProfile &p);
+/// What an all-reduce of floats (the share of `c` it makes up) adds to the
+/// row kernel it begins (GroupSchedule.h, kOneShotAttr): the one-shot
+/// exchange less a launch; 0 for a cost without one.
+double reducedFirstSeconds(const Cost &c, const DeviceProfile &p);
 } // namespace families
 
 /// A group of the collective family (Collective.cpp) as a plan step: its
@@ -24,5 +28,12 @@ bool overPeerMemory(const Cost &c, const DeviceProfile &p);
 /// (PlanCollective::peer); `step.name` names that kernel.
 llvm::Error collectiveStep(FusionOp fusion, int in, int out, const DeviceProfile &profile,
                            PlanStep &step);
+
+/// A kernel step whose group begins with an all-reduce of its input (a row
+/// kernel, GroupSchedule.h): step.collective says which buffer (src = dst,
+/// of the inputs `in`), for the runtime to hand the kernel every rank's
+/// region, or, where the ranks do not reach each other's memory, to reduce
+/// that buffer in place through NCCL first. Leaves other steps alone.
+void reducedFirstStep(FusionOp fusion, const std::vector<int> &in, PlanStep &step);
 
 } // namespace fusec

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/families/Families.h"
+#include "compiler/families/CollectiveStep.h"
 
 namespace fusec::families {
 namespace {
@@ -18,6 +19,10 @@ public:
   std::string reject(FusionOp, const FamilyTarget &) const override { return ""; }
   llvm::Expected<KernelSpec> emit(FusionOp fusion, const FamilyTarget &t) const override {
     return codegen::detail::generateRowReduction(fusion, t.profile);
+  }
+  /// With an all-reduce ahead of its rows: that exchange too.
+  double seconds(const Cost &c, const DeviceProfile &p) const override {
+    return predictSeconds(c, p) + reducedFirstSeconds(c, p);
   }
 };
 

@@ -243,6 +243,7 @@ llvm::Expected<PlanDesc> buildPlan(ModuleOp fused, const CompileOptions &options
       step.kernel.args = ins;
       step.kernel.inputs = ins.size();
       step.kernel.args.insert(step.kernel.args.end(), outs.begin(), outs.end());
+      reducedFirstStep(f, ins, step);
     }
     plan.steps.push_back(std::move(step));
   }

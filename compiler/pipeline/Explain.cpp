@@ -178,16 +178,16 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
           k.computedShare = m->computedShare(attentionTiles(*m, profile));
         }
       }
-      if (k.kind == "collective")
-        for (Operation &op : f.getBodyBlock())
-          if (isCollective(&op)) {
-            const Cost c = opFlops(&op);
-            k.linkBytes = c.linkBytes;
-            k.peer = families::overPeerMemory(c, profile);
-            k.peerBytes = c.allReduceBytes * (c.allReduceRanks - 1);
-            k.collective = op.getName().stripDialect().str() + " of " +
-                           mb(tensorBytes(op.getOperand(0)));
-          }
+      for (Operation &op : f.getBodyBlock())
+        if (isCollective(&op)) {
+          const Cost c = opFlops(&op);
+          k.reducedFirst = k.kind != "collective";
+          k.linkBytes = c.linkBytes;
+          k.peer = families::overPeerMemory(c, profile);
+          k.peerBytes = c.allReduceBytes * (c.allReduceRanks - 1);
+          k.collective =
+              op.getName().stripDialect().str() + " of " + mb(tensorBytes(op.getOperand(0)));
+        }
       if (k.kind == "streamed_rows")
         if (std::optional<RowStatsMatch> m = rowStatsOf(f)) {
           ArrayRef<int64_t> s = shapeOf(m->product.getResult());
@@ -312,7 +312,21 @@ std::string explainText(const Explanation &e) {
     }
     if (!k.schedule.empty())
       s += "  schedule: " + k.schedule + "\n";
-    if (!k.collective.empty() && k.peer) {
+    if (!k.collective.empty() && k.peer && k.reducedFirst) {
+      // The row kernel's own launch is priced with its rows.
+      std::snprintf(buf, sizeof buf,
+                    "  link: %s over %lld ranks ahead of the rows, one-shot over peer memory in "
+                    "this kernel: each rank reads %s (%.1f us flag round trip + %.1f us at %.0f "
+                    "GB/s; NCCL: %.1f us and a launch)\n",
+                    k.collective.c_str(), (long long)e.ranks, mb(k.peerBytes).c_str(),
+                    std::max(0.0, e.profile.peerCollectiveSeconds -
+                                      std::max(e.profile.chainedLaunchSeconds, 0.0)) * 1e6,
+                    double(k.peerBytes) / e.profile.linkBytesPerSec * 1e6,
+                    e.profile.linkBytesPerSec / 1e9,
+                    1e6 * (e.profile.collectiveSeconds +
+                           double(k.linkBytes) / e.profile.linkBytesPerSec));
+      s += buf;
+    } else if (!k.collective.empty() && k.peer) {
       std::snprintf(buf, sizeof buf,
                     "  link: %s over %lld ranks, one-shot over peer memory: each rank reads %s "
                     "(%.1f us launch and flag round trip + %.1f us at %.0f GB/s; NCCL: %.1f us)\n",

@@ -45,8 +45,10 @@ struct ExplainedKernel {
   std::vector<int64_t> streamedShape;
   int64_t streamedBytes = 0;
   double computedShare = 1;
-  /// Collectives: bytes each rank sends over the GPU-to-GPU link (ring
+  /// Collectives, and a row kernel that begins with an all-reduce
+  /// (`reducedFirst`): bytes each rank sends over the GPU-to-GPU link (ring
   /// algorithms), and the op ("all_reduce of 4.1 KB").
+  bool reducedFirst = false;
   int64_t linkBytes = 0;
   std::string collective;
   /// Run by the one-shot kernel over peer memory, which reads peerBytes

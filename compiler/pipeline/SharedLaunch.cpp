@@ -12,7 +12,8 @@
 // index as a parameter, under which a local blockIdx and gridDim stand for
 // its own part of the grid. Kernels with dynamic shared memory, scratch,
 // clusters, tensor maps, a third grid dimension, other block sizes or grid
-// rows, or static shared memory in both are left alone.
+// rows, static shared memory in both, or an all-reduce ahead (its blocks
+// meet their peers by block index) are left alone.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/pipeline/SharedLaunch.h"
@@ -36,7 +37,8 @@ constexpr const char *kPartSeparator = " | ";
 
 bool shareable(const PlanStep &s) {
   const PlanKernel &k = s.kernel;
-  return s.kind == PlanStep::Kind::Kernel && k.sharedBytes == 0 && k.clusterX == 1 &&
+  return s.kind == PlanStep::Kind::Kernel && !s.collective.peer && k.sharedBytes == 0 &&
+         k.clusterX == 1 &&
          !k.cooperative && k.scratchBytes == 0 && k.tensorMaps.empty() && k.gridZ == 1 &&
          k.text.moreParams.empty() && !k.text.waitPerRole;
 }

@@ -66,6 +66,11 @@ struct PlanCopy {
 /// Where the ranks of a split program meet (fusec.all_reduce and the
 /// others): NCCL's call on the program's stream. `src` holds this rank's
 /// tensor, `dst` receives the result (both contiguous, row-major).
+///
+/// A kernel step may begin with an all_reduce of one of its inputs (a row
+/// kernel: families/CollectiveStep.h, reducedFirstStep): its `collective`
+/// then names that buffer (src = dst) with `peer` set, and the kernel takes
+/// the ranks' regions as its last parameter.
 struct PlanCollective {
   std::string op;      ///< "all_reduce", "all_gather" or "reduce_scatter"
   std::string reduce;  ///< all_reduce: "sum", "max" or "min"; else "sum"
@@ -144,14 +149,20 @@ inline int64_t collectiveScratchBytes(const PlanCollective &c, const TensorSpec 
 }
 
 /// What runs a step, as explain, bench and the API name it: a kernel's
-/// family, "matmul (cuBLASLt)", "all_reduce (NCCL)" and the other
-/// collectives, or "copy".
-inline std::string stepRunner(const PlanStep &s) {
+/// family (and the all-reduce it begins with), "matmul (cuBLASLt)",
+/// "all_reduce (NCCL)" and the other collectives, or "copy". `fellBack`:
+/// the ranks did not reach each other's memory, and NCCL ran the one-shot
+/// all-reduces (Executable::peerFallback).
+inline std::string stepRunner(const PlanStep &s, bool fellBack = false) {
+  const bool oneShot = s.collective.peer && !fellBack;
   switch (s.kind) {
-  case PlanStep::Kind::Kernel: return s.kernel.family;
+  case PlanStep::Kind::Kernel:
+    if (!s.collective.peer)
+      return s.kernel.family;
+    return s.kernel.family + (oneShot ? " after a one-shot all_reduce" : " after an all_reduce (NCCL)");
   case PlanStep::Kind::Matmul: return "matmul (cuBLASLt)";
   case PlanStep::Kind::Collective:
-    return s.collective.op + (s.collective.peer ? " (one-shot, peer memory)" : " (NCCL)");
+    return s.collective.op + (oneShot ? " (one-shot, peer memory)" : " (NCCL)");
   case PlanStep::Kind::Copy: return "copy";
   }
   return "copy";

@@ -2,6 +2,7 @@
 #include "compiler/plan/PlanJson.h"
 #include "compiler/plan/PeerRegion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -242,6 +243,20 @@ std::string jsonWhy(const std::exception &e) {
   return why;
 }
 
+static json collectiveJson(const PlanCollective &c) {
+  return {{"op", c.op},       {"reduce", c.reduce}, {"axis", c.axis}, {"ranks", c.ranks},
+          {"src", c.src},     {"dst", c.dst},       {"peer", c.peer}};
+}
+
+static PlanCollective collectiveFrom(const json &c) {
+  PlanCollective p{c.at("op").get<std::string>(), c.at("reduce").get<std::string>(),
+                   jsonInteger<int64_t>(c.at("axis")), jsonInteger<int>(c.at("ranks")),
+                   jsonInteger<int>(c.at("src")), jsonInteger<int>(c.at("dst"))};
+  // Plans written before the one-shot kernel have no "peer": NCCL.
+  p.peer = c.contains("peer") && c.at("peer").get<bool>();
+  return p;
+}
+
 nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies) {
   KernelBodies kb = kernelBodies(plan);
   bodies.clear();
@@ -263,14 +278,16 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
     const PlanStep &s = plan.steps[i];
     json step = {{"kind", kindName(s.kind)}, {"name", s.name}, {"cost", costJson(s.cost)}};
     switch (s.kind) {
-    case PlanStep::Kind::Kernel: step["kernel"] = kernelJson(s.kernel, bodyOfStep.at(i)); break;
+    case PlanStep::Kind::Kernel:
+      step["kernel"] = kernelJson(s.kernel, bodyOfStep.at(i));
+      if (s.collective.peer)
+        step["collective"] = collectiveJson(s.collective);
+      break;
     case PlanStep::Kind::Matmul: step["matmul"] = matmulJson(s.matmul); break;
     case PlanStep::Kind::Copy: step["copy"] = {{"src", s.copy.src}, {"dst", s.copy.dst}}; break;
     case PlanStep::Kind::Collective: {
       const PlanCollective &c = s.collective;
-      step["collective"] = {{"op", c.op}, {"reduce", c.reduce}, {"axis", c.axis},
-                            {"ranks", c.ranks}, {"src", c.src}, {"dst", c.dst},
-                            {"peer", c.peer}};
+      step["collective"] = collectiveJson(c);
       if (c.peer)
         step["kernel"] = kernelJson(s.kernel, bodyOfStep.at(i));
       break;
@@ -328,17 +345,14 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
                                         PlanStep::Kind::Copy, PlanStep::Kind::Collective});
       ps.name = s.at("name").get<std::string>();
       ps.cost = costFrom(s.at("cost"));
-      if (ps.kind == PlanStep::Kind::Kernel)
+      if (ps.kind == PlanStep::Kind::Kernel) {
         static_cast<PlanKernel &>(ps.kernel) = kernelFrom(s.at("kernel"), bodies);
-      else if (ps.kind == PlanStep::Kind::Matmul)
+        if (s.contains("collective"))
+          ps.collective = collectiveFrom(s.at("collective"));
+      } else if (ps.kind == PlanStep::Kind::Matmul)
         ps.matmul = matmulFrom(s.at("matmul"));
       else if (ps.kind == PlanStep::Kind::Collective) {
-        const json &c = s.at("collective");
-        ps.collective = {c.at("op").get<std::string>(), c.at("reduce").get<std::string>(),
-                         jsonInteger<int64_t>(c.at("axis")), jsonInteger<int>(c.at("ranks")),
-                         jsonInteger<int>(c.at("src")), jsonInteger<int>(c.at("dst"))};
-        // Plans written before the one-shot kernel have no "peer": NCCL.
-        ps.collective.peer = c.contains("peer") && c.at("peer").get<bool>();
+        ps.collective = collectiveFrom(s.at("collective"));
         if (ps.collective.peer)
           static_cast<PlanKernel &>(ps.kernel) = kernelFrom(s.at("kernel"), bodies);
       } else
@@ -493,10 +507,29 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
     const PlanStep &s = plan.steps[i];
     std::string at = "step " + std::to_string(i) + " (" + s.name + ")";
     switch (s.kind) {
-    case PlanStep::Kind::Kernel:
+    case PlanStep::Kind::Kernel: {
       if (std::string why = kernelProblem(s.kernel); !why.empty())
         return fail(at, why);
+      const PlanCollective &c = s.collective;
+      if (!c.peer)
+        break;
+      // An all-reduce ahead of the kernel: of one of its inputs, in place
+      // (NCCL's fallback), its blocks no more than the region's.
+      const std::vector<int> &args = s.kernel.args;
+      if (c.op != "all_reduce" || c.reduce != "sum" || c.src != c.dst ||
+          std::find(args.begin(), args.begin() + std::ptrdiff_t(s.kernel.inputs), c.src) ==
+              args.begin() + std::ptrdiff_t(s.kernel.inputs))
+        return fail(at, "an all-reduce ahead of a kernel that is not a sum of one of its inputs");
+      if (c.ranks != plan.ranks || c.ranks < 2 || c.ranks > peer::kMaxRanks)
+        return fail(at, "a collective for another count of ranks than the plan's");
+      const TensorSpec &t = plan.buffers[c.src].tensor;
+      if (!isFloat(t.dtype) || t.bytes() > peer::kMaxBytes || s.kernel.grid > unsigned(peer::kMaxBlocks) ||
+          s.kernel.gridY != 1 || s.kernel.gridZ != 1 || s.kernel.clusterX != 1 ||
+          s.kernel.cooperative || !s.kernel.tensorMaps.empty() || s.kernel.scratchBytes != 0)
+        return fail(at, "an all-reduce ahead of a kernel that its blocks cannot take (floats, "
+                        "at most 512 KB, 32 blocks)");
       break;
+    }
     case PlanStep::Kind::Matmul: {
       const PlanMatmul &m = s.matmul;
       if (!bufferOk(m.a) || !bufferOk(m.b) || !bufferOk(m.c) ||

@@ -9,6 +9,7 @@
 #include "compiler/schedule/GemmConfig.h"
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
+#include "compiler/plan/PeerRegion.h"
 #include "compiler/shape/ShapeRules.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -437,6 +438,53 @@ int64_t kernelBuffers(ArrayRef<Operation *> ops) {
   return static_cast<int64_t>(reads.size()) + writes;
 }
 
+namespace {
+/// Whether all-reduce `ar` may begin the kernel of `ops` (its members): the
+/// one-shot exchange over peer memory, done by each block for the rows it
+/// then reads (RowReductionKernel.cpp), saves a launch between them. Empty,
+/// with `s` the group's schedule, where it may; else why not.
+std::string reducedFirst(Operation *ar, ArrayRef<Operation *> ops, GroupSchedule &s) {
+  const std::string apart = "a step of its own between kernels";
+  auto reduce = dyn_cast<AllReduceOp>(ar);
+  if (!reduce || !ar->hasAttr(kOneShotAttr) || reduce.getKind() != "sum")
+    return apart;
+  // Its operand: this rank's partial tensor, read by nothing else (where the
+  // ranks cannot reach each other's memory, NCCL reduces it in place), and
+  // a buffer of its own: the result of an op outside, or the kernel's input.
+  Value partial = reduce.getOperand();
+  Operation *def = partial.getDefiningOp();
+  if (def && llvm::is_contained(ops, def))
+    return apart + " (every rank's partial sums are complete before it)";
+  bool ownBuffer = def ? !isView(def) && !isGenerator(def)
+                       : isa<FusionOp>(partial.getParentBlock()->getParentOp());
+  if (!ownBuffer || !partial.hasOneUse())
+    return apart + " (its operand is no buffer of its own, or is read elsewhere too)";
+  SmallVector<Operation *> rest;
+  for (Operation *op : ops)
+    if (op != ar) {
+      if (isCollective(op))
+        return apart;
+      rest.push_back(op);
+    }
+  std::string why;
+  if (!classifyGroup(rest, s, why) || s.kind != GroupKind::RowReduction)
+    return apart + " (only a row reduction begins with one)";
+  // Whole rows, read where they are: block b reduces its rows and reads only
+  // those, and the rows fit the blocks and chunks of the exchange.
+  const int64_t rank = static_cast<int64_t>(s.domain.size());
+  bool trailing = !s.reducedAxes.empty() && s.reducedAxes.back() == rank - 1 &&
+                  s.reducedAxes.front() == rank - static_cast<int64_t>(s.reducedAxes.size());
+  if (shapeOf(reduce.getResult()) != ArrayRef<int64_t>(s.domain) || !trailing ||
+      llvm::any_of(reduce.getResult().getUsers(),
+                   [&](Operation *u) { return llvm::is_contained(ops, u) && isView(u); }))
+    return apart + " (the kernel after it would not read it by whole rows)";
+  if (s.rows > peer::kMaxBlocks || s.cols * dtypeBytes(dtypeOf(partial)) > peer::kChunkBytes)
+    return apart + " (more than " + std::to_string(peer::kMaxBlocks) + " rows, or rows over " +
+           std::to_string(peer::kChunkBytes >> 10) + " KB)";
+  return "";
+}
+} // namespace
+
 bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why) {
   if (ops.empty()) {
     why = "empty group";
@@ -449,13 +497,17 @@ bool classifyGroup(ArrayRef<Operation *> ops, GroupSchedule &s, std::string &why
           std::to_string(kMaxKernelBuffers) + " a launch passes";
     return false;
   }
-  // A collective is where the ranks meet: NCCL runs it, between kernels.
+  // A collective is where the ranks meet: NCCL runs it, between kernels,
+  // or a one-shot all-reduce begins the row kernel after it.
   for (Operation *op : ops) {
     if (!isCollective(op))
       continue;
     if (ops.size() > 1) {
-      why = opLabel(op) + " is a collective: a step of its own between kernels";
-      return false;
+      if (std::string no = reducedFirst(op, ops, s); !no.empty()) {
+        why = opLabel(op) + " is a collective: " + no;
+        return false;
+      }
+      return true;
     }
     s.kind = GroupKind::Collective;
     ArrayRef<int64_t> d = shapeOf(op->getResult(0));

@@ -35,6 +35,11 @@ namespace fusec {
 enum class GroupKind { Pointwise, RowReduction, ColumnReduction, Matmul, Attention, StreamedRows,
                        Collective };
 
+/// Marks an all_reduce that fusec's one-shot kernel over peer memory runs
+/// (the planner sets it where families::overPeerMemory says so): only such
+/// an all-reduce may begin a row kernel instead of being a step of its own.
+inline constexpr llvm::StringLiteral kOneShotAttr = "fusec.one_shot";
+
 const char *groupKindName(GroupKind k);
 /// The kind a name from groupKindName stands for.
 std::optional<GroupKind> parseGroupKind(llvm::StringRef name);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/transforms/Grouping.h"
+#include "compiler/families/CollectiveStep.h"
 #include "compiler/transforms/PassProfile.h"
 
 #include "mlir/IR/Builders.h"
@@ -88,6 +89,14 @@ LogicalResult runGroupingStage(func::FuncOp func, const PlannerSettings &o,
   std::optional<DeviceProfile> profile = passProfile(func, o.device, o.copyBytesPerSec, o.smCount, o.arch);
   if (!profile)
     return failure();
+  // The all-reduces fusec's one-shot kernel runs (the collective family's
+  // choice): only those may begin a row kernel (GroupSchedule.h).
+  func.walk([&](AllReduceOp r) {
+    if (families::overPeerMemory(opFlops(r), *profile))
+      r->setAttr(kOneShotAttr, UnitAttr::get(r->getContext()));
+    else
+      r->removeAttr(kOneShotAttr);
+  });
   auto [groups, visited] = readGroups(func);
   // Matmul groups have chosen how they run once a matmul carries its family.
   bool chosen = llvm::any_of(groups, [](const OpGroup &g) {

@@ -68,6 +68,9 @@ struct SelectKernelsPass : impl::FusecSelectKernelsBase<SelectKernelsPass> {
       if (auto flops = fusion->getAttrOfType<IntegerAttr>("flops"))
         c.flops = flops.getInt();
       c.launches = 1;
+      for (Operation &op : fusion.getBodyBlock())  // an all-reduce ahead of the rows
+        if (isCollective(&op))
+          c += opFlops(&op);
       const double seconds = predictSeconds(c, *profile, *family);
       fusion->setAttr("predicted_us", b.getF64FloatAttr(seconds * 1e6));
       // A group of one op is, unfused, the same kernel.

@@ -280,7 +280,9 @@ TEST(Artifact, NumbersMustBeIntegersInRangeAndBodiesInOrder) {
 
 TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
   // The example block split over 2 ranks: its two all-reduces of 2 KB run as
-  // the one-shot kernel (families/Collective.cpp), whose step carries it.
+  // the one-shot kernel (families/Collective.cpp): the first at the start of
+  // the row kernel after it (the residual add and norm), the second, read by
+  // a pointwise add, as a step of its own that carries the kernel.
   auto buffer = llvm::MemoryBuffer::getFile(FUSEC_SOURCE_DIR "/examples/tp_llama_block.json");
   ASSERT_TRUE(bool(buffer));
   mlir::MLIRContext ctx;
@@ -294,14 +296,23 @@ TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
   auto built = buildPlan(**module, o);
   ASSERT_TRUE(bool(built)) << llvm::toString(built.takeError());
   const PlanDesc base = *built;
-  int oneShot = 0;
+  int oneShot = 0, ahead = 0;
   for (const PlanStep &s : base.steps)
     if (s.kind == PlanStep::Kind::Collective && s.collective.peer) {
       ++oneShot;
       EXPECT_EQ(s.kernel.family, "all_reduce (one-shot)");
       EXPECT_EQ(s.kernel.args, (std::vector<int>{s.collective.src, s.collective.dst}));
+    } else if (s.kind == PlanStep::Kind::Kernel && s.collective.peer) {
+      ++ahead;
+      EXPECT_EQ(s.kernel.family, "row_reduction");
+      EXPECT_EQ(s.collective.src, s.collective.dst);  // in place, where NCCL runs it
+      EXPECT_NE(std::find(s.kernel.args.begin(), s.kernel.args.begin() + s.kernel.inputs,
+                          s.collective.src),
+                s.kernel.args.begin() + s.kernel.inputs);
+      EXPECT_NE(s.kernel.source.find("fz_peer_reduce(fz_partial"), std::string::npos);
     }
-  ASSERT_EQ(oneShot, 2);
+  ASSERT_EQ(oneShot, 1);
+  ASSERT_EQ(ahead, 1);
   // Their kernels are bodies of the plan, saved and read back with it.
   std::vector<std::string> bodies, again;
   nlohmann::json j = planToJson(base, bodies);
@@ -334,5 +345,29 @@ TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
   refused(notTaken, [](PlanDesc &p, PlanStep &s) {
     for (int b : {s.collective.src, s.collective.dst})
       p.buffers[b].tensor.dtype = DType::I32;
+  });
+  // The row kernel's all-reduce: of one of its inputs, in place, over the
+  // plan's ranks, with no more blocks than the region has flags.
+  auto refusedAhead = [&](const char *what, auto &&edit) {
+    PlanDesc plan = base;
+    for (PlanStep &s : plan.steps)
+      if (s.kind == PlanStep::Kind::Kernel && s.collective.peer) {
+        edit(plan, s);
+        break;
+      }
+    auto bytes = serializeArtifact(artifactOf(plan));
+    ASSERT_TRUE(bool(bytes));
+    std::string message = messageOf(parseArtifact(*bytes, "m.fusec"));
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+  };
+  const char *notInput = "not a sum of one of its inputs";
+  refusedAhead(notInput, [](PlanDesc &, PlanStep &s) { s.collective.src = s.kernel.args.back(); });
+  refusedAhead(notInput, [](PlanDesc &, PlanStep &s) { s.collective.dst = s.kernel.args.back(); });
+  refusedAhead(notInput, [](PlanDesc &, PlanStep &s) { s.collective.reduce = "max"; });
+  refusedAhead("another count of ranks", [](PlanDesc &, PlanStep &s) { s.collective.ranks = 4; });
+  const char *blocks = "its blocks cannot take";
+  refusedAhead(blocks, [](PlanDesc &, PlanStep &s) { s.kernel.grid = 33; });
+  refusedAhead(blocks, [](PlanDesc &p, PlanStep &s) {
+    p.buffers[s.collective.src].tensor.dtype = DType::I32;
   });
 }

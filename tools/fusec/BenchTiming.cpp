@@ -319,8 +319,8 @@ llvm::Expected<PlanTiming> timeSplitPlan(Program &program, const BenchEnvironmen
   // What ran, not what was planned: one-shot steps that fell back to NCCL.
   if (!first.peerFallback.empty())
     for (size_t i = 0; i < first.steps.size() && i < plan.steps.size(); ++i)
-      if (plan.steps[i].kind == PlanStep::Kind::Collective && plan.steps[i].collective.peer)
-        first.steps[i].family = plan.steps[i].collective.op + " (NCCL)";
+      if (plan.steps[i].collective.peer)
+        first.steps[i].family = stepRunner(plan.steps[i], /*fellBack=*/true);
   first.plannerUs = explainProgram(program, {}).predictedUs();
   return first;
 }
