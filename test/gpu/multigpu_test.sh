@@ -55,6 +55,26 @@ done
 # peer memory runs them (16-byte vectors where the size allows, elements
 # where it does not), past that NCCL; FUSEC_PEER_COLLECTIVES=0 sends every
 # one through NCCL. Launch by launch and as CUDA graph replays.
+# The all-reduce at the start of the row kernel after it (residual add and
+# RMSNorm): one row, 32 rows (32 blocks), short rows two a block; then the
+# same through NCCL in place where the regions are refused.
+for b in M=1,N=8192 M=32,N=4096 M=4,N=100; do
+  g="$src/test/lit/cli/Inputs/row_parallel_norm.json"
+  run "row-parallel + RMSNorm ($b), 2 ranks" "$g" --bind "$b" --ranks 2 --check
+  run "row-parallel + RMSNorm ($b), 2 ranks, CUDA graphs" "$g" --bind "$b" --ranks 2 --check --graph
+  FUSEC_PEER_COLLECTIVES=0 run "row-parallel + RMSNorm ($b), 2 ranks, NCCL only" "$g" --bind "$b" \
+    --ranks 2 --check
+done
+# Three decode layers: a one-shot exchange per block reused call after call
+# within one run (the parity halves of plan/PeerRegion.h), by row kernels and
+# the last standalone all-reduce alike.
+if python3 "$src/bench/make_stack.py" 3 "$out/stack3.json" --layer llama_block_decode_b1 \
+    >/dev/null 2>&1; then
+  globs="*w_q=0,*w_k=0,*w_v=0,*w_o=1,*w_gate=0,*w_up=0,*w_down=1,*cache_k=1,*cache_v=1,*k_new=1,*v_new=1"
+  run "3 decode layers, 2 ranks" "$out/stack3.json" --ranks 2 --shard "$globs" --check
+  run "3 decode layers, 2 ranks, CUDA graphs" "$out/stack3.json" --ranks 2 --shard "$globs" \
+    --check --graph
+fi
 for n in 1 7 4096 262144 262152 33554432; do
   cat >"$out/ar_$n.json" <<GRAPH
 {"fusec": 1, "name": "row_parallel_$n",
