@@ -85,11 +85,23 @@ std::string peerReduceHelpers(DType dtype, llvm::StringRef reduce) {
        "\"memory\");\n";
   b += "    const unsigned *from = (const unsigned *)(own + " + number(peer::kFlagsOffset) +
        ") + b * " + number(peer::kMaxRanks) + " + threadIdx.x;\n";
-  b += "    unsigned seen;\n";
-  b += "    do {\n";
+  // A peer that never comes (its process died, its kernel faulted) would
+  // leave this one spinning for ever: after kPeerWaitSeconds the kernel
+  // traps instead, and the launch fails.
+  b += "    unsigned long long start = 0;\n";
+  b += "    for (unsigned spins = 0;; ++spins) {\n";
+  b += "      unsigned seen;\n";
   b += "      asm volatile(\"ld.acquire.sys.global.u32 %0, [%1];\" : \"=r\"(seen) : \"l\"(from) : "
        "\"memory\");\n";
-  b += "    } while ((int)(seen - epoch) < 0);\n";
+  b += "      if ((int)(seen - epoch) >= 0) break;\n";
+  b += "      if ((spins & 4095u) == 0) {\n";
+  b += "        unsigned long long now;\n";
+  b += "        asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(now));\n";
+  b += "        if (start == 0) start = now;\n";
+  b += "        else if (now - start > " + number(int64_t(peer::kPeerWaitSeconds) * 1000000000) +
+       "ull) __trap();\n";
+  b += "      }\n";
+  b += "    }\n";
   b += "  }\n";
   b += "  __syncthreads();\n";
   b += "  if (vec) {\n";

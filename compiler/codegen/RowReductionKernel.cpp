@@ -136,6 +136,16 @@ llvm::Expected<std::string> peerExchange(FusionOp fusion, AllReduceOp first, con
   spec.text.params[arg.getArgNumber()].name = "fz_partial";
   spec.text.params.push_back({"fz_peer_args ", "peers"});
   spec.text.helpers += peerReduceHelpers(dtypeOf(arg), first.getKind());
+  // The rows' loads (fz_load, fz_load1) take the operand's name; in shared
+  // memory they are plain loads, not the read-only path's.
+  spec.text.helpers +=
+      "template <typename S> struct fz_shared_rows { const S *p; };\n"
+      "template <typename S, int N, typename C>\n"
+      "__device__ __forceinline__ void fz_load(fz_shared_rows<S> r, long long off, C (&out)[N]) {\n"
+      "  fz_load_shared<S, N>(r.p + off, out);\n}\n"
+      "template <typename S>\n"
+      "__device__ __forceinline__ auto fz_load1(fz_shared_rows<S> r, long long off) "
+      "-> decltype(fz_in(*r.p)) {\n  return fz_in(r.p[off]);\n}\n";
   spec.text.staticShared = true;
   const std::string n = std::to_string(range);
   std::string s = "  // this block's rows of the all-reduced tensor, from every rank\n";
@@ -143,7 +153,7 @@ llvm::Expected<std::string> peerExchange(FusionOp fusion, AllReduceOp first, con
   s += "  const long long fz_first = (long long)blockIdx.x * " + n + ";\n";
   s += "  fz_peer_reduce(fz_partial + fz_first, fz_reduced, min(" + n + "LL, " +
        std::to_string(rs.rows * rs.cols) + "LL - fz_first), peers);\n";
-  s += "  const " + t + " *const " + k + " = fz_reduced - fz_first;  // read at its rows only\n";
+  s += "  const fz_shared_rows<" + t + "> " + k + "{fz_reduced - fz_first};  // read at its rows only\n";
   return s;
 }
 

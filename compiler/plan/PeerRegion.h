@@ -39,6 +39,10 @@ inline constexpr int64_t kParityBytes = kMaxBlocks * kChunkBytes;
 inline constexpr int64_t kRegionBytes = kDataOffset + 2 * kParityBytes;
 static_assert(kEpochsOffset + kMaxBlocks * 4 <= kDataOffset, "flags and epochs fit");
 
+/// How long a block waits for its peers' flags before it traps (the launch
+/// fails) rather than hang, should a peer never come.
+inline constexpr int kPeerWaitSeconds = 100;
+
 /// Blocks of a one-shot all-reduce of `bytes`.
 inline int blocksFor(int64_t bytes) { return int((bytes + kChunkBytes - 1) / kChunkBytes); }
 
