@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/CublasLt.h"
+#include "runtime/CudaDriver.h"
 
 
 #include <cublasLt.h>
@@ -20,6 +21,8 @@
 #include <cstring>
 #include <sstream>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -34,7 +37,11 @@ static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(MatmulPlan::algo),
 struct CublasLt::Api {
   void *library = nullptr;
   std::string path;
-  cublasLtHandle_t handle = nullptr;
+  /// A handle a device: a cuBLASLt context belongs to the device current
+  /// when it is made, so the ranks of a split program, a GPU each in one
+  /// process, each get their own (made on first use on that device).
+  std::mutex handlesMutex;
+  std::map<int, cublasLtHandle_t> handles;
 
   decltype(&::cublasLtCreate) create = nullptr;
   decltype(&::cublasLtGetVersion) getVersion = nullptr;
@@ -324,11 +331,27 @@ rt::Expected<std::unique_ptr<CublasLt>> CublasLt::create() {
     return rt::errorf("cublasLt: %s lacks:%s", api.path.c_str(),
                                    missing.c_str());
 
-  if (auto s = api.create(&api.handle); s != CUBLAS_STATUS_SUCCESS)
-    return rt::errorf("cublasLt: cublasLtCreate failed with %s (%s); is a CUDA context "
-        "current and a GPU present?",
-        api.statusName(s).c_str(), api.path.c_str());
   return std::move(lt);
+}
+
+rt::Expected<std::pair<int, void *>> CublasLt::handleHere() {
+  auto drv = CudaDriver::get();
+  if (!drv)
+    return drv.takeError();
+  CUcontext ctx = nullptr;
+  CUdevice device = -1;
+  if ((*drv)->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx ||
+      (*drv)->cuCtxGetDevice(&device) != CUDA_SUCCESS)
+    return rt::errorf("cublasLt: no CUDA context is current on this thread");
+  std::lock_guard<std::mutex> lock(api->handlesMutex);
+  cublasLtHandle_t &h = api->handles[int(device)];
+  if (!h)
+    if (auto s = api->create(&h); s != CUBLAS_STATUS_SUCCESS) {
+      h = nullptr;
+      return rt::errorf("cublasLt: cublasLtCreate failed on device %d with %s (%s)", int(device),
+                        api->statusName(s).c_str(), api->path.c_str());
+    }
+  return std::pair<int, void *>{int(device), h};
 }
 
 rt::Expected<CublasLt *> CublasLt::get() {
@@ -403,7 +426,12 @@ rt::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
   if (std::string why = validate(desc); !why.empty())
     return rt::errorf("cublasLt: invalid matmul %s: %s",
                                    describe(desc).c_str(), why.c_str());
-  std::string key = cacheKey(desc, workspaceLimit, rank);
+  auto here = handleHere();
+  if (!here)
+    return here.takeError();
+  auto handle = static_cast<cublasLtHandle_t>(here->second);
+  // Per device: the heuristic answers for the GPU it runs on.
+  std::string key = "d" + std::to_string(here->first) + ":" + cacheKey(desc, workspaceLimit, rank);
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
     if (auto it = planCache.find(key); it != planCache.end())
@@ -443,7 +471,7 @@ rt::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
   constexpr int kRequested = 8;
   cublasLtMatmulHeuristicResult_t results[kRequested] = {};
   int returned = 0;
-  if (auto s = api->getHeuristic(api->handle, &descs.op, &descs.first,
+  if (auto s = api->getHeuristic(handle, &descs.op, &descs.first,
                                  &descs.second, &descs.out, &descs.out, &pref,
                                  kRequested, results, &returned);
       s != CUBLAS_STATUS_SUCCESS)
@@ -499,6 +527,9 @@ rt::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
       return fail(std::string(name) + " is not " +
                   std::to_string(kPointerAlignment) + "-byte aligned");
 
+  auto here = handleHere();
+  if (!here)
+    return here.takeError();
   Descriptors descs;
   if (auto err = initDescriptors(*api, desc,
                                  reinterpret_cast<const void *>(bias), descs))
@@ -511,7 +542,7 @@ rt::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
   cublasLtMatmulAlgo_t algo;
   std::memcpy(&algo, plan.algo.data(), sizeof(algo));
   // cudaStream_t and CUstream are the same type (CUstream_st *).
-  if (auto s = api->matmul(api->handle, &descs.op, &desc.alpha, first,
+  if (auto s = api->matmul(static_cast<cublasLtHandle_t>(here->second), &descs.op, &desc.alpha, first,
                            &descs.first, second, &descs.second, &desc.beta,
                            in, &descs.out, out, &descs.out, &algo,
                            reinterpret_cast<void *>(workspace), wsBytes,

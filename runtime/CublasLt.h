@@ -5,9 +5,13 @@
 //
 // The flow is plan once, run many times:
 //
-//   auto lt = CublasLt::get();                       // dlopen + cublasLtCreate
+//   auto lt = CublasLt::get();                       // dlopen
 //   auto plan = (*lt)->plan(desc, workspaceLimit);   // heuristic, cached by desc
 //   (*lt)->run(*plan, a, b, c, bias, ws, wsBytes, stream);
+//
+// plan() and run() use the device whose context is current on the calling
+// thread, with a cuBLASLt handle of that device's own (cublasLtCreate on
+// first use there): a handle belongs to the device it was made on.
 //
 // Layouts are described as stored: rows x cols with a leading dimension `ld`
 // (elements between consecutive rows when row-major, between consecutive
@@ -92,6 +96,9 @@ public:
 private:
   CublasLt() = default;
   static rt::Expected<std::unique_ptr<CublasLt>> create();
+  /// The device current on this thread and its cuBLASLt handle, made there
+  /// on first use.
+  rt::Expected<std::pair<int, void *>> handleHere();
 
   std::unique_ptr<Api> api;
   std::mutex cacheMutex;

@@ -45,6 +45,7 @@
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxGetCurrent)                                                           \
+  X(cuCtxGetDevice)                                                            \
   X(cuCtxSetCurrent)                                                           \
   X(cuCtxSynchronize)                                                          \
   X(cuCtxEnablePeerAccess)                                                     \
