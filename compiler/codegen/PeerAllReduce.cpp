@@ -48,17 +48,16 @@ std::string peerReduceHelpers(DType dtype, llvm::StringRef reduce) {
   h += "static __device__ __forceinline__ void fz_peer_reduce(const " + t + " *src, " + t +
        " *dst, long long count, const fz_peer_args &peers) {\n";
   std::string &b = h;
+  // `src`'s elements to `to`, 16 bytes at a time where both allow it.
+  auto copy = [&](const std::string &to, const std::string &in) {
+    return in + "if (vec)\n" + in + "  for (long long i = threadIdx.x; i < count / " + lanes +
+           "; i += blockDim.x)\n" + in + "    ((uint4 *)" + to +
+           ")[i] = ((const uint4 *)src)[i];\n" + in + "else\n" + in +
+           "  for (long long i = threadIdx.x; i < count; i += blockDim.x) " + to + "[i] = src[i];\n";
+  };
   b += "  const bool vec = count % " + lanes +
        " == 0 && ((((unsigned long long)src) | ((unsigned long long)dst)) & 15ull) == 0;\n";
-  b += "  if (peers.ranks == 0) {\n";
-  b += "    if (vec)\n";
-  b += "      for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x)\n";
-  b += "        ((uint4 *)dst)[i] = ((const uint4 *)src)[i];\n";
-  b += "    else\n";
-  b += "      for (long long i = threadIdx.x; i < count; i += blockDim.x) dst[i] = src[i];\n";
-  b += "    __syncthreads();\n";
-  b += "    return;\n";
-  b += "  }\n";
+  b += "  if (peers.ranks == 0) {\n" + copy("dst", "    ") + "    __syncthreads();\n    return;\n  }\n";
   b += "  const int b = blockIdx.x;\n";
   b += "  char *const own = (char *)peers.base[peers.rank];\n";
   b += "  unsigned *const epochs = (unsigned *)(own + " + number(peer::kEpochsOffset) + ");\n";
@@ -69,13 +68,7 @@ std::string peerReduceHelpers(DType dtype, llvm::StringRef reduce) {
   b += "  const long long half = " + number(peer::kDataOffset) + "LL + (long long)(epoch & 1u) * " +
        number(peer::kParityBytes) + "LL + (long long)b * " + number(peer::kChunkBytes) + "LL;\n";
   b += "  " + t + " *const mine = (" + t + " *)(own + half);\n";
-  b += "  if (vec) {\n";
-  b += "    for (long long i = threadIdx.x; i < count / " + lanes + "; i += blockDim.x)\n";
-  b += "      ((uint4 *)mine)[i] = ((const uint4 *)src)[i];\n";
-  b += "  } else {\n";
-  b += "    for (long long i = threadIdx.x; i < count; i += blockDim.x)\n";
-  b += "      mine[i] = src[i];\n";
-  b += "  }\n";
+  b += copy("mine", "  ");
   b += "  __syncthreads();\n";
   b += "  if (threadIdx.x < peers.ranks) {\n";
   b += "    // Raise this block's flag at rank threadIdx.x, then wait for its flag here.\n";

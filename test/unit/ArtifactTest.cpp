@@ -321,10 +321,11 @@ TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
   EXPECT_EQ(planToJson(*back, again), j);
   // A step whose kernel no longer matches its collective, or a tensor past
   // the region, is refused.
-  auto refused = [&](const char *what, auto &&edit) {
+  // `edit` changes the first step of `kind` with a one-shot all-reduce.
+  auto refusedAt = [&](PlanStep::Kind kind, const char *what, auto &&edit) {
     PlanDesc plan = base;
     for (PlanStep &s : plan.steps)
-      if (s.kind == PlanStep::Kind::Collective && s.collective.peer) {
+      if (s.kind == kind && s.collective.peer) {
         edit(plan, s);
         break;
       }
@@ -332,6 +333,9 @@ TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
     ASSERT_TRUE(bool(bytes));
     std::string message = messageOf(parseArtifact(*bytes, "m.fusec"));
     EXPECT_NE(message.find(what), std::string::npos) << message;
+  };
+  auto refused = [&](const char *what, auto &&edit) {
+    refusedAt(PlanStep::Kind::Collective, what, edit);
   };
   refused("does not match its collective", [](PlanDesc &, PlanStep &s) { s.kernel.grid = 2; });
   refused("does not match its collective",
@@ -349,16 +353,7 @@ TEST(Artifact, OneShotAllReducesReadBackAndStayInTheirRegion) {
   // The row kernel's all-reduce: of one of its inputs, in place, over the
   // plan's ranks, with no more blocks than the region has flags.
   auto refusedAhead = [&](const char *what, auto &&edit) {
-    PlanDesc plan = base;
-    for (PlanStep &s : plan.steps)
-      if (s.kind == PlanStep::Kind::Kernel && s.collective.peer) {
-        edit(plan, s);
-        break;
-      }
-    auto bytes = serializeArtifact(artifactOf(plan));
-    ASSERT_TRUE(bool(bytes));
-    std::string message = messageOf(parseArtifact(*bytes, "m.fusec"));
-    EXPECT_NE(message.find(what), std::string::npos) << message;
+    refusedAt(PlanStep::Kind::Kernel, what, edit);
   };
   const char *notInput = "not a sum of one of its inputs";
   refusedAhead(notInput, [](PlanDesc &, PlanStep &s) { s.collective.src = s.kernel.args.back(); });
