@@ -14,6 +14,8 @@
 #include "compiler/support/RankThreads.h"
 #include "runtime/CompileKernels.h"
 
+#include <atomic>
+
 namespace fusec {
 
 llvm::Error onRanks(Program::Impl &p,
@@ -50,7 +52,12 @@ llvm::Error onRanks(Program::Impl &p,
     RankSeat seat;
     std::unique_ptr<Executable> exe;
     std::string error;
+    int failedAs = 0;  ///< 1 for the first rank to fail, 2 the next...
   };
+  std::atomic<int> failures{0};
+  // The ranks' first calls meet around their collectives (meetAtFirstCall);
+  // a rank that fails abandons the meeting so that none waits for it.
+  Rendezvous firstCall(n);
   std::vector<Rank> ranks(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     Rank &k = ranks[size_t(r)];
@@ -62,6 +69,7 @@ llvm::Error onRanks(Program::Impl &p,
     if (!exe)
       return fail("rank " + std::to_string(r) + ": " + exe.takeError().message());
     k.exe = std::move(*exe);
+    k.exe->meetAtFirstCall([&firstCall] { return firstCall.meet(); });
   }
   auto run = [&](int r) {
     Rank &k = ranks[size_t(r)];
@@ -70,12 +78,16 @@ llvm::Error onRanks(Program::Impl &p,
       why = s.message();
     else if (llvm::Error err = body(r, *k.gpu, *k.exe))
       why = llvm::toString(std::move(err));
-    if (!why.empty())
+    if (!why.empty()) {
       k.error = "rank " + std::to_string(r) + ": " + why;
+      k.failedAs = ++failures;
+      firstCall.abandon();
+    }
   };
   onRankThreads(n, run);
+  // The first failure is the cause; those after it may only say so.
   for (const Rank &k : ranks)
-    if (!k.error.empty())
+    if (k.failedAs == 1)
       return fail(k.error);
   return llvm::Error::success();
 }

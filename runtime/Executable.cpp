@@ -604,9 +604,29 @@ rt::Error Executable::enqueueWith(StreamMemory &mem, const std::vector<CUdevicep
   for (CUdeviceptr p : out)
     if (p % 16 != 0)
       return rt::errorf("output buffers must be 16-byte aligned");
-  for (size_t i = 0; i < desc.steps.size(); ++i)
+  const bool lockstep = firstCallMeet && !firstCallDone;
+  // The stream drained, then every rank met (meetAtFirstCall).
+  auto meet = [&]() -> rt::Error {
+    if (rt::Error err = ctx.driver().check(ctx.driver().cuStreamSynchronize(stream),
+                                           "cuStreamSynchronize (first call)"))
+      return err;
+    if (!firstCallMeet())
+      return rt::errorf("%s: another rank failed during the first call", desc.graphName.c_str());
+    return rt::Error::success();
+  };
+  for (size_t i = 0; i < desc.steps.size(); ++i) {
+    const PlanStep &s = desc.steps[i];
+    const bool meets = lockstep && (s.kind == PlanStep::Kind::Collective || s.collective.peer);
+    if (meets)
+      if (rt::Error err = meet())
+        return err;
     if (rt::Error err = enqueueStepWith(mem, i, in, out, stream))
       return err;
+    if (meets)
+      if (rt::Error err = meet())
+        return err;
+  }
+  firstCallDone = firstCallDone || lockstep;
   return rt::Error::success();
 }
 

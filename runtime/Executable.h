@@ -18,6 +18,7 @@
 #include "compiler/support/Error.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -88,6 +89,15 @@ public:
   /// Why the one-shot all-reduces go through NCCL instead (empty where they
   /// do not, or the plan has none).
   std::string peerFallback() const;
+  /// For ranks that are threads of one process: `meet` returns once every
+  /// rank has called it (false where the group was abandoned). The first
+  /// call then runs each step that meets the other ranks alone: the stream
+  /// drained and every rank met before and after it. A library's first use
+  /// (cuBLASLt loading its kernels, which the CUDA driver may hold up until
+  /// other work in the process drains) then never overlaps another rank's
+  /// collective that waits for this one (bench/NOTES.md, the hang of
+  /// 2026-11-29).
+  void meetAtFirstCall(std::function<bool()> meet) { firstCallMeet = std::move(meet); }
 
   const PlanDesc &plan() const { return desc; }
   /// The cuBLASLt heuristic rank step `i` (a matmul step) runs: its plan's
@@ -150,6 +160,8 @@ private:
   const GpuContext &ctx;
   NcclComm comm = nullptr;
   std::unique_ptr<PeerMemory> peers;  ///< joinRanks, where the plan has one-shot steps
+  std::function<bool()> firstCallMeet;  ///< meetAtFirstCall
+  bool firstCallDone = false;
   /// Whether a split plan's collectives have run once outside a capture
   /// (replay() sees to it before its first capture).
   bool ranksConnected = false;
