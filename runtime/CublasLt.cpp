@@ -492,6 +492,7 @@ rt::Expected<MatmulPlan> CublasLt::plan(const MatmulDesc &desc,
     plan.workspaceBytes = r.workspaceSize;
     plan.waves = r.wavesCount;
     plan.rank = chosen;
+    plan.handle = handle;
     std::lock_guard<std::mutex> lock(cacheMutex);
     planCache.emplace(key, plan);
     return plan;
@@ -527,9 +528,8 @@ rt::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
       return fail(std::string(name) + " is not " +
                   std::to_string(kPointerAlignment) + "-byte aligned");
 
-  auto here = handleHere();
-  if (!here)
-    return here.takeError();
+  if (!plan.handle)
+    return fail("the plan has no cuBLASLt handle (it was not made by plan())");
   Descriptors descs;
   if (auto err = initDescriptors(*api, desc,
                                  reinterpret_cast<const void *>(bias), descs))
@@ -542,7 +542,7 @@ rt::Error CublasLt::run(const MatmulPlan &plan, CUdeviceptr a,
   cublasLtMatmulAlgo_t algo;
   std::memcpy(&algo, plan.algo.data(), sizeof(algo));
   // cudaStream_t and CUstream are the same type (CUstream_st *).
-  if (auto s = api->matmul(static_cast<cublasLtHandle_t>(here->second), &descs.op, &desc.alpha, first,
+  if (auto s = api->matmul(static_cast<cublasLtHandle_t>(plan.handle), &descs.op, &desc.alpha, first,
                            &descs.first, second, &descs.second, &desc.beta,
                            in, &descs.out, out, &descs.out, &algo,
                            reinterpret_cast<void *>(workspace), wsBytes,

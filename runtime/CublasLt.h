@@ -9,9 +9,10 @@
 //   auto plan = (*lt)->plan(desc, workspaceLimit);   // heuristic, cached by desc
 //   (*lt)->run(*plan, a, b, c, bias, ws, wsBytes, stream);
 //
-// plan() and run() use the device whose context is current on the calling
-// thread, with a cuBLASLt handle of that device's own (cublasLtCreate on
-// first use there): a handle belongs to the device it was made on.
+// plan() uses the device whose context is current on the calling thread,
+// with a cuBLASLt handle of that device's own (cublasLtCreate on first use
+// there: a handle belongs to the device it was made on); the plan keeps the
+// handle for run().
 //
 // Layouts are described as stored: rows x cols with a leading dimension `ld`
 // (elements between consecutive rows when row-major, between consecutive
@@ -53,9 +54,12 @@ struct MatmulPlan {
   float waves = 0;
   /// Which usable result of the heuristic this is (0: its first choice).
   int rank = 0;
+  /// The cuBLASLt handle (cublasLtHandle_t) of the device it was planned on,
+  /// which run() uses: the device is resolved once, at planning.
+  void *handle = nullptr;
 };
 
-/// The process-wide cuBLASLt: library, handle and plan cache.
+/// The process-wide cuBLASLt: library, a handle a device, and plan cache.
 class CublasLt {
 public:
   /// Loads libcublasLt on first use (thread-safe) and creates the handle. The

@@ -33,7 +33,7 @@ std::optional<double> peerSeconds(const Cost &c, const DeviceProfile &p) {
   if (c.allReduceBytes <= 0 || c.allReduceBytes > peer::kMaxBytes || c.allReduceRanks < 2 ||
       c.allReduceRanks > peer::kMaxRanks || p.peerCollectiveSeconds <= 0)
     return std::nullopt;
-  return p.peerCollectiveSeconds +
+  return oneShotLatencySeconds(p, false) +
          double(c.allReduceBytes) * (c.allReduceRanks - 1) / p.linkBytesPerSec;
 }
 
@@ -59,11 +59,16 @@ bool overPeerMemory(const Cost &c, const DeviceProfile &p) {
   return peer && *peer < ncclSeconds(c, p);
 }
 
+double oneShotLatencySeconds(const DeviceProfile &p, bool inRowKernel) {
+  // In a row kernel, less the launch that kernel already has.
+  return inRowKernel ? std::max(0.0, p.peerCollectiveSeconds - std::max(p.chainedLaunchSeconds, 0.0))
+                     : p.peerCollectiveSeconds;
+}
+
 double reducedFirstSeconds(const Cost &c, const DeviceProfile &p) {
   if (c.allReduceBytes <= 0 || !overPeerMemory(c, p))
     return 0;
-  // The one-shot kernel's time less the launch the row kernel already has.
-  return std::max(0.0, *peerSeconds(c, p) - std::max(p.chainedLaunchSeconds, 0.0));
+  return *peerSeconds(c, p) - oneShotLatencySeconds(p, false) + oneShotLatencySeconds(p, true);
 }
 
 const KernelFamilyDef &collective() {

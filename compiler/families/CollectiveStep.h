@@ -15,6 +15,9 @@ namespace families {
 /// priced `c` (an all-reduce of floats small enough, where it is cheaper
 /// than NCCL) rather than NCCL: the plan and every prediction ask this.
 bool overPeerMemory(const Cost &c, const DeviceProfile &p);
+/// The one-shot all-reduce's latency on `p`: a launch and a flag round trip,
+/// or at the start of a row kernel (`inRowKernel`) the round trip alone.
+double oneShotLatencySeconds(const DeviceProfile &p, bool inRowKernel);
 /// What an all-reduce of floats (the share of `c` it makes up) adds to the
 /// row kernel it begins (GroupSchedule.h, kOneShotAttr): the one-shot
 /// exchange less a launch; 0 for a cost without one.

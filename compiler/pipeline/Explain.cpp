@@ -312,30 +312,21 @@ std::string explainText(const Explanation &e) {
     }
     if (!k.schedule.empty())
       s += "  schedule: " + k.schedule + "\n";
-    if (!k.collective.empty() && k.peer && k.reducedFirst) {
-      // The row kernel's own launch is priced with its rows.
+    if (!k.collective.empty() && k.peer) {
+      // At the start of a row kernel, its launch is priced with the rows.
+      const bool inRows = k.reducedFirst;
       std::snprintf(buf, sizeof buf,
-                    "  link: %s over %lld ranks ahead of the rows, one-shot over peer memory in "
-                    "this kernel: each rank reads %s (%.1f us flag round trip + %.1f us at %.0f "
-                    "GB/s; NCCL: %.1f us and a launch)\n",
-                    k.collective.c_str(), (long long)e.ranks, mb(k.peerBytes).c_str(),
-                    std::max(0.0, e.profile.peerCollectiveSeconds -
-                                      std::max(e.profile.chainedLaunchSeconds, 0.0)) * 1e6,
+                    "  link: %s over %lld ranks%s, one-shot over peer memory%s: each rank reads %s "
+                    "(%.1f us %s + %.1f us at %.0f GB/s; NCCL: %.1f us%s)\n",
+                    k.collective.c_str(), (long long)e.ranks, inRows ? " ahead of the rows" : "",
+                    inRows ? " in this kernel" : "", mb(k.peerBytes).c_str(),
+                    families::oneShotLatencySeconds(e.profile, inRows) * 1e6,
+                    inRows ? "flag round trip" : "launch and flag round trip",
                     double(k.peerBytes) / e.profile.linkBytesPerSec * 1e6,
                     e.profile.linkBytesPerSec / 1e9,
                     1e6 * (e.profile.collectiveSeconds +
-                           double(k.linkBytes) / e.profile.linkBytesPerSec));
-      s += buf;
-    } else if (!k.collective.empty() && k.peer) {
-      std::snprintf(buf, sizeof buf,
-                    "  link: %s over %lld ranks, one-shot over peer memory: each rank reads %s "
-                    "(%.1f us launch and flag round trip + %.1f us at %.0f GB/s; NCCL: %.1f us)\n",
-                    k.collective.c_str(), (long long)e.ranks, mb(k.peerBytes).c_str(),
-                    e.profile.peerCollectiveSeconds * 1e6,
-                    double(k.peerBytes) / e.profile.linkBytesPerSec * 1e6,
-                    e.profile.linkBytesPerSec / 1e9,
-                    1e6 * (e.profile.collectiveSeconds +
-                           double(k.linkBytes) / e.profile.linkBytesPerSec));
+                           double(k.linkBytes) / e.profile.linkBytesPerSec),
+                    inRows ? " and a launch" : "");
       s += buf;
     } else if (!k.collective.empty()) {
       std::snprintf(buf, sizeof buf,
