@@ -183,9 +183,28 @@ std::vector<HostTensor> Program::randomInputs(uint64_t seed) const {
   return drawRandomInputs(p->plan.inputs, p->plan.inputScales, seed);
 }
 
+namespace {
+std::vector<std::vector<int64_t>> paddedShapes(const PlanDesc &plan) {
+  std::vector<std::vector<int64_t>> out;
+  for (const TensorSpec &t : plan.inputs)
+    out.push_back(t.shape);
+  return out;
+}
+} // namespace
+
 Status Program::evaluateReference(const std::vector<HostTensor> &inputs,
                                   std::vector<HostTensor> &outputs) const {
   mlir::func::FuncOp func = graphFunction(*p->original);
+  if (p->padding.padded()) {
+    auto args = padInputs(p->padding, paddedShapes(p->plan), inputs, p->callSizes);
+    if (!args)
+      return toStatus(args.takeError(), ErrorCode::InvalidArgument);
+    auto results = interpret(func, *args);
+    if (!results)
+      return toStatus(results.takeError(), ErrorCode::InvalidArgument);
+    outputs = cropOutputs(p->padding, *results, p->callSizes);
+    return Status::success();
+  }
   auto results = interpret(func, inputs);
   if (!results)
     return toStatus(results.takeError(), ErrorCode::InvalidArgument);
@@ -278,6 +297,21 @@ Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostT
                         bool asGraph) {
   if (Status s = p->load(); !s)
     return s;
+  if (p->padding.padded()) {
+    if (p->weights)
+      return Status::error("a program compiled at padded sizes takes its weights with the "
+                           "inputs in this version",
+                           ErrorCode::InvalidArgument);
+    auto args = padInputs(p->padding, paddedShapes(p->plan), inputs, p->callSizes);
+    if (!args)
+      return toStatus(args.takeError(), ErrorCode::InvalidArgument);
+    std::vector<HostTensor> padded;
+    if (Status s = toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), *args, padded, asGraph));
+        !s)
+      return s;
+    outputs = cropOutputs(p->padding, padded, p->callSizes);
+    return Status::success();
+  }
   return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "compiler/pipeline/Compile.h"
+#include "compiler/pipeline/PaddedGraph.h"
 #include "include/fusec/fusec.h"
 #include "api/RankGroup.h"
 #include "runtime/CudaDriver.h"
@@ -34,6 +35,11 @@ struct Program::Impl {
   std::unique_ptr<DeviceWeights> weights;  ///< bindWeights
   std::vector<bool> parameters;            ///< per graph input
   std::mutex loading;  ///< the first calls from several threads load once
+  /// A graph compiled at padded sizes (compiler/pipeline/PaddedGraph.h):
+  /// where it takes its sizes, and the sizes runHost and evaluateReference
+  /// run it at (set by the CLI's --max; the API does not pad yet).
+  PaddedSignature padding;
+  SizeMap callSizes;
 
   /// Creates the GPU context, kernel cache and executable once.
   llvm::Error ensureLoaded();

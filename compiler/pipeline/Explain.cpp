@@ -249,6 +249,15 @@ std::string explainText(const Explanation &e) {
                 e.profile.measuredOn.empty() ? "" : " measured by fusec bench",
                 e.profile.tensorFlopsPerSec / 1e12, e.profile.launchSeconds * 1e6);
   s += buf;
+  if (!e.paddedSizes.empty()) {
+    std::string at, serves;
+    for (const auto &[name, size] : e.paddedSizes) {
+      at += (at.empty() ? "" : ", ") + name + "=" + std::to_string(size);
+      serves += (serves.empty() ? "" : ", ") + name + " from 1 to " + std::to_string(size);
+    }
+    s.insert(s.size() - 1, "compiled at " + at + ", padded: one compile serves " + serves +
+                               " (docs/graph-format.md)\n");
+  }
   if (!e.profile.measuredOn.empty())
     s.insert(s.size() - 1, "(copy bandwidth measured on " + e.profile.measuredOn + ")\n");
   if (e.ranks > 1) {

@@ -79,6 +79,9 @@ struct Explanation {
   std::string graph;
   /// The sizes of the graph's named dims it was compiled for (--bind).
   std::map<std::string, int64_t> sizes;
+  /// The padded sizes it was compiled at where some vary (--max), each
+  /// serving every size up to it.
+  std::map<std::string, int64_t> paddedSizes;
   DeviceProfile profile;
   /// The ranks the program is split over (tensor parallel; 1: one GPU),
   /// and the outputs each rank returns its block of: "k_new (dim 1)".

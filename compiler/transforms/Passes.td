@@ -51,6 +51,33 @@ def FusecFoldRepeatedHeads : Pass<"fusec-fold-repeated-heads", "mlir::func::Func
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecPadSizes : Pass<"fusec-pad-sizes", "mlir::func::FuncOp"> {
+  let summary = "Make a graph compiled at padded sizes exact at every size up to them";
+  let description = [{
+    Reads the dims marked `fusec.size_dims` (SizeDims.h: which dims of each
+    value are a named size) and adds an i32 argument a name, the size a call
+    runs at (`fusec.size_of`). Positions past it are padding: the runtime
+    pads the inputs with zeros and drops them from the outputs. Ops that
+    move or map elements leave them in place; ops that combine positions
+    along a padded dim see them masked to the combination's identity:
+
+    ```
+    sum/max/min/argmax(x) over S  => the same of where(iota < size, x, identity)
+    mean(x) over S                => sum(masked x) / (size * fixed dims)
+    softmax(x) over S             => softmax(where(iota < size, x, -inf))
+    matmul contracting S          => matmul of both operands zeroed past S
+    sdpa, keys over S             => mask and(iota < size); v zeroed past S
+    ```
+    An operand known to be zero past the size (an input, a masked value, a
+    softmax over its only padded dim) is not masked again. Causal attention
+    over its own padded queries needs no mask. An op that cannot be made
+    exact (a concat or a gather along a padded dim, a reshape that merges
+    one, a normalization over one) is an error naming the node. The marks
+    leave the ops; the function's arguments and results keep theirs.
+  }];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 def FusecSplitWideConcats : Pass<"fusec-split-wide-concats", "mlir::func::FuncOp"> {
   let summary = "Join many tensors in rounds, so that no kernel takes more buffers than it may";
   let description = [{

@@ -177,6 +177,8 @@ int emitArtifact(const CompileOptions &opts) {
 }
 
 int runCompile(const CompileOptions &opts) {
+  if (opts.emit == "artifact" && !opts.plan.max.empty())
+    return reportError("--max: an artifact holds a graph at fixed sizes in this version");
   if (opts.emit == "artifact")
     return emitArtifact(opts);
   if (opts.embedWeights || !opts.sources.weights.empty())
@@ -185,7 +187,7 @@ int runCompile(const CompileOptions &opts) {
     return reportError("--arch takes several architectures only for an artifact (-o model.fusec)");
   if (opts.emit == "mlir" || opts.emit == "decomposed") {
     auto ctx = makeContext();
-    auto module = loadGraph(opts.graph, *ctx, opts.plan.bind);
+    auto module = loadGraph(opts.graph, *ctx, opts.plan.bind, opts.plan.max);
     if (!module)
       return reportError(module.takeError());
     if (llvm::Error err = applyShards(graphFunction(**module), opts.plan.shard, "--shard"))

@@ -1,6 +1,7 @@
 //===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/GraphIO.h"
+#include "compiler/pipeline/PaddedGraph.h"
 #include "compiler/pipeline/Shards.h"
 #include "tools/fusec/Sharding.h"
 
@@ -40,11 +41,49 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
                                                             mlir::MLIRContext &ctx,
-                                                            const std::vector<std::string> &bind) {
+                                                            const std::vector<std::string> &bind,
+                                                            const std::vector<std::string> &max) {
   llvm::Expected<SizeBindings> sizes = parseSizeBindings(bind);
   if (!sizes)
     return sizes.takeError();
-  return importModelFile(path, ctx, *sizes);
+  if (max.empty())
+    return importModelFile(path, ctx, *sizes);
+  auto padded = paddedSizes(*sizes, max);
+  if (!padded)
+    return padded.takeError();
+  auto bounds = parseSizeBindings(max);
+  return readPadded(
+      [&](const SizeMap &at) { return importModelFile(path, ctx, at); }, *padded, *bounds);
+}
+
+llvm::Expected<SizeBindings> paddedSizes(const SizeBindings &sizes,
+                                         const std::vector<std::string> &max) {
+  auto bounds = parseSizeBindings(max);
+  if (!bounds)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "--max: %s",
+                                   llvm::toString(bounds.takeError()).c_str());
+  SizeBindings out = sizes;
+  for (auto [name, bound] : *bounds) {
+    if (bound < 1)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--max %s=%lld: a bound is at least 1",
+                                     printable(name).c_str(), (long long)bound);
+    auto it = sizes.find(name);
+    int64_t size = it == sizes.end() ? bound : it->second;
+    if (size < 1 || size > bound)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(), "--bind %s=%lld is outside 1..%lld (--max)",
+          printable(name).c_str(), (long long)size, (long long)bound);
+    out[name] = paddedSize(size, bound);
+  }
+  return out;
+}
+
+void addMaxOption(CLI::App *cmd, std::vector<std::string> &max) {
+  cmd->add_option("--max", max,
+                  "named dims that vary from call to call, NAME=BOUND: compiled once for a "
+                  "padded size (1, 2, 3, 4, 6, 8, 12, ... up to BOUND) that serves every size "
+                  "up to it; --bind gives this call's size (default: the bound)");
 }
 
 llvm::Error decompose(mlir::ModuleOp module, int ranks) {
@@ -102,6 +141,7 @@ void addPlanFlags(CLI::App *cmd, PlanFlags &flags) {
                 "give every kernel its own launch (by default, independent small kernels next "
                 "to each other share one launch, their grids side by side)");
   addBindOption(cmd, flags.bind);
+  addMaxOption(cmd, flags.max);
   addSplitOptions(cmd, flags.ranks, flags.shard);
 }
 
@@ -156,14 +196,26 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   o.timing = timing;
   mlir::TimingScope read = timing ? timing->nest("read and check the graph") : mlir::TimingScope();
   auto ctx = makeContext();
-  auto module = loadGraph(path, *ctx, flags.bind);
+  auto module = loadGraph(path, *ctx, flags.bind, flags.max);
   if (!module)
     return module.takeError();
   if (llvm::Error err = applyShards(graphFunction(**module), flags.shard, "--shard"))
     return std::move(err);
   o.ranks = flags.ranks;
   read.stop();
-  return compileModule(std::move(ctx), std::move(*module), o);
+  auto program = compileModule(std::move(ctx), std::move(*module), o);
+  if (program && !flags.max.empty()) {
+    Program::Impl &impl = ProgramAccess::of(**program);
+    impl.padding = paddedSignature(graphFunction(*impl.original));
+    auto sizes = parseSizeBindings(flags.bind);
+    auto bounds = parseSizeBindings(flags.max);
+    if (!sizes || !bounds)  // parsed once already
+      return llvm::joinErrors(sizes.takeError(), bounds.takeError());
+    impl.callSizes = *sizes;
+    for (auto [name, bound] : *bounds)
+      impl.callSizes.emplace(name, bound);  // the bound where --bind leaves it out
+  }
+  return program;
 }
 
 llvm::Error writeOutput(const std::string &path, llvm::StringRef text) {

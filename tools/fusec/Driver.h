@@ -4,6 +4,7 @@
 #include "mlir/Support/Timing.h"
 
 #include "include/fusec/fusec.h"
+#include "frontends/json/GraphReader.h"
 
 #include <CLI/CLI.hpp>
 
@@ -27,10 +28,19 @@ int reportError(const std::string &message);
 /// An MLIRContext with the fusec and func dialects loaded.
 std::unique_ptr<mlir::MLIRContext> makeContext();
 
-/// Reads and checks a graph file.
+/// Reads and checks a graph file. Names in `max` (--max NAME=BOUND) are
+/// read at the padded size of their --bind size (compiler/pipeline/
+/// PaddedGraph.h) and the graph is made exact for every size up to it.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &path,
                                                             mlir::MLIRContext &ctx,
-                                                            const std::vector<std::string> &bind = {});
+                                                            const std::vector<std::string> &bind = {},
+                                                            const std::vector<std::string> &max = {});
+/// `sizes` with each name of `max` at the padded size of its size there
+/// (the bound where it has none); an error for a size outside 1..bound.
+llvm::Expected<SizeBindings> paddedSizes(const SizeBindings &sizes,
+                                         const std::vector<std::string> &max);
+/// --max NAME=BOUND: the named dims that vary from call to call.
+void addMaxOption(CLI::App *cmd, std::vector<std::string> &max);
 
 /// Runs the decompose pipeline (decompose, canonicalize, CSE) on `module`,
 /// then with ranks > 1 splits it over the ranks by its sharded arguments.
@@ -49,6 +59,7 @@ struct PlanFlags {
   bool noOverlap = false;  ///< launch each kernel after the previous one completes
   bool noShare = false;    ///< every kernel in its own launch (CompileOptions::shareLaunches)
   std::vector<std::string> bind;  ///< --bind NAME=N: sizes of named dims
+  std::vector<std::string> max;   ///< --max NAME=BOUND: named dims padded (PaddedGraph.h)
   int ranks = 1;                   ///< --ranks: GPUs to split the graph over
   std::vector<std::string> shard;  ///< --shard NAME=DIM (Sharding.h)
 };

@@ -6,7 +6,9 @@
 
 #include "compiler/interp/Interpreter.h"
 #include "compiler/interp/Ranks.h"
+#include "compiler/pipeline/PaddedGraph.h"
 #include "compiler/pipeline/Shards.h"
+#include "compiler/dialect/FusecDialect.h"
 #include "tools/fusec/Sharding.h"
 #include "frontends/json/GraphReader.h"
 
@@ -21,10 +23,49 @@ struct EvalOptions {
   TensorSources sources;
   uint64_t seed = 0;
   bool fp64 = false, decomposed = false;
-  std::vector<std::string> bind;
+  std::vector<std::string> bind, max;
   int ranks = 1;
   std::vector<std::string> shard;
 };
+
+int report(const EvalOptions &opts, mlir::func::FuncOp func,
+           const std::vector<HostTensor> &results) {
+  std::vector<std::string> names = outputNames(func);
+  for (size_t i = 0; i < results.size(); ++i)
+    llvm::outs() << printable(names[i]) << ": " << summary(results[i]) << "\n";
+  if (!opts.output.empty())
+    if (llvm::Error err = writeOutputs(func, results, opts.output))
+      return reportError(std::move(err));
+  return exitForExpected(names, results, opts.expect, opts.tolerance);
+}
+
+/// --max: the graph compiled at padded sizes, run at the call's (`exact`
+/// is the graph read at them, whose inputs `inputs` are).
+int evalPadded(const EvalOptions &opts, const std::vector<std::string> &bind,
+               mlir::func::FuncOp exact, const std::vector<HostTensor> &inputs,
+               const InterpOptions &io) {
+  if (opts.ranks > 1 || opts.decomposed)
+    return reportError("--max does not combine with --ranks or --decomposed");
+  auto ctx = makeContext();
+  auto module = loadGraph(opts.graph, *ctx, bind, opts.max);
+  if (!module)
+    return reportError(module.takeError());
+  mlir::func::FuncOp padded = graphFunction(**module);
+  auto sizes = parseSizeBindings(bind);
+  if (!sizes)
+    return reportError(sizes.takeError());
+  std::vector<std::vector<int64_t>> shapes;
+  for (mlir::Value a : padded.getArguments())
+    shapes.emplace_back(shapeOf(a).begin(), shapeOf(a).end());
+  PaddedSignature sig = paddedSignature(padded);
+  auto args = padInputs(sig, shapes, inputs, *sizes);
+  if (!args)
+    return reportError(args.takeError());
+  auto results = interpret(padded, *args, io);
+  if (!results)
+    return reportError(results.takeError());
+  return report(opts, exact, cropOutputs(sig, *results, *sizes));
+}
 
 int runEval(const EvalOptions &opts) {
   auto ctx = makeContext();
@@ -48,16 +89,12 @@ int runEval(const EvalOptions &opts) {
       return reportError(std::move(err));
   InterpOptions io;
   io.fp64 = opts.fp64;
+  if (!opts.max.empty())
+    return evalPadded(opts, *bind, func, *inputs, io);
   auto results = opts.ranks > 1 ? interpretSplit(func, *inputs, io) : interpret(func, *inputs, io);
   if (!results)
     return reportError(results.takeError());
-  std::vector<std::string> names = outputNames(func);
-  for (size_t i = 0; i < results->size(); ++i)
-    llvm::outs() << printable(names[i]) << ": " << summary((*results)[i]) << "\n";
-  if (!opts.output.empty())
-    if (llvm::Error err = writeOutputs(func, *results, opts.output))
-      return reportError(std::move(err));
-  return exitForExpected(outputNames(func), *results, opts.expect, opts.tolerance);
+  return report(opts, func, *results);
 }
 } // namespace
 
@@ -73,6 +110,7 @@ void addEvalCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("graph", opts->graph, "graph file (JSON, docs/graph-format.md)")->required();
   addTensorSources(cmd, opts->sources);
   addBindOption(cmd, opts->bind);
+  addMaxOption(cmd, opts->max);
   addExpectOptions(cmd, opts->expect, opts->tolerance);
   addOutputOption(cmd, opts->output, "write the outputs to this safetensors file");
   addSeedOption(cmd, opts->seed);

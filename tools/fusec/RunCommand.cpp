@@ -1,6 +1,7 @@
 //===- RunCommand.cpp - `fusec run`: the fused graph on the GPU -----------===//
 #include "runtime/TensorCompare.h"
 #include "tools/fusec/Commands.h"
+#include "compiler/interp/Interpreter.h"
 #include "tools/fusec/Driver.h"
 #include "tools/fusec/GraphIO.h"
 
@@ -110,6 +111,23 @@ int runRun(const RunOptions &opts) {
     return reportError(program.takeError());
   Program &p = **program;
   mlir::func::FuncOp func = graphFunction(*ProgramAccess::of(p).original);
+  // --max: compiled at padded sizes, run at --bind's; the inputs, and the
+  // reference --check compares with, are the graph's at those sizes.
+  auto exactCtx = makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> exact;
+  if (!plan.max.empty()) {
+    if (ProgramAccess::of(p).plan.ranks > 1)
+      return reportError("--max does not combine with --ranks in this version");
+    SizeBindings sizes = ProgramAccess::of(p).callSizes;
+    std::vector<std::string> at;
+    for (auto [name, size] : sizes)
+      at.push_back(name + "=" + std::to_string(size));
+    auto m = loadGraph(opts.graph, *exactCtx, at);
+    if (!m)
+      return reportError(m.takeError());
+    exact = std::move(*m);
+    func = graphFunction(*exact);
+  }
   auto inputs = prepareInputs(func, sources, opts.seed);
   if (!inputs)
     return reportError(inputs.takeError());
@@ -125,9 +143,15 @@ int runRun(const RunOptions &opts) {
   std::vector<std::string> names = outputNames(func);
   bool allPass = true;
   std::vector<HostTensor> reference;
-  if (opts.check)
+  if (opts.check && exact) {
+    auto r = interpret(func, *inputs);
+    if (!r)
+      return reportError(r.takeError());
+    reference = std::move(*r);
+  } else if (opts.check) {
     if (Status s = p.evaluateReference(*inputs, reference); !s)
       return reportError(s.message());
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     llvm::outs() << printable(names[i]) << ": " << summary(outputs[i]) << "\n";
     if (!opts.check)

@@ -1,0 +1,224 @@
+//===- PaddedGraph.cpp - one compile for every size up to a bound ----------===//
+#include "compiler/pipeline/PaddedGraph.h"
+
+#include "compiler/support/Printable.h"
+#include "compiler/transforms/Passes.h"
+#include "compiler/transforms/SizeDims.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace fusec {
+
+namespace {
+
+llvm::Error fail(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+}
+
+func::FuncOp firstFunc(ModuleOp m) {
+  for (auto f : m.getOps<func::FuncOp>())
+    return f;
+  return {};
+}
+
+std::vector<std::string> strings(ArrayAttr a, size_t rank) {
+  std::vector<std::string> out(rank);
+  if (a && a.size() == rank)
+    for (size_t i = 0; i < rank; ++i)
+      out[i] = cast<StringAttr>(a[i]).getValue().str();
+  return out;
+}
+
+/// Copies the box [0, shape of `small`) between `small` and `big` (same
+/// dtype and rank, `big` at least as large in every dim), one innermost run
+/// at a time: into `big` where `intoBig`, else out of it.
+void copyBox(HostTensor &small, HostTensor &big, bool intoBig) {
+  const std::vector<int64_t> &s = small.shape(), &b = big.shape();
+  const int64_t rank = s.size(), elt = dtypeBytes(small.dtype());
+  if (small.numel() == 0)
+    return;
+  if (rank == 0) {
+    std::memcpy(intoBig ? big.data() : small.data(), intoBig ? small.data() : big.data(), elt);
+    return;
+  }
+  const int64_t run = s.back() * elt;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t r = 0, runs = small.numel() / s.back(); r < runs; ++r) {
+    int64_t so = 0, bo = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      so = so * s[d] + idx[d];
+      bo = bo * b[d] + idx[d];
+    }
+    uint8_t *sp = small.data() + so * elt, *bp = big.data() + bo * elt;
+    std::memcpy(intoBig ? bp : sp, intoBig ? sp : bp, run);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++idx[d] < s[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+std::vector<int64_t> atSizes(const std::vector<int64_t> &padded,
+                             const std::vector<std::string> &dims, const SizeMap &sizes) {
+  std::vector<int64_t> out = padded;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!dims[d].empty())
+      if (auto it = sizes.find(dims[d]); it != sizes.end())
+        out[d] = it->second;
+  return out;
+}
+
+} // namespace
+
+int64_t paddedSize(int64_t size, int64_t bound) {
+  int64_t p = 1;
+  while (p < size)
+    p = p < 2 ? 2 : (p & (p - 1)) == 0 ? p + p / 2 : p / 3 * 4;  // 2^k -> 3 2^(k-1) -> 2^(k+1)
+  return std::min(p, bound);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> readPadded(const GraphRead &read, const SizeMap &sizes,
+                                                 const SizeMap &bounds) {
+  auto module = read(sizes);
+  if (!module)
+    return module.takeError();
+  func::FuncOp graph = firstFunc(**module);
+  bool any = false;
+  for (auto [name, bound] : bounds) {
+    auto it = sizes.find(name);
+    if (it == sizes.end())
+      return fail("the size of '" + printable(name) + "' is not given");
+    const int64_t size = it->second;
+    if (size <= 1)
+      continue;  // nothing to pad
+    // Another size the graph reads at in the same way: below the padded one
+    // (the graph may not take more than the bound), or above 2 when that
+    // would be 1 (a dim of 1 may broadcast).
+    int64_t probeSize = size - 1;
+    if (probeSize == 1 && bound >= 3)
+      probeSize = 3;
+    SizeMap other = sizes;
+    other[name] = probeSize;
+    auto probe = read(other);
+    if (!probe)
+      return fail("the graph does not read at " + printable(name) + "=" +
+                  std::to_string(probeSize) + ": " + llvm::toString(probe.takeError()));
+    if (llvm::Error err = markSizeDims(graph, firstFunc(**probe), name, size, probeSize))
+      return fail("'" + printable(name) + "' cannot vary from call to call: " +
+                  llvm::toString(std::move(err)));
+    any = true;
+  }
+  if (!any)
+    return module;
+  std::string diag;
+  ScopedDiagnosticHandler handler(graph.getContext(), [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(diag);
+    os << d.str();
+    return success();
+  });
+  PassManager pm(graph.getContext());
+  pm.addNestedPass<func::FuncOp>(createFusecPadSizes());
+  if (failed(pm.run(**module)))
+    return fail(diag.empty() ? std::string("the graph cannot be padded") : diag);
+  return module;
+}
+
+bool PaddedSignature::padded() const {
+  auto any = [](const std::vector<std::string> &names) {
+    for (const std::string &s : names)
+      if (!s.empty())
+        return true;
+    return false;
+  };
+  if (any(sizeArgs))
+    return true;
+  for (const auto &dims : argDims)
+    if (any(dims))
+      return true;
+  for (const auto &dims : resultDims)
+    if (any(dims))
+      return true;
+  return false;
+}
+
+PaddedSignature paddedSignature(func::FuncOp graph) {
+  PaddedSignature sig;
+  for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
+    auto name = graph.getArgAttrOfType<StringAttr>(i, kSizeArgAttr);
+    sig.sizeArgs.push_back(name ? name.getValue().str() : "");
+    size_t rank = cast<RankedTensorType>(graph.getArgument(i).getType()).getRank();
+    sig.argDims.push_back(strings(graph.getArgAttrOfType<ArrayAttr>(i, kSizeDimsAttr), rank));
+  }
+  for (unsigned i = 0; i < graph.getNumResults(); ++i) {
+    size_t rank = cast<RankedTensorType>(graph.getResultTypes()[i]).getRank();
+    sig.resultDims.push_back(
+        strings(graph.getResultAttrOfType<ArrayAttr>(i, kSizeDimsAttr), rank));
+  }
+  return sig;
+}
+
+llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
+                                                  const std::vector<std::vector<int64_t>> &padded,
+                                                  const std::vector<HostTensor> &inputs,
+                                                  const SizeMap &sizes) {
+  std::vector<HostTensor> out;
+  size_t next = 0;
+  for (size_t i = 0; i < sig.sizeArgs.size(); ++i) {
+    if (!sig.sizeArgs[i].empty()) {
+      auto it = sizes.find(sig.sizeArgs[i]);
+      if (it == sizes.end())
+        return fail("no size given for '" + printable(sig.sizeArgs[i]) + "'");
+      HostTensor s(DType::I32, {});
+      s.setInt(0, it->second);
+      out.push_back(std::move(s));
+      continue;
+    }
+    if (next >= inputs.size())
+      return fail("expected " + std::to_string(next + 1) + " or more inputs, got " +
+                  std::to_string(inputs.size()));
+    HostTensor in = inputs[next++];
+    std::vector<int64_t> want = atSizes(padded[i], sig.argDims[i], sizes);
+    if (in.shape() != want)
+      return fail("input " + std::to_string(next - 1) + " is " + formatShape(in.shape()) +
+                  ", expected " + formatShape(want));
+    for (size_t d = 0; d < want.size(); ++d)
+      if (want[d] > padded[i][d])
+        return fail("input " + std::to_string(next - 1) + " dim " + std::to_string(d) + " is " +
+                    std::to_string(want[d]) + ", past the " + std::to_string(padded[i][d]) +
+                    " it was compiled for");
+    HostTensor big(in.dtype(), padded[i]);
+    copyBox(in, big, /*intoBig=*/true);
+    out.push_back(std::move(big));
+  }
+  if (next != inputs.size())
+    return fail("expected " + std::to_string(next) + " inputs, got " +
+                std::to_string(inputs.size()));
+  return out;
+}
+
+std::vector<HostTensor> cropOutputs(const PaddedSignature &sig,
+                                    const std::vector<HostTensor> &outputs, const SizeMap &sizes) {
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    HostTensor big = outputs[i];
+    std::vector<int64_t> want =
+        i < sig.resultDims.size() ? atSizes(big.shape(), sig.resultDims[i], sizes) : big.shape();
+    if (want == big.shape()) {
+      out.push_back(std::move(big));
+      continue;
+    }
+    HostTensor small(big.dtype(), want);
+    copyBox(small, big, /*intoBig=*/false);
+    out.push_back(std::move(small));
+  }
+  return out;
+}
+
+} // namespace fusec

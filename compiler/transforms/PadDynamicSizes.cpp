@@ -1,0 +1,428 @@
+//===- PadDynamicSizes.cpp - -fusec-pad-sizes -----------------------------===//
+//
+// A graph compiled at padded sizes runs at any size up to them: positions
+// past a named size hold what the caller's padding left there (zeros for the
+// inputs, which the runtime pads) and are dropped from the outputs. Ops that
+// only move or map elements keep each position's value where it was, so
+// they need nothing. Ops that combine positions along a padded dim must not
+// see the padding: their operand is masked to the combination's identity
+// where the position is past the size the call passes in.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/dialect/TypedBuilders.h"
+#include "compiler/support/Printable.h"
+#include "compiler/transforms/Passes.h"
+#include "compiler/transforms/SizeDims.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+#include <map>
+
+#define DEBUG_TYPE "fusec-pad-sizes"
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSECPADSIZES
+#include "compiler/transforms/Passes.h.inc"
+} // namespace fusec
+
+using namespace mlir;
+
+namespace fusec {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// The lowest (highest) value of an element type: what max (min) ignores.
+double lowestOf(Type elt, bool highest) {
+  if (auto it = dyn_cast<IntegerType>(elt); it && it.getWidth() > 1) {
+    double bound = std::ldexp(1.0, int(it.getWidth()) - 1);
+    return highest ? bound - 1 : -bound;
+  }
+  return highest ? kInf : -kInf;
+}
+
+std::string label(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return "node '" + printable(loc.getName().str()) + "' (" + name + ")";
+  return name;
+}
+
+class Padder {
+public:
+  explicit Padder(func::FuncOp f) : f(f) {}
+
+  LogicalResult run() {
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      zero.insert(f.getArgument(i));  // the runtime pads inputs with zeros
+    SmallVector<Operation *> ops;
+    for (Operation &op : f.getBody().front().without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops)
+      if (failed(visit(op)))
+        return failure();
+    Operation *ret = f.getBody().front().getTerminator();
+    for (auto [i, v] : llvm::enumerate(ret->getOperands()))
+      f.setResultAttr(i, kSizeDimsAttr, dimsAttr(sizeDimsOf(v)));
+    f.walk([](Operation *op) { op->removeAttr(kSizeDimsAttr); });
+    return success();
+  }
+
+private:
+  ArrayAttr dimsAttr(ArrayRef<StringRef> dims) {
+    SmallVector<Attribute> out;
+    for (StringRef d : dims)
+      out.push_back(StringAttr::get(f.getContext(), d));
+    return ArrayAttr::get(f.getContext(), out);
+  }
+  void mark(Value v, ArrayRef<StringRef> dims) {
+    v.getDefiningOp()->setAttr(kSizeDimsAttr,
+                               ArrayAttr::get(f.getContext(), {dimsAttr(dims)}));
+  }
+  static bool marked(Value v) {
+    return llvm::any_of(sizeDimsOf(v), [](StringRef d) { return !d.empty(); });
+  }
+  static SmallVector<int64_t> markedAxes(Value v) {
+    SmallVector<int64_t> out;
+    for (auto [i, d] : llvm::enumerate(sizeDimsOf(v)))
+      if (!d.empty())
+        out.push_back(i);
+    return out;
+  }
+
+  LogicalResult refuse(Operation *op, const std::string &why) {
+    return op->emitError() << label(op) << ": " << why
+                           << "; a size it depends on so cannot be padded: bind it to one size";
+  }
+
+  /// The size argument of `name` (an i32 scalar the call passes).
+  Value sizeArg(StringRef name) {
+    auto it = sizes.find(name.str());
+    if (it != sizes.end())
+      return it->second;
+    unsigned n = f.getNumArguments();
+    MLIRContext *ctx = f.getContext();
+    NamedAttribute attrs[] = {
+        NamedAttribute(StringAttr::get(ctx, "fusec.name"),
+                       StringAttr::get(ctx, "fusec.size." + name.str())),
+        NamedAttribute(StringAttr::get(ctx, kSizeArgAttr), StringAttr::get(ctx, name))};
+    f.insertArgument(n, RankedTensorType::get({}, IntegerType::get(ctx, 32)),
+                     DictionaryAttr::get(ctx, attrs), f.getLoc());
+    Value v = f.getArgument(n);
+    sizes[name.str()] = v;
+    return v;
+  }
+
+  /// Whether position i along `axis` of a value of `rank` dims is within
+  /// the size of `name`: lt(iota, size), [1, .., dim, .., 1].
+  Value within(OpBuilder &b, Location loc, StringRef name, int64_t rank, int64_t axis,
+               int64_t dim) {
+    TypedBuilder tb(b, loc);
+    SmallVector<int64_t> shape(rank, 1);
+    shape[axis] = dim;
+    SmallVector<StringRef> dims(rank, "");
+    dims[axis] = name;
+    Value iota = tb.iota(axis, b.getI32Type(), shape);
+    mark(iota, dims);
+    Value in = tb.compare<LtOp>(iota, sizeArg(name));
+    mark(in, dims);
+    return in;
+  }
+
+  /// `x` with the positions past the size along `axes` (those of them that
+  /// are padded) set to `identity`.
+  Value mask(Operation *at, Value x, ArrayRef<int64_t> axes, double identity) {
+    OpBuilder b(at);
+    TypedBuilder tb(b, at->getLoc());
+    SmallVector<StringRef> dims = sizeDimsOf(x);
+    SmallVector<int64_t> done;
+    for (int64_t a : axes) {
+      if (dims[a].empty())
+        continue;
+      Value in = within(b, at->getLoc(), dims[a], dims.size(), a, shapeOf(x)[a]);
+      Type elt = cast<RankedTensorType>(x.getType()).getElementType();
+      x = tb.where(in, x, tb.constant(identity, elt));
+      mark(x, dims);
+      done.push_back(a);
+    }
+    if (identity == 0 && llvm::all_of(markedAxes(x), [&](int64_t a) {
+          return llvm::is_contained(done, a);
+        }))
+      zero.insert(x);
+    return x;
+  }
+
+  /// The padded axes of `axes`, those that `v` has marked.
+  static SmallVector<int64_t> paddedOf(Value v, ArrayRef<int64_t> axes) {
+    SmallVector<StringRef> dims = sizeDimsOf(v);
+    SmallVector<int64_t> out;
+    for (int64_t a : axes)
+      if (!dims[a].empty())
+        out.push_back(a);
+    return out;
+  }
+
+  LogicalResult visit(Operation *op) {
+    bool touched = llvm::any_of(op->getOperands(), marked) ||
+                   llvm::any_of(op->getResults(), marked);
+    if (!touched)
+      return success();
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case<SumOp, MaxOp, MinOp>([&](auto r) { return reduction(r, r.getAxes()); })
+        .Case<MeanOp>([&](MeanOp r) { return mean(r); })
+        .Case<ArgMaxOp>([&](ArgMaxOp r) {
+          Value x = r.getInput();
+          r->setOperand(0, mask(r, x, {int64_t(r.getAxis())}, lowestOf(elementOf(x), false)));
+          return success();
+        })
+        .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
+          Value x = s.getInput();
+          bool only = markedAxes(x) == SmallVector<int64_t>{int64_t(s.getAxis())};
+          s->setOperand(0, mask(s, x, {int64_t(s.getAxis())}, -kInf));
+          if (only && isa<SoftmaxOp>(s.getOperation()))
+            zero.insert(s.getResult());
+          return success();
+        })
+        .Case<LayerNormOp>([&](LayerNormOp n) {
+          for (int64_t a : markedAxes(n.getInput()))
+            if (a >= int64_t(n.getAxis()))
+              return refuse(n, "it normalizes over a padded dim");
+          return success();
+        })
+        .Case<RmsNormOp>([&](RmsNormOp n) {
+          if (!sizeDimsOf(n.getInput()).back().empty())
+            return refuse(n, "it normalizes over a padded dim");
+          return success();
+        })
+        .Case<MatmulOp>([&](MatmulOp m) { return matmul(m); })
+        .Case<LinearOp>([&](LinearOp l) {
+          if (!sizeDimsOf(l.getWeight()).back().empty() ||
+              !sizeDimsOf(l.getInput()).back().empty())
+            return refuse(l, "its contraction dim is padded");
+          return success();
+        })
+        .Case<AttentionOp>([&](AttentionOp a) { return attention(a); })
+        .Case<ReshapeOp>([&](ReshapeOp r) { return reshape(r); })
+        .Case<SliceOp>([&](SliceOp s) { return slice(s); })
+        .Case<ConcatOp>([&](ConcatOp c) {
+          for (Value v : c->getOperands())
+            if (!sizeDimsOf(v)[c.getAxis()].empty())
+              return refuse(c, "it joins along a padded dim");
+          return success();
+        })
+        .Case<GatherOp>([&](GatherOp g) {
+          if (!sizeDimsOf(g.getData())[g.getAxis()].empty())
+            return refuse(g, "it picks along a padded dim");
+          return success();
+        })
+        .Case<TopKOp>([&](TopKOp t) {
+          if (!sizeDimsOf(t.getInput())[t.getAxis()].empty())
+            return refuse(t, "it ranks along a padded dim");
+          return success();
+        })
+        .Case<AllGatherOp, ReduceScatterOp>([&](auto c) {
+          if (!sizeDimsOf(c.getInput())[c.getAxis()].empty())
+            return refuse(c, "its ranks' blocks join along a padded dim");
+          return success();
+        })
+        .Case<TransposeOp>([&](TransposeOp t) {
+          if (zero.contains(t.getInput()))
+            zero.insert(t.getResult());
+          return success();
+        })
+        .Case<BroadcastToOp>([&](BroadcastToOp t) {
+          if (zero.contains(t.getInput()) &&
+              markedAxes(t.getResult()).size() == markedAxes(t.getInput()).size())
+            zero.insert(t.getResult());
+          return success();
+        })
+        .Case<MulOp>([&](MulOp m) {
+          for (Value v : m->getOperands())
+            if (zero.contains(v) && markedAxes(v) == markedAxes(m.getResult()))
+              zero.insert(m.getResult());
+          return success();
+        })
+        .Case<NegOp, ReluOp, CastOp, TanhOp, SinOp, SiluOp, GeluOp, ErfOp, AbsOp, SqrtOp>(
+            [&](Operation *u) {
+              if (zero.contains(u->getOperand(0)))
+                zero.insert(u->getResult(0));
+              return success();
+            })
+        .Case<AllReduceOp>([&](auto) { return success(); })
+        .Default([&](Operation *o) {
+          if (isElementwise(o))
+            return success();
+          return refuse(o, "fusec does not know how it treats a padded dim");
+        });
+  }
+
+  static Type elementOf(Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); }
+
+  template <class R> LogicalResult reduction(R r, ArrayRef<int64_t> axes) {
+    Value x = r.getInput();
+    double identity = 0;
+    if (isa<MaxOp>(r.getOperation()))
+      identity = lowestOf(elementOf(x), false);
+    else if (isa<MinOp>(r.getOperation()))
+      identity = lowestOf(elementOf(x), true);
+    if (paddedOf(x, axes).empty() || (identity == 0 && zero.contains(x)))
+      return success();
+    r->setOperand(0, mask(r, x, axes, identity));
+    return success();
+  }
+
+  /// mean = sum / count, the count of the positions within the sizes.
+  LogicalResult mean(MeanOp r) {
+    Value x = r.getInput();
+    SmallVector<int64_t> padded = paddedOf(x, r.getAxes());
+    if (padded.empty())
+      return success();
+    if (!isa<FloatType>(elementOf(x)))
+      return refuse(r, "it averages integers over a padded dim");
+    OpBuilder b(r);
+    TypedBuilder tb(b, r.getLoc());
+    Value masked = zero.contains(x) ? x : mask(r, x, r.getAxes(), 0);
+    // Summed and divided in fp32, rounded once at the end, as mean is.
+    Type elt = elementOf(x);
+    if (!elt.isF32() && !elt.isF64()) {
+      masked = tb.cast(masked, b.getF32Type());
+      mark(masked, sizeDimsOf(x));
+    }
+    Value sum = tb.reduce<SumOp>(masked, r.getAxes(), r.getKeepdims());
+    mark(sum, sizeDimsOf(r.getResult()));
+    double fixed = 1;
+    SmallVector<StringRef> dims = sizeDimsOf(x);
+    for (int64_t a : r.getAxes())
+      if (dims[a].empty())
+        fixed *= shapeOf(x)[a];
+    Value count = tb.constant(fixed, b.getF32Type());
+    for (int64_t a : padded)
+      count = tb.binary<MulOp>(count, tb.cast(sizeArg(dims[a]), b.getF32Type()));
+    Value avg = tb.binary<DivOp>(sum, tb.cast(count, elementOf(sum)));
+    mark(avg, sizeDimsOf(r.getResult()));
+    if (elementOf(avg) != elt) {
+      avg = tb.cast(avg, elt);
+      mark(avg, sizeDimsOf(r.getResult()));
+    }
+    r.getResult().replaceAllUsesWith(avg);
+    r.erase();
+    return success();
+  }
+
+  LogicalResult matmul(MatmulOp m) {
+    Value lhs = m.getLhs(), rhs = m.getRhs();
+    int64_t lk = shapeOf(lhs).size() - 1, rk = int64_t(shapeOf(rhs).size()) - 2;
+    if (rk < 0)
+      return refuse(m, "a vector operand");
+    bool padded = !sizeDimsOf(lhs)[lk].empty() || !sizeDimsOf(rhs)[rk].empty();
+    if (!padded)
+      return success();
+    if (!zero.contains(lhs))
+      m->setOperand(0, mask(m, lhs, {lk}, 0));
+    if (!zero.contains(rhs))
+      m->setOperand(1, mask(m, rhs, {rk}, 0));
+    return success();
+  }
+
+  LogicalResult attention(AttentionOp a) {
+    Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
+    int64_t rank = shapeOf(q).size(), kr = shapeOf(k).size(), vr = shapeOf(v).size();
+    StringRef keys = sizeDimsOf(k)[kr - 2];
+    if (!sizeDimsOf(q).back().empty() || !sizeDimsOf(k).back().empty())
+      return refuse(a, "its head dim is padded");
+    if (sizeDimsOf(v)[vr - 2] != keys)
+      return refuse(a, "its keys and values are padded differently");
+    if (keys.empty())
+      return success();
+    // Causal attention over its own padded queries never reaches a key past
+    // the size from a query within it; otherwise the keys are masked.
+    Value maskArg = a.getMask();
+    bool selfCausal = a.getCausal() && sizeDimsOf(q)[rank - 2] == keys &&
+                      shapeOf(q)[rank - 2] == shapeOf(k)[kr - 2];
+    OpBuilder b(a);
+    TypedBuilder tb(b, a.getLoc());
+    if (!selfCausal) {
+      Value in = within(b, a.getLoc(), keys, rank, rank - 1, shapeOf(k)[kr - 2]);
+      if (!maskArg) {
+        maskArg = in;
+      } else {
+        Type elt = elementOf(maskArg);
+        bool boolean = elt.isSignlessInteger(1);
+        maskArg = tb.where(in, maskArg, tb.constant(boolean ? 0.0 : -kInf, elt));
+        mark(maskArg, sizeDimsOf(maskArg));
+      }
+    }
+    // A masked key's weight is 0, and 0 times a padded value that is not a
+    // number would still spoil the sum: the values are zeroed there.
+    Value vz = zero.contains(v) ? v : mask(a, v, {vr - 2}, 0);
+    auto fresh = b.create<AttentionOp>(a.getLoc(), a.getType(), q, k, vz, maskArg,
+                                       a.getCausalAttr(), a.getScaleAttr());
+    fresh->setAttrs(a->getAttrDictionary());
+    a.getResult().replaceAllUsesWith(fresh.getResult());
+    a.erase();
+    return success();
+  }
+
+  /// A reshape keeps each padded dim whole, with the same elements before
+  /// and after it, so that a position keeps its index along it.
+  LogicalResult reshape(ReshapeOp r) {
+    ArrayRef<int64_t> in = shapeOf(r.getInput()), out = shapeOf(r.getResult());
+    SmallVector<StringRef> din = sizeDimsOf(r.getInput()), dout = sizeDimsOf(r.getResult());
+    auto inner = [](ArrayRef<int64_t> s, size_t a) {
+      int64_t n = 1;
+      for (size_t i = a + 1; i < s.size(); ++i)
+        n *= s[i];
+      return n;
+    };
+    size_t found = 0;
+    for (size_t a = 0; a < in.size(); ++a) {
+      if (din[a].empty())
+        continue;
+      bool kept = false;
+      for (size_t o = 0; o < out.size() && !kept; ++o)
+        kept = dout[o] == din[a] && out[o] == in[a] && inner(out, o) == inner(in, a);
+      if (!kept)
+        return refuse(r, "it merges or splits padded dim " + std::to_string(a));
+      ++found;
+    }
+    if (found != markedAxes(r.getResult()).size())
+      return refuse(r, "it makes a padded dim of fixed ones");
+    if (zero.contains(r.getInput()))
+      zero.insert(r.getResult());
+    return success();
+  }
+
+  LogicalResult slice(SliceOp s) {
+    SmallVector<StringRef> din = sizeDimsOf(s.getInput()), dout = sizeDimsOf(s.getResult());
+    ArrayRef<int64_t> starts = s.getStarts(), limits = s.getLimits(), steps = s.getSteps();
+    for (size_t a = 0; a < din.size(); ++a) {
+      if (din[a].empty())
+        continue;  // a fixed dim read up to the size: real data throughout
+      if (!dout[a].empty() && (starts[a] != 0 || steps[a] != 1))
+        return refuse(s, "it starts past 0 along a padded dim");
+      if (dout[a].empty() && limits[a] > 1)
+        return refuse(s, "it reads fixed positions of a padded dim past the first");
+    }
+    if (zero.contains(s.getInput()))
+      zero.insert(s.getResult());
+    return success();
+  }
+
+  func::FuncOp f;
+  llvm::DenseSet<Value> zero;  ///< values that are 0 at every padded position
+  std::map<std::string, Value> sizes;
+};
+
+struct PadSizesPass : impl::FusecPadSizesBase<PadSizesPass> {
+  void runOnOperation() override {
+    if (failed(Padder(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace fusec

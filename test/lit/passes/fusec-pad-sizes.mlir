@@ -1,0 +1,72 @@
+// -fusec-pad-sizes: dims marked as the named size S get an i32 size
+// argument; ops that combine positions along S see them masked past it,
+// ops that move or map positions are left alone.
+// RUN: fusec-opt %s -split-input-file -verify-diagnostics -fusec-pad-sizes | FileCheck %s
+
+// A sum over S masks its operand (0 past the size); a softmax over S masks
+// with -inf; the exp between them maps positions and needs nothing. The
+// sum of an input (zero past the size: the runtime pads with zeros) needs
+// no mask either.
+// CHECK-LABEL: func.func @reduce(
+// CHECK-SAME:    %[[X:.*]]: tensor<8x4xf32> {fusec.size_dims = ["S", ""]},
+// CHECK-SAME:    %[[N:.*]]: tensor<i32> {fusec.name = "fusec.size.S", fusec.size_of = "S"})
+// CHECK-SAME:    -> (tensor<4xf32> {fusec.size_dims = [""]}, tensor<8x4xf32> {fusec.size_dims = ["S", ""]}, tensor<4xf32> {fusec.size_dims = [""]})
+// CHECK:         %[[E:.*]] = fusec.exp %[[X]]
+// CHECK:         %[[I:.*]] = fusec.iota {dim = 0 : i64} : tensor<8x1xi32>
+// CHECK:         %[[IN:.*]] = fusec.lt %[[I]], %[[N]]
+// CHECK:         %[[Z:.*]] = fusec.constant {value = 0.000000e+00 : f64} : tensor<f32>
+// CHECK:         %[[M:.*]] = fusec.where %[[IN]], %[[E]], %[[Z]]
+// CHECK:         %[[S:.*]] = fusec.sum %[[M]] {axes = array<i64: 0>}
+// CHECK:         %[[NINF:.*]] = fusec.constant {value = 0xFFF0000000000000 : f64} : tensor<f32>
+// CHECK:         %[[M2:.*]] = fusec.where %{{.*}}, %[[E]], %[[NINF]]
+// CHECK:         %[[P:.*]] = fusec.softmax %[[M2]] {axis = 0 : i64}
+// CHECK:         %[[S2:.*]] = fusec.sum %[[X]] {axes = array<i64: 0>}
+// CHECK:         return %[[S]], %[[P]], %[[S2]]
+// CHECK-NOT:     fusec.size_dims = {{\[\[}}
+func.func @reduce(%x: tensor<8x4xf32> {fusec.size_dims = ["S", ""]}) -> (tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>) {
+  %e = fusec.exp %x {fusec.size_dims = [["S", ""]]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = fusec.sum %e {axes = array<i64: 0>, fusec.size_dims = [[""]]} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %p = fusec.softmax %e {axis = 0 : i64, fusec.size_dims = [["S", ""]]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s2 = fusec.sum %x {axes = array<i64: 0>, fusec.size_dims = [[""]]} : (tensor<8x4xf32>) -> tensor<4xf32>
+  return %s, %p, %s2 : tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A product contracting S zeroes both operands past the size, except one
+// known to be zero there (the input).
+// CHECK-LABEL: func.func @contract(
+// CHECK:         %[[E:.*]] = fusec.exp %arg1
+// CHECK:         %[[M:.*]] = fusec.where %{{.*}}, %[[E]], %{{.*}} : (tensor<8x1xi1>, tensor<8x4xf32>, tensor<f32>)
+// CHECK:         fusec.matmul %arg0, %[[M]]
+func.func @contract(%a: tensor<4x8xf32> {fusec.size_dims = ["", "S"]}, %b: tensor<8x4xf32> {fusec.size_dims = ["S", ""]}) -> tensor<4x4xf32> {
+  %e = fusec.exp %b {fusec.size_dims = [["S", ""]]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %m = fusec.matmul %a, %e {fusec.size_dims = [["", ""]]} : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %m : tensor<4x4xf32>
+}
+
+// -----
+
+// Attention over S keys, not causal: a key mask; causal over its own S
+// queries: none. The values (exp: 1 in the padding) are zeroed past the
+// size in both.
+// CHECK-LABEL: func.func @attention(
+// CHECK:         %[[K:.*]] = fusec.lt %{{.*}}, %[[N:.*]] : (tensor<1x1x8xi32>, tensor<i32>) -> tensor<1x1x8xi1>
+// CHECK:         %[[V:.*]] = fusec.where %{{.*}}, %[[G:.*]], %{{.*}} : (tensor<1x8x1xi1>, tensor<1x8x4xf32>, tensor<f32>)
+// CHECK:         fusec.scaled_dot_product_attention %[[G]], %[[G]], %[[V]] mask(%[[K]])
+// CHECK:         %[[V2:.*]] = fusec.where
+// CHECK:         fusec.scaled_dot_product_attention %[[G]], %[[G]], %[[V2]] {causal = true}
+func.func @attention(%x: tensor<1x8x4xf32> {fusec.size_dims = ["", "S", ""]}) -> (tensor<1x8x4xf32>, tensor<1x8x4xf32>) {
+  %g = fusec.exp %x {fusec.size_dims = [["", "S", ""]]} : (tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  %a = fusec.scaled_dot_product_attention %g, %g, %g {fusec.size_dims = [["", "S", ""]]} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  %c = fusec.scaled_dot_product_attention %g, %g, %g {causal = true, fusec.size_dims = [["", "S", ""]]} : (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  return %a, %c : tensor<1x8x4xf32>, tensor<1x8x4xf32>
+}
+
+// -----
+
+func.func @normalized(%x: tensor<8x4xf32> {fusec.size_dims = ["S", ""]}) -> tensor<8x4xf32> {
+  // expected-error @+1 {{layer_norm: it normalizes over a padded dim; a size it depends on so cannot be padded: bind it to one size}}
+  %y = fusec.layer_norm %x {axis = 0 : i64, eps = 1.0e-05 : f64, fusec.size_dims = [["S", ""]]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}

@@ -1,0 +1,150 @@
+//===- PaddedGraphTest.cpp - one padded compile exact at every size --------===//
+#include "compiler/dialect/FusecDialect.h"
+#include "compiler/interp/Interpreter.h"
+#include "compiler/pipeline/PaddedGraph.h"
+#include "frontends/json/GraphReader.h"
+#include "runtime/TensorCompare.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace fusec {
+namespace {
+
+TEST(PaddedSize, PowersOfTwoAndOneAndAHalfTimesThem) {
+  const int64_t want[] = {1, 2, 3, 4, 6, 6, 8, 8, 12, 12, 12, 12, 16};
+  for (int64_t n = 1; n <= 13; ++n)
+    EXPECT_EQ(paddedSize(n, 1 << 20), want[n - 1]) << n;
+  EXPECT_EQ(paddedSize(1000, 4096), 1024);
+  EXPECT_EQ(paddedSize(1025, 4096), 1536);
+  EXPECT_EQ(paddedSize(4096, 4096), 4096);
+  EXPECT_EQ(paddedSize(3000, 3100), 3072);
+  EXPECT_EQ(paddedSize(3073, 3100), 3100);  // the bound, never past it
+  // At most a third of a padded size is padding.
+  for (int64_t n = 1; n <= 5000; ++n)
+    EXPECT_LE(paddedSize(n, 1 << 20) * 2, n * 3) << n;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> read(mlir::MLIRContext &ctx, const std::string &text,
+                                       const SizeMap &sizes) {
+  auto m = importGraphText(text, "padded.json", ctx, sizes);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return {};
+  }
+  return std::move(*m);
+}
+
+/// Every op that combines positions along S: reductions (sum, mean, max,
+/// argmax), a softmax over S, a product contracting S, attention over S
+/// keys (not causal; causal), and ops that only move or make positions
+/// (reshape, transpose, an iota over S).
+const char *kGraph = R"({"fusec": 1, "name": "padded",
+ "inputs": [{"name": "x", "dtype": "f32", "shape": ["S", 16]},
+            {"name": "w", "dtype": "f32", "shape": [16, 16]}],
+ "nodes": [
+  {"name": "h", "op": "matmul", "inputs": ["x", "w"]},
+  {"name": "row", "op": "iota", "attrs": {"shape": ["S", 16], "dim": 0, "dtype": "f32"}},
+  {"name": "tenth", "op": "constant", "attrs": {"value": 0.1, "dtype": "f32", "shape": []}},
+  {"name": "pos", "op": "mul", "inputs": ["row", "tenth"]},
+  {"name": "e", "op": "exp", "inputs": ["h"]},
+  {"name": "hp", "op": "add", "inputs": ["e", "pos"]},
+  {"name": "total", "op": "sum", "inputs": ["hp"], "attrs": {"axes": [0]}},
+  {"name": "avg", "op": "mean", "inputs": ["hp"], "attrs": {"axes": [0]}},
+  {"name": "top", "op": "max", "inputs": ["hp"], "attrs": {"axes": [0]}},
+  {"name": "where_top", "op": "argmax", "inputs": ["hp"], "attrs": {"axis": 0}},
+  {"name": "col", "op": "softmax", "inputs": ["hp"], "attrs": {"axis": 0}},
+  {"name": "ht", "op": "transpose", "inputs": ["hp"], "attrs": {"perm": [1, 0]}},
+  {"name": "gram", "op": "matmul", "inputs": ["ht", "e"]},
+  {"name": "q", "op": "reshape", "inputs": ["hp"], "attrs": {"shape": [1, "S", 16]}},
+  {"name": "att", "op": "scaled_dot_product_attention", "inputs": ["q", "q", "q"]},
+  {"name": "causal", "op": "scaled_dot_product_attention", "inputs": ["q", "q", "q"], "attrs": {"causal": true}}
+ ],
+ "outputs": ["total", "avg", "top", "where_top", "col", "gram", "att", "causal"]})";
+
+std::vector<HostTensor> inputsAt(int64_t s, uint64_t seed) {
+  std::vector<HostTensor> in = {randomTensor(DType::F32, {s, 16}, seed),
+                                randomTensor(DType::F32, {16, 16}, seed + 1)};
+  scaleFloatValues(in[0], 0.25);
+  scaleFloatValues(in[1], 0.25);
+  return in;
+}
+
+// One graph compiled at S = 12 gives, at every size from 1 to 12, what the
+// graph read at that size gives.
+TEST(PaddedGraph, OneCompileIsExactAtEverySizeUpToIt) {
+  mlir::MLIRContext ctx;
+  auto padded = readPadded([&](const SizeMap &at) -> llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> {
+    return importGraphText(kGraph, "padded.json", ctx, at);
+  }, {{"S", 12}}, {{"S", 64}});
+  ASSERT_TRUE(bool(padded)) << llvm::toString(padded.takeError());
+  mlir::func::FuncOp f = graphFunction(**padded);
+  PaddedSignature sig = paddedSignature(f);
+  ASSERT_TRUE(sig.padded());
+  EXPECT_EQ(sig.sizeArgs.back(), "S");
+  std::vector<std::vector<int64_t>> shapes;
+  for (mlir::Value a : f.getArguments())
+    shapes.emplace_back(shapeOf(a).begin(), shapeOf(a).end());
+  EXPECT_EQ(shapes[0], (std::vector<int64_t>{12, 16}));
+  for (int64_t s : {1, 5, 11, 12}) {
+    auto exact = read(ctx, kGraph, {{"S", s}});
+    ASSERT_TRUE(exact);
+    std::vector<HostTensor> in = inputsAt(s, 7 * s);
+    auto want = interpret(graphFunction(*exact), in);
+    ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+    auto args = padInputs(sig, shapes, in, {{"S", s}});
+    ASSERT_TRUE(bool(args)) << llvm::toString(args.takeError());
+    auto got = interpret(f, *args);
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    std::vector<HostTensor> cropped = cropOutputs(sig, *got, {{"S", s}});
+    ASSERT_EQ(cropped.size(), want->size());
+    for (size_t i = 0; i < cropped.size(); ++i) {
+      ASSERT_EQ(cropped[i].shape(), (*want)[i].shape()) << "S=" << s << " output " << i;
+      CheckResult c = compareTensors(cropped[i], (*want)[i], 1e-5);
+      EXPECT_TRUE(c.pass) << "S=" << s << " output " << i << ": " << c.describe();
+    }
+  }
+  // A size past the padded one, or inputs of another size than the call's,
+  // are errors.
+  auto past = padInputs(sig, shapes, inputsAt(13, 1), {{"S", 13}});
+  ASSERT_FALSE(bool(past));
+  EXPECT_NE(llvm::toString(past.takeError()).find("past the 12"), std::string::npos);
+  auto wrong = padInputs(sig, shapes, inputsAt(5, 1), {{"S", 6}});
+  ASSERT_FALSE(bool(wrong));
+  EXPECT_NE(llvm::toString(wrong.takeError()).find("expected [6, 16]"), std::string::npos);
+}
+
+std::string refusal(const std::string &nodes, const std::string &inputShape = "[\"S\", 16]") {
+  mlir::MLIRContext ctx;
+  std::string text = R"({"fusec": 1, "name": "r", "inputs": [{"name": "x", "dtype": "f32", "shape": )" +
+                     inputShape + R"(}], "nodes": [)" + nodes + R"(], "outputs": ["y"]})";
+  auto m = readPadded([&](const SizeMap &at) { return importGraphText(text, "r.json", ctx, at); },
+                      {{"S", 8}}, {{"S", 8}});
+  if (m)
+    return "";
+  return llvm::toString(m.takeError());
+}
+
+// Ops the padding cannot make exact are errors naming the node and why.
+TEST(PaddedGraph, RefusesWhatPaddingWouldChange) {
+  EXPECT_NE(refusal(R"({"name": "y", "op": "concat", "inputs": ["x", "x"], "attrs": {"axis": 0}})")
+                .find("node 'y' (concat): dim 0 is 16 at S=8 and 14 at S=7, a size computed from S"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "y", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [-1]}})")
+                .find("a size computed from S rather than S itself"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "y", "op": "layer_norm", "inputs": ["x"], "attrs": {"axis": 0}})")
+                .find("node 'y' (layer_norm): it normalizes over a padded dim"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "y", "op": "slice", "inputs": ["x"], "attrs": {"starts": [1], "ends": [1000], "axes": [0]}})")
+                .find("'S' cannot vary"),
+            std::string::npos);
+  // Positional ops pass.
+  EXPECT_EQ(refusal(R"({"name": "y", "op": "gelu", "inputs": ["x"]})"), "");
+}
+
+} // namespace
+} // namespace fusec
