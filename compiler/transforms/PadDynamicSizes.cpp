@@ -8,6 +8,13 @@
 // see the padding: their operand is masked to the combination's identity
 // where the position is past the size the call passes in.
 //
+// A dim may merge the size with fixed dims (batch * S after a reshape that
+// flattens them). Positions keep their place through every op, and a
+// reshape keeps each element's linear position, so the size's index is
+// followed by its stride in memory: in a dim of a value, it steps by `w`
+// elements of the dim (1 for a dim that is the size alone). Nothing combines
+// along a merged dim; inputs and outputs have the size alone.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/dialect/TypedBuilders.h"
@@ -57,8 +64,17 @@ public:
   explicit Padder(func::FuncOp f) : f(f) {}
 
   LogicalResult run() {
-    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (auto padded = f->getAttrOfType<DictionaryAttr>(kPaddedSizesAttr))
+      for (NamedAttribute a : padded)
+        if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+          paddedSize[a.getName().str()] = i.getInt();
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       zero.insert(f.getArgument(i));  // the runtime pads inputs with zeros
+      for (int64_t d : markedAxes(f.getArgument(i)))
+        if (merged(f.getArgument(i), d))
+          return f.emitError() << "input " << i << " merges a padded size with other dims in dim "
+                               << d << "; an input has the padded size as a dim of its own";
+    }
     SmallVector<Operation *> ops;
     for (Operation &op : f.getBody().front().without_terminator())
       ops.push_back(&op);
@@ -66,8 +82,13 @@ public:
       if (failed(visit(op)))
         return failure();
     Operation *ret = f.getBody().front().getTerminator();
-    for (auto [i, v] : llvm::enumerate(ret->getOperands()))
+    for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
+      for (int64_t d : markedAxes(v))
+        if (merged(v, d))
+          return f.emitError() << "output " << i << " merges a padded size with other dims in dim "
+                               << d << "; reshape it so that the size is a dim of its own";
       f.setResultAttr(i, kSizeDimsAttr, dimsAttr(sizeDimsOf(v)));
+    }
     f.walk([](Operation *op) { op->removeAttr(kSizeDimsAttr); });
     return success();
   }
@@ -92,6 +113,47 @@ private:
       if (!d.empty())
         out.push_back(i);
     return out;
+  }
+
+  /// Whether dim `d` of `v` merges its size with fixed dims.
+  bool merged(Value v, int64_t d) {
+    StringRef name = sizeDimsOf(v)[d];
+    auto it = paddedSize.find(name.str());
+    return !name.empty() && it != paddedSize.end() && shapeOf(v)[d] != it->second;
+  }
+
+  /// How many elements of dim `d` of `v` one step of its size's index
+  /// spans (1 where the dim is the size alone); 0 where unknown. Positions
+  /// keep their place through every op but reshape: a dim of the same size
+  /// and mark in an operand spans the same.
+  int64_t step(Value v, int64_t d) {
+    if (!merged(v, d))
+      return 1;
+    if (auto it = steps.find({v, d}); it != steps.end())
+      return it->second;
+    Operation *def = v.getDefiningOp();
+    int64_t found = 0;
+    if (def && !isa<ReshapeOp>(def))
+      for (Value o : def->getOperands()) {
+        SmallVector<StringRef> dims = sizeDimsOf(o);
+        for (size_t e = 0; e < dims.size(); ++e)
+          if (dims[e] == sizeDimsOf(v)[d] && shapeOf(o)[e] == shapeOf(v)[d]) {
+            int64_t w = step(o, e);
+            if (w == 0 || (found && found != w))
+              return 0;
+            found = w;
+          }
+      }
+    steps[{v, d}] = found;
+    return found;
+  }
+
+  /// Refuses an op that combines positions along a merged dim of `v`.
+  LogicalResult pureAlong(Operation *op, Value v, ArrayRef<int64_t> axes) {
+    for (int64_t a : axes)
+      if (merged(v, a))
+        return refuse(op, "it combines along a dim that merges a padded size with others");
+    return success();
   }
 
   LogicalResult refuse(Operation *op, const std::string &why) {
@@ -176,11 +238,15 @@ private:
         .Case<MeanOp>([&](MeanOp r) { return mean(r); })
         .Case<ArgMaxOp>([&](ArgMaxOp r) {
           Value x = r.getInput();
+          if (failed(pureAlong(r, x, {int64_t(r.getAxis())})))
+            return failure();
           r->setOperand(0, mask(r, x, {int64_t(r.getAxis())}, lowestOf(elementOf(x), false)));
           return success();
         })
         .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
           Value x = s.getInput();
+          if (failed(pureAlong(s, x, {int64_t(s.getAxis())})))
+            return failure();
           bool only = markedAxes(x) == SmallVector<int64_t>{int64_t(s.getAxis())};
           s->setOperand(0, mask(s, x, {int64_t(s.getAxis())}, -kInf));
           if (only && isa<SoftmaxOp>(s.getOperation()))
@@ -210,7 +276,7 @@ private:
         .Case<SliceOp>([&](SliceOp s) { return slice(s); })
         .Case<ConcatOp>([&](ConcatOp c) {
           for (Value v : c->getOperands())
-            if (!sizeDimsOf(v)[c.getAxis()].empty())
+            if (!sizeDimsOf(v)[c.getAxis()].empty() || merged(v, c.getAxis()))
               return refuse(c, "it joins along a padded dim");
           return success();
         })
@@ -264,6 +330,8 @@ private:
 
   template <class R> LogicalResult reduction(R r, ArrayRef<int64_t> axes) {
     Value x = r.getInput();
+    if (failed(pureAlong(r, x, axes)))
+      return failure();
     double identity = 0;
     if (isa<MaxOp>(r.getOperation()))
       identity = lowestOf(elementOf(x), false);
@@ -278,6 +346,8 @@ private:
   /// mean = sum / count, the count of the positions within the sizes.
   LogicalResult mean(MeanOp r) {
     Value x = r.getInput();
+    if (failed(pureAlong(r, x, r.getAxes())))
+      return failure();
     SmallVector<int64_t> padded = paddedOf(x, r.getAxes());
     if (padded.empty())
       return success();
@@ -321,6 +391,8 @@ private:
     bool padded = !sizeDimsOf(lhs)[lk].empty() || !sizeDimsOf(rhs)[rk].empty();
     if (!padded)
       return success();
+    if (failed(pureAlong(m, lhs, {lk})) || failed(pureAlong(m, rhs, {rk})))
+      return failure();
     if (!zero.contains(lhs))
       m->setOperand(0, mask(m, lhs, {lk}, 0));
     if (!zero.contains(rhs))
@@ -338,6 +410,8 @@ private:
       return refuse(a, "its keys and values are padded differently");
     if (keys.empty())
       return success();
+    if (failed(pureAlong(a, k, {kr - 2})) || failed(pureAlong(a, v, {vr - 2})))
+      return failure();
     // Causal attention over its own padded queries never reaches a key past
     // the size from a query within it; otherwise the keys are masked.
     Value maskArg = a.getMask();
@@ -367,32 +441,48 @@ private:
     return success();
   }
 
-  /// A reshape keeps each padded dim whole, with the same elements before
-  /// and after it, so that a position keeps its index along it.
+  /// A reshape keeps each element's linear position: the size's index
+  /// steps by the same count of elements in memory on both sides, and lies
+  /// whole within one dim of the result.
   LogicalResult reshape(ReshapeOp r) {
-    ArrayRef<int64_t> in = shapeOf(r.getInput()), out = shapeOf(r.getResult());
-    SmallVector<StringRef> din = sizeDimsOf(r.getInput()), dout = sizeDimsOf(r.getResult());
+    Value in = r.getInput(), out = r.getResult();
+    ArrayRef<int64_t> si = shapeOf(in), so = shapeOf(out);
+    SmallVector<StringRef> din = sizeDimsOf(in), dout = sizeDimsOf(out);
     auto inner = [](ArrayRef<int64_t> s, size_t a) {
       int64_t n = 1;
       for (size_t i = a + 1; i < s.size(); ++i)
         n *= s[i];
       return n;
     };
-    size_t found = 0;
-    for (size_t a = 0; a < in.size(); ++a) {
+    SmallVector<bool> matched(so.size(), false);
+    for (size_t a = 0; a < si.size(); ++a) {
       if (din[a].empty())
         continue;
+      int64_t w = step(in, a);
+      if (w == 0)
+        return refuse(r, "where the padded size lies in its dim " + std::to_string(a) +
+                             " is not known");
+      auto it = paddedSize.find(din[a].str());
+      const int64_t padded = it == paddedSize.end() ? si[a] : it->second;
+      const int64_t stride = w * inner(si, a);
       bool kept = false;
-      for (size_t o = 0; o < out.size() && !kept; ++o)
-        kept = dout[o] == din[a] && out[o] == in[a] && inner(out, o) == inner(in, a);
+      for (size_t o = 0; o < so.size() && !kept; ++o) {
+        if (dout[o] != din[a] || matched[o] || stride % inner(so, o) != 0)
+          continue;
+        int64_t wo = stride / inner(so, o);
+        if (so[o] % (wo * padded) != 0 || (!merged(out, o) && wo != 1))
+          continue;
+        matched[o] = kept = true;
+        steps[{out, int64_t(o)}] = wo;
+      }
       if (!kept)
-        return refuse(r, "it merges or splits padded dim " + std::to_string(a));
-      ++found;
+        return refuse(r, "it splits padded dim " + std::to_string(a) + " across dims");
     }
-    if (found != markedAxes(r.getResult()).size())
-      return refuse(r, "it makes a padded dim of fixed ones");
-    if (zero.contains(r.getInput()))
-      zero.insert(r.getResult());
+    for (size_t o = 0; o < so.size(); ++o)
+      if (!dout[o].empty() && !matched[o])
+        return refuse(r, "it makes a padded dim of fixed ones");
+    if (zero.contains(in))
+      zero.insert(out);
     return success();
   }
 
@@ -402,6 +492,8 @@ private:
     for (size_t a = 0; a < din.size(); ++a) {
       if (din[a].empty())
         continue;  // a fixed dim read up to the size: real data throughout
+      if (merged(s.getInput(), a) && shapeOf(s.getInput())[a] != shapeOf(s.getResult())[a])
+        return refuse(s, "it cuts a dim that merges a padded size with others");
       if (!dout[a].empty() && (starts[a] != 0 || steps[a] != 1))
         return refuse(s, "it starts past 0 along a padded dim");
       if (dout[a].empty() && limits[a] > 1)
@@ -413,6 +505,8 @@ private:
   }
 
   func::FuncOp f;
+  std::map<std::string, int64_t> paddedSize;  ///< kPaddedSizesAttr
+  llvm::DenseMap<std::pair<Value, int64_t>, int64_t> steps;  ///< step()'s, and reshapes'
   llvm::DenseSet<Value> zero;  ///< values that are 0 at every padded position
   std::map<std::string, Value> sizes;
 };

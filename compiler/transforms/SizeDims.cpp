@@ -47,7 +47,11 @@ llvm::Expected<std::vector<std::string>> compareTypes(Type a, Type b, std::vecto
     int64_t x = ta.getDimSize(d), y = tb.getDimSize(d);
     if (x == y)
       continue;
-    if (x != size || y != probeSize)
+    // A dim that merges the size with fixed ones (batch * S after a
+    // reshape that flattens them) is c * size in one and c * probeSize in
+    // the other; the padding pass finds where in it the size lies.
+    bool merged = x % size == 0 && y % probeSize == 0 && x / size == y / probeSize;
+    if (!merged)
       return fail(at + ": dim " + std::to_string(d) + " is " + std::to_string(x) + " at " +
                   name.str() + "=" + std::to_string(size) + " and " + std::to_string(y) + " at " +
                   name.str() + "=" + std::to_string(probeSize) + ", a size computed from " +
@@ -83,6 +87,9 @@ SmallVector<StringRef> sizeDimsOf(Value v) {
 llvm::Error markSizeDims(func::FuncOp graph, func::FuncOp probe, StringRef name, int64_t size,
                          int64_t probeSize) {
   MLIRContext *ctx = graph.getContext();
+  NamedAttrList padded(graph->getAttrOfType<DictionaryAttr>(kPaddedSizesAttr));
+  padded.set(name, IntegerAttr::get(IntegerType::get(ctx, 64), size));
+  graph->setAttr(kPaddedSizesAttr, padded.getDictionary(ctx));
   if (graph.getNumArguments() != probe.getNumArguments())
     return fail("the graph's inputs change with " + name.str());
   llvm::DenseMap<Value, unsigned> ids, probeIds;

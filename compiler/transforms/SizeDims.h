@@ -20,13 +20,17 @@ namespace fusec {
 /// On every op (per result) and argument of a graph function: an array of
 /// strings, one a dim, the named size it is ("" for a fixed dim).
 inline constexpr llvm::StringLiteral kSizeDimsAttr = "fusec.size_dims";
+/// The function attribute of a graph whose dims are marked: each name's
+/// padded size (the size the graph was read at).
+inline constexpr llvm::StringLiteral kPaddedSizesAttr = "fusec.padded_sizes";
 /// The argument attribute of a size argument the padding pass adds: the
 /// name whose size the call passes in it (an i32 scalar).
 inline constexpr llvm::StringLiteral kSizeArgAttr = "fusec.size_of";
 
 /// Marks the dims of `graph` (read with `name` = `size`) that are `name`,
 /// by comparing it with `probe` (the same graph read with `name` =
-/// `probeSize`, every other binding equal). Keeps marks of other names.
+/// `probeSize`, every other binding equal). A dim that merges the size with
+/// fixed dims (c * size) is marked too. Keeps marks of other names.
 /// Fails, naming the node and what differs, where the two differ in more
 /// than those dims.
 llvm::Error markSizeDims(mlir::func::FuncOp graph, mlir::func::FuncOp probe, llvm::StringRef name,

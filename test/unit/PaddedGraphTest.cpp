@@ -41,7 +41,8 @@ mlir::OwningOpRef<mlir::ModuleOp> read(mlir::MLIRContext &ctx, const std::string
 /// Every op that combines positions along S: reductions (sum, mean, max,
 /// argmax), a softmax over S, a product contracting S, attention over S
 /// keys (not causal; causal), and ops that only move or make positions
-/// (reshape, transpose, an iota over S).
+/// (reshape, transpose, an iota over S; S merged into one dim with 16 and
+/// back, exp's 1s in the padding carried through).
 const char *kGraph = R"({"fusec": 1, "name": "padded",
  "inputs": [{"name": "x", "dtype": "f32", "shape": ["S", 16]},
             {"name": "w", "dtype": "f32", "shape": [16, 16]}],
@@ -61,9 +62,13 @@ const char *kGraph = R"({"fusec": 1, "name": "padded",
   {"name": "gram", "op": "matmul", "inputs": ["ht", "e"]},
   {"name": "q", "op": "reshape", "inputs": ["hp"], "attrs": {"shape": [1, "S", 16]}},
   {"name": "att", "op": "scaled_dot_product_attention", "inputs": ["q", "q", "q"]},
-  {"name": "causal", "op": "scaled_dot_product_attention", "inputs": ["q", "q", "q"], "attrs": {"causal": true}}
+  {"name": "causal", "op": "scaled_dot_product_attention", "inputs": ["q", "q", "q"], "attrs": {"causal": true}},
+  {"name": "flat", "op": "reshape", "inputs": ["e"], "attrs": {"shape": [-1]}},
+  {"name": "g", "op": "gelu", "inputs": ["flat"]},
+  {"name": "back", "op": "reshape", "inputs": ["g"], "attrs": {"shape": ["S", 16]}},
+  {"name": "total2", "op": "sum", "inputs": ["back"], "attrs": {"axes": [0]}}
  ],
- "outputs": ["total", "avg", "top", "where_top", "col", "gram", "att", "causal"]})";
+ "outputs": ["total", "avg", "top", "where_top", "col", "gram", "att", "causal", "total2"]})";
 
 std::vector<HostTensor> inputsAt(int64_t s, uint64_t seed) {
   std::vector<HostTensor> in = {randomTensor(DType::F32, {s, 16}, seed),
@@ -131,10 +136,17 @@ std::string refusal(const std::string &nodes, const std::string &inputShape = "[
 // Ops the padding cannot make exact are errors naming the node and why.
 TEST(PaddedGraph, RefusesWhatPaddingWouldChange) {
   EXPECT_NE(refusal(R"({"name": "y", "op": "concat", "inputs": ["x", "x"], "attrs": {"axis": 0}})")
-                .find("node 'y' (concat): dim 0 is 16 at S=8 and 14 at S=7, a size computed from S"),
+                .find("node 'y' (concat): it joins along a padded dim"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "f", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [-1]}},
+                       {"name": "y", "op": "sum", "inputs": ["f"], "attrs": {"axes": [0]}})")
+                .find("node 'y' (sum): it combines along a dim that merges a padded size with others"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "y", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [2, "S", 8]}})")
+                .find("node 'y' (reshape): it splits padded dim 0 across dims"),
             std::string::npos);
   EXPECT_NE(refusal(R"({"name": "y", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [-1]}})")
-                .find("a size computed from S rather than S itself"),
+                .find("output 0 merges a padded size with other dims in dim 0"),
             std::string::npos);
   EXPECT_NE(refusal(R"({"name": "y", "op": "layer_norm", "inputs": ["x"], "attrs": {"axis": 0}})")
                 .find("node 'y' (layer_norm): it normalizes over a padded dim"),
