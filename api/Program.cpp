@@ -93,17 +93,9 @@ compileModule(std::unique_ptr<mlir::MLIRContext> ctx, mlir::OwningOpRef<mlir::Mo
   return program;
 }
 
-static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> read,
-                          std::unique_ptr<mlir::MLIRContext> context, const Options &options,
-                          std::unique_ptr<Program> &out) {
-  // Owned here, the context first: a return before compileModule takes them
-  // erases the module while its context lives (the order parameters die in
-  // is the compiler's).
-  std::unique_ptr<mlir::MLIRContext> ctx = std::move(context);
-  if (!read)
-    return toStatus(read.takeError(), ErrorCode::InvalidGraph);
-  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*read);
-  CompileOptions o;
+/// The compiler's options for the API's (the GPU's profile and target
+/// where they are left empty).
+static Status compileOptionsOf(const Options &options, CompileOptions &o) {
   o.fuse = options.fuse;
   o.device = options.device;
   o.arch = options.arch;
@@ -117,6 +109,22 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> read
                              ": a graph splits over 1 to " + std::to_string(kMaxRanks) + " ranks",
                          ErrorCode::InvalidArgument);
   o.ranks = options.ranks;
+  return Status::success();
+}
+
+static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> read,
+                          std::unique_ptr<mlir::MLIRContext> context, const Options &options,
+                          std::unique_ptr<Program> &out) {
+  // Owned here, the context first: a return before compileModule takes them
+  // erases the module while its context lives (the order parameters die in
+  // is the compiler's).
+  std::unique_ptr<mlir::MLIRContext> ctx = std::move(context);
+  if (!read)
+    return toStatus(read.takeError(), ErrorCode::InvalidGraph);
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*read);
+  CompileOptions o;
+  if (Status s = compileOptionsOf(options, o); !s)
+    return s;
   if (llvm::Error err = applyShards(graphFunction(*module), options.shards, "Options::shards"))
     return toStatus(std::move(err), ErrorCode::InvalidArgument);
   auto program = compileModule(std::move(ctx), std::move(module), o);
@@ -126,8 +134,31 @@ static Status compileWith(llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> read
   return Status::success();
 }
 
+/// Options::maxSizes: compiled at padded sizes by compilePadded, `read`
+/// reading the graph at each.
+static Status compilePaddedWith(
+    std::function<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(mlir::MLIRContext &,
+                                                                    const SizeMap &)>
+        read,
+    const Options &options, std::unique_ptr<Program> &out) {
+  CompileOptions o;
+  if (Status s = compileOptionsOf(options, o); !s)
+    return s;
+  auto program = compilePadded(std::move(read), options.sizes, options.maxSizes, o);
+  if (!program)
+    return toStatus(program.takeError(), ErrorCode::CompileFailed);
+  out = std::move(*program);
+  return Status::success();
+}
+
 Status Program::compileFile(const std::string &path, const Options &options,
                             std::unique_ptr<Program> &out) {
+  if (!options.maxSizes.empty())
+    return compilePaddedWith(
+        [path](mlir::MLIRContext &ctx, const SizeMap &at) {
+          return importModelFile(path, ctx, at);
+        },
+        options, out);
   auto ctx = std::make_unique<mlir::MLIRContext>();
   auto module = importModelFile(path, *ctx, options.sizes);
   return compileWith(std::move(module), std::move(ctx), options, out);
@@ -135,13 +166,23 @@ Status Program::compileFile(const std::string &path, const Options &options,
 
 Status Program::compileText(const std::string &json, const std::string &name,
                             const Options &options, std::unique_ptr<Program> &out) {
+  if (!options.maxSizes.empty())
+    return compilePaddedWith(
+        [json, name](mlir::MLIRContext &ctx, const SizeMap &at) {
+          return importGraphText(json, name, ctx, at);
+        },
+        options, out);
   auto ctx = std::make_unique<mlir::MLIRContext>();
   auto module = importGraphText(json, name, *ctx, options.sizes);
   return compileWith(std::move(module), std::move(ctx), options, out);
 }
 
-const std::vector<TensorSpec> &Program::inputs() const { return p->plan.inputs; }
-const std::vector<TensorSpec> &Program::outputs() const { return p->plan.outputs; }
+const std::vector<TensorSpec> &Program::inputs() const {
+  return p->padded() ? p->callInputs : p->plan.inputs;
+}
+const std::vector<TensorSpec> &Program::outputs() const {
+  return p->padded() ? p->callOutputs : p->plan.outputs;
+}
 bool Program::isParameter(size_t i) const {
   return i < p->parameters.size() && p->parameters[i];
 }
@@ -180,7 +221,7 @@ std::string Program::fusedMlir() const {
 }
 
 std::vector<HostTensor> Program::randomInputs(uint64_t seed) const {
-  return drawRandomInputs(p->plan.inputs, p->plan.inputScales, seed);
+  return drawRandomInputs(inputs(), p->plan.inputScales, seed);
 }
 
 namespace {
@@ -281,6 +322,8 @@ Status Program::run(const std::vector<uint64_t> &in, const std::vector<uint64_t>
                     void *stream) {
   if (Status s = p->load(); !s)
     return s;
+  if (p->padded())
+    return toStatus(runPadded(*p, in, out, static_cast<CUstream>(stream), false));
   std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
   return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
 }
@@ -289,6 +332,8 @@ Status Program::replay(const std::vector<uint64_t> &in, const std::vector<uint64
                        void *stream) {
   if (Status s = p->load(); !s)
     return s;
+  if (p->padded())
+    return toStatus(runPadded(*p, in, out, static_cast<CUstream>(stream), true));
   std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
   return toStatus(p->exe->replay(i, o, static_cast<CUstream>(stream)));
 }
@@ -298,11 +343,11 @@ Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostT
   if (Status s = p->load(); !s)
     return s;
   if (p->padding.padded()) {
-    if (p->weights)
-      return Status::error("a program compiled at padded sizes takes its weights with the "
-                           "inputs in this version",
-                           ErrorCode::InvalidArgument);
-    auto args = padInputs(p->padding, paddedShapes(p->plan), inputs, p->callSizes);
+    // With weights bound, the calls pass the other inputs only.
+    std::vector<bool> skip;
+    if (p->weights && inputs.size() < p->callInputs.size())
+      skip = p->parameters;
+    auto args = padInputs(p->padding, paddedShapes(p->plan), inputs, p->callSizes, skip);
     if (!args)
       return toStatus(args.takeError(), ErrorCode::InvalidArgument);
     std::vector<HostTensor> padded;

@@ -9,6 +9,7 @@
 #include "runtime/DeviceBuffers.h"
 #include "runtime/DeviceWeights.h"
 #include "runtime/Executable.h"
+#include "runtime/PaddedBuffers.h"
 #include "runtime/KernelCache.h"
 #include "compiler/support/LlvmError.h"
 
@@ -35,11 +36,41 @@ struct Program::Impl {
   std::unique_ptr<DeviceWeights> weights;  ///< bindWeights
   std::vector<bool> parameters;            ///< per graph input
   std::mutex loading;  ///< the first calls from several threads load once
-  /// A graph compiled at padded sizes (compiler/pipeline/PaddedGraph.h):
-  /// where it takes its sizes, and the sizes runHost and evaluateReference
-  /// run it at (set by the CLI's --max; the API does not pad yet).
+
+  /// Options::maxSizes (api/PaddedProgram.cpp). The graph compiled at padded
+  /// sizes (compiler/pipeline/PaddedGraph.h): where it takes its sizes, the
+  /// sizes calls run at, and what those calls pass and get.
   PaddedSignature padding;
   SizeMap callSizes;
+  std::vector<TensorSpec> callInputs, callOutputs;
+  /// Reads the graph again at other sizes; the fixed sizes, the bounds of
+  /// the varying ones and the padded sizes the program is compiled at now.
+  std::function<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(mlir::MLIRContext &,
+                                                                  const SizeMap &)>
+      reread;
+  SizeMap fixedSizes, bounds, paddedAt;
+  /// The padded buffers of the calls' device tensors (PaddedBuffers.h).
+  std::unique_ptr<PaddedBuffers> padBuffers;
+  /// The other padded compiles, kept for the sizes that return to them.
+  struct Compiled {
+    std::unique_ptr<mlir::MLIRContext> ctx;
+    mlir::OwningOpRef<mlir::ModuleOp> original, fused;
+    PlanDesc plan;
+    PaddedSignature padding;
+    std::vector<bool> parameters;
+    std::unique_ptr<Executable> exe;
+    std::unique_ptr<PaddedBuffers> padBuffers;
+  };
+  std::map<SizeMap, Compiled> kept;
+  int compiles = 1;
+  /// Exchanges the compile in use with `c`.
+  void swapCompiled(Compiled &c);
+  /// resize(): the call sizes, the compile that serves them.
+  llvm::Error compileAt(const SizeMap &sizes);
+  /// An error for a name that does not vary or a size outside its bounds.
+  llvm::Error checkSizes(const SizeMap &sizes) const;
+  /// Whether calls pass tensors of other sizes than the plan's.
+  bool padded() const { return padding.padded(); }
 
   /// Creates the GPU context, kernel cache and executable once.
   llvm::Error ensureLoaded();
@@ -94,6 +125,20 @@ llvm::Error runOnRanks(Program::Impl &p, const std::vector<HostTensor> &inputs,
 /// the result. runOnRanks and `fusec bench --ranks` are built on it.
 llvm::Error onRanks(Program::Impl &p,
                     const std::function<llvm::Error(int, const GpuContext &, Executable &)> &body);
+
+/// run() and replay() of a program with Options::maxSizes: the call's device
+/// tensors padded into the program's buffers, the outputs cut back.
+rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
+                    const std::vector<uint64_t> &out, CUstream stream, bool asGraph);
+
+/// Builds a Program for Options::maxSizes: `reread` reads the graph at given
+/// sizes, `sizes` holds the fixed names' sizes and the first sizes of the
+/// varying ones (their bound where missing), `bounds` the varying ones'.
+llvm::Expected<std::unique_ptr<Program>> compilePadded(
+    std::function<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(mlir::MLIRContext &,
+                                                                    const SizeMap &)>
+        reread,
+    const SizeMap &sizes, const SizeMap &bounds, const CompileOptions &options);
 
 /// Builds a Program from a module already read (the CLI reads graphs itself
 /// to report errors in its own words). Reads the GEMM tuning cache and the

@@ -38,6 +38,7 @@ constexpr int64_t kSmemBudget = 160 * 1024;
 
 struct Cached {
   std::string name, storage, ptr, offset;
+  int64_t elementBytes = 0;
 };
 
 struct CoopPlan {
@@ -84,7 +85,7 @@ struct CoopPlan {
       std::string &name = cacheByKey[ptr + "@" + off];
       if (name.empty()) {
         name = "cache" + str(cache.size());
-        cache.push_back({name, storageType(dtypeOf(arg)), ptr, off});
+        cache.push_back({name, storageType(dtypeOf(arg)), ptr, off, dtypeBytes(dtypeOf(arg))});
       }
       if (inOutputs)
         outputLoads.insert(name);
@@ -312,9 +313,10 @@ llvm::Expected<KernelSpec> generateCooperativeColumnReduction(FusionOp fusion,
   generate(p, phases, outs);
   if (p.cache.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "nothing to cache");
-  // The chunk is copied 16 bytes per thread: every cached input has the widest dtype.
+  // The chunk is copied 16 bytes per thread: a vector of every cached input
+  // (all of one dtype) is 16 bytes, whatever the other inputs' dtypes.
   for (const Cached &c : p.cache)
-    if (p.vec * maxElementBytes(fusion) != 16 || c.storage != p.cache.front().storage)
+    if (p.vec * c.elementBytes != 16 || c.storage != p.cache.front().storage)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "cached inputs are not 16-byte vectors of one dtype");
   int64_t rowBytes = 0;

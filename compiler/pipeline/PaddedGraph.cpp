@@ -65,17 +65,17 @@ void copyBox(HostTensor &small, HostTensor &big, bool intoBig) {
   }
 }
 
-std::vector<int64_t> atSizes(const std::vector<int64_t> &padded,
-                             const std::vector<std::string> &dims, const SizeMap &sizes) {
+} // namespace
+
+std::vector<int64_t> shapeAtSizes(const std::vector<int64_t> &padded,
+                                  const std::vector<std::string> &dims, const SizeMap &sizes) {
   std::vector<int64_t> out = padded;
-  for (size_t d = 0; d < dims.size(); ++d)
+  for (size_t d = 0; d < dims.size() && d < out.size(); ++d)
     if (!dims[d].empty())
       if (auto it = sizes.find(dims[d]); it != sizes.end())
         out[d] = it->second;
   return out;
 }
-
-} // namespace
 
 int64_t paddedSize(int64_t size, int64_t bound) {
   int64_t p = 1;
@@ -167,10 +167,13 @@ PaddedSignature paddedSignature(func::FuncOp graph) {
 llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
                                                   const std::vector<std::vector<int64_t>> &padded,
                                                   const std::vector<HostTensor> &inputs,
-                                                  const SizeMap &sizes) {
+                                                  const SizeMap &sizes,
+                                                  const std::vector<bool> &skip) {
   std::vector<HostTensor> out;
   size_t next = 0;
   for (size_t i = 0; i < sig.sizeArgs.size(); ++i) {
+    if (i < skip.size() && skip[i])
+      continue;
     if (!sig.sizeArgs[i].empty()) {
       auto it = sizes.find(sig.sizeArgs[i]);
       if (it == sizes.end())
@@ -184,7 +187,7 @@ llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
       return fail("expected " + std::to_string(next + 1) + " or more inputs, got " +
                   std::to_string(inputs.size()));
     HostTensor in = inputs[next++];
-    std::vector<int64_t> want = atSizes(padded[i], sig.argDims[i], sizes);
+    std::vector<int64_t> want = shapeAtSizes(padded[i], sig.argDims[i], sizes);
     if (in.shape() != want)
       return fail("input " + std::to_string(next - 1) + " is " + formatShape(in.shape()) +
                   ", expected " + formatShape(want));
@@ -209,7 +212,7 @@ std::vector<HostTensor> cropOutputs(const PaddedSignature &sig,
   for (size_t i = 0; i < outputs.size(); ++i) {
     HostTensor big = outputs[i];
     std::vector<int64_t> want =
-        i < sig.resultDims.size() ? atSizes(big.shape(), sig.resultDims[i], sizes) : big.shape();
+        i < sig.resultDims.size() ? shapeAtSizes(big.shape(), sig.resultDims[i], sizes) : big.shape();
     if (want == big.shape()) {
       out.push_back(std::move(big));
       continue;

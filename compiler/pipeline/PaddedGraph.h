@@ -59,11 +59,17 @@ PaddedSignature paddedSignature(mlir::func::FuncOp graph);
 /// The arguments of a padded graph for a call at `sizes`: each input (at
 /// the call's sizes) copied into zeros of its padded shape, each size
 /// argument the size. `inputs` holds the graph's arguments less the size
-/// arguments; `padded` the argument shapes of the padded graph.
+/// arguments and less those `skip` marks (weights bound), which the result
+/// leaves out too; `padded` the argument shapes of the padded graph.
 llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
                                                   const std::vector<std::vector<int64_t>> &padded,
                                                   const std::vector<HostTensor> &inputs,
-                                                  const SizeMap &sizes);
+                                                  const SizeMap &sizes,
+                                                  const std::vector<bool> &skip = {});
+/// `padded` (an argument's or result's padded shape) with its marked dims
+/// at `sizes`.
+std::vector<int64_t> shapeAtSizes(const std::vector<int64_t> &padded,
+                                  const std::vector<std::string> &dims, const SizeMap &sizes);
 /// The outputs at the call's sizes: the padding cut from each.
 std::vector<HostTensor> cropOutputs(const PaddedSignature &sig,
                                     const std::vector<HostTensor> &outputs, const SizeMap &sizes);

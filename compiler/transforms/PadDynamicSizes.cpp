@@ -257,11 +257,16 @@ private:
           for (int64_t a : markedAxes(n.getInput()))
             if (a >= int64_t(n.getAxis()))
               return refuse(n, "it normalizes over a padded dim");
+          // A row of zeros stays zeros: (0 - 0) * rsqrt(0 + eps) * w, with no bias.
+          if (zero.contains(n.getInput()) && !n.getBias() && n.getEps().convertToDouble() > 0)
+            zero.insert(n.getResult());
           return success();
         })
         .Case<RmsNormOp>([&](RmsNormOp n) {
           if (!sizeDimsOf(n.getInput()).back().empty())
             return refuse(n, "it normalizes over a padded dim");
+          if (zero.contains(n.getInput()) && n.getEps().convertToDouble() > 0)  // 0 * rsqrt(0 + eps) * w
+            zero.insert(n.getResult());
           return success();
         })
         .Case<MatmulOp>([&](MatmulOp m) { return matmul(m); })
@@ -269,6 +274,9 @@ private:
           if (!sizeDimsOf(l.getWeight()).back().empty() ||
               !sizeDimsOf(l.getInput()).back().empty())
             return refuse(l, "its contraction dim is padded");
+          // Rows of zeros times the weight are zeros, with no bias.
+          if (zero.contains(l.getInput()) && !l.getBias() && !marked(l.getWeight()))
+            zero.insert(l.getResult());
           return success();
         })
         .Case<AttentionOp>([&](AttentionOp a) { return attention(a); })
@@ -389,8 +397,20 @@ private:
     if (rk < 0)
       return refuse(m, "a vector operand");
     bool padded = !sizeDimsOf(lhs)[lk].empty() || !sizeDimsOf(rhs)[rk].empty();
-    if (!padded)
+    if (!padded) {
+      // Padded rows (or batch entries) of zeros give zeros, where every
+      // padded dim of the product is one of the left operand's.
+      Value r = m.getResult();
+      int64_t rank = shapeOf(r).size(), lrank = shapeOf(lhs).size();
+      bool fromLhs = zero.contains(lhs);
+      for (int64_t a : markedAxes(r)) {
+        int64_t la = a - (rank - lrank);
+        fromLhs &= a != rank - 1 && la >= 0 && sizeDimsOf(lhs)[la] == sizeDimsOf(r)[a];
+      }
+      if (fromLhs)
+        zero.insert(r);
       return success();
+    }
     if (failed(pureAlong(m, lhs, {lk})) || failed(pureAlong(m, rhs, {rk})))
       return failure();
     if (!zero.contains(lhs))

@@ -57,6 +57,14 @@ struct Options {
   /// Sizes of the graph's named dims ("shape": ["B", "S", 4096]; an ONNX
   /// model's dynamic axes); every named dim must be given one.
   std::map<std::string, int64_t> sizes;
+  /// Named dims that vary from call to call, each with the largest size it
+  /// takes (`fusec ... --max S=4096`). The program is compiled at a padded
+  /// size of each (1, 2, 3, 4, 6, 8, 12, ... up to the bound: at most a
+  /// third of a call is padding), which is exact at every size up to it;
+  /// resize() moves to other sizes, compiling a padded size on its first use
+  /// and keeping it. A name here starts at its size in `sizes`, else at the
+  /// bound. See docs/graph-format.md for what cannot be padded.
+  std::map<std::string, int64_t> maxSizes;
   /// Tensor parallelism (docs/tensor-parallel.md): split the graph over this
   /// many GPUs, 1 to 64, by its sharded arguments (the graph's "shard" fields
   /// and `shards`). The program is then one rank's: inputs(), outputs() and
@@ -103,6 +111,22 @@ public:
   Status evaluateReference(const std::vector<HostTensor> &inputs,
                            std::vector<HostTensor> &outputs) const;
 
+  /// For a program with Options::maxSizes: the sizes of those names for the
+  /// calls that follow (names left out keep theirs). inputs(), outputs() and
+  /// every call then take tensors of these sizes. Compiles the padded size
+  /// that serves them where no earlier resize (or the compile) did, and
+  /// loads it where the program is loaded, with the weights bound before.
+  /// Not while calls are in flight (it waits for the GPU where it loads).
+  /// InvalidArgument for a name not in maxSizes or a size outside 1..bound;
+  /// CompileFailed where the padded size does not compile.
+  Status resize(const std::map<std::string, int64_t> &sizes);
+  /// The sizes of Options::maxSizes' names the calls run at, and the padded
+  /// sizes the program they run is compiled at (empty without maxSizes).
+  std::map<std::string, int64_t> sizes() const;
+  std::map<std::string, int64_t> paddedSizes() const;
+  /// How many padded sizes have been compiled (1 without maxSizes).
+  int compiles() const;
+
   /// Compiles the kernels (NVRTC, through the kernel cache; no GPU needed)
   /// and writes an artifact that fusec::CompiledGraph (fusec/Runtime.h) loads
   /// and runs without the compiler. The file is written whole or not at all.
@@ -144,7 +168,9 @@ public:
 
   /// Enqueues the graph on `stream` (a CUstream; null: the default stream).
   /// One 16-byte-aligned device pointer per input (less the bound weights,
-  /// bindWeights) and output. An output may
+  /// bindWeights) and output. With Options::maxSizes the tensors have the
+  /// sizes of resize(): they are copied into padded buffers of the program's
+  /// and the outputs back (calls then must not overlap on two streams). An output may
   /// lie over an input (a cache updated in place); inputs are read only.
   /// On sm_90+ each kernel may start beside the end of the one before it, and
   /// the first reads nothing before the work already in `stream` completes.

@@ -302,6 +302,75 @@ void checkConcurrentStreams(CudaDriver &drv, Tally &t, const std::string &label,
 
 } // namespace
 
+/// Options::maxSizes: one program run at sizes up to its bound through
+/// run(), replay() and runHost(), each against the interpreter of the graph
+/// compiled for that size; a padded size compiles once.
+const char *const kPaddedGraph = R"({"fusec": 1, "name": "padded", "inputs": [
+    {"name": "x", "dtype": "bf16", "shape": [1, 4, "S", 64]}],
+  "nodes": [{"name": "e", "op": "exp", "inputs": ["x"]},
+    {"name": "c", "op": "scaled_dot_product_attention", "inputs": ["x", "x", "e"], "attrs": {"causal": true}},
+    {"name": "a", "op": "scaled_dot_product_attention", "inputs": ["x", "e", "e"]},
+    {"name": "s", "op": "sum", "inputs": ["e"], "attrs": {"axes": [2]}}],
+  "outputs": ["c", "a", "s"]})";
+
+void checkPaddedProgram(CudaDriver &drv, Tally &t) {
+  const std::string label = "padded program (maxSizes)";
+  if (!selected(label))
+    return;
+  auto fail = [&](const std::string &why) {
+    std::printf("FAIL %s: %s\n", label.c_str(), why.c_str());
+    ++t.failed;
+  };
+  Options o;
+  o.maxSizes = {{"S", 300}};
+  std::unique_ptr<Program> p;
+  Status s = Program::compileText(kPaddedGraph, "padded.json", o, p);
+  if (s)
+    s = p->load();
+  if (!s)
+    return fail(s.message());
+  for (int64_t size : {77, 96, 1, 300, 200, 90}) {
+    if (Status r = p->resize({{"S", size}}); !r)
+      return fail(r.message());
+    Options exact;
+    exact.sizes = {{"S", size}};
+    std::unique_ptr<Program> q;
+    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), ref, host;
+    if (Status r = Program::compileText(kPaddedGraph, "padded.json", exact, q); !r)
+      return fail(r.message());
+    if (Status r = q->evaluateReference(in, ref); !r)
+      return fail(r.message());
+    if (Status r = p->runHost(in, host); !r)
+      return fail("S=" + std::to_string(size) + " runHost: " + r.message());
+    for (bool asGraph : {false, true}) {
+      DeviceBuffers din(drv), dout(drv);
+      if (llvm::Error err = din.upload(in))
+        return fail(llvm::toString(std::move(err)));
+      if (llvm::Error err = dout.allocatePoisoned(p->outputs()))
+        return fail(llvm::toString(std::move(err)));
+      std::vector<uint64_t> ins(din.pointers().begin(), din.pointers().end());
+      std::vector<uint64_t> outs(dout.pointers().begin(), dout.pointers().end());
+      if (Status r = asGraph ? p->replay(ins, outs) : p->run(ins, outs); !r)
+        return fail("S=" + std::to_string(size) + ": " + r.message());
+      std::vector<HostTensor> got;
+      if (llvm::Error err = dout.download(got, p->outputs()))  // synchronous
+        return fail(llvm::toString(std::move(err)));
+      for (size_t k = 0; k < got.size(); ++k)
+        for (const HostTensor *out : {&got[k], &host[k]}) {
+          CheckResult c = compareTensors(*out, ref[k], -1);
+          if (!c.pass)
+            return fail("S=" + std::to_string(size) + (asGraph ? " replay" : " run") +
+                        (out == &host[k] ? " (runHost)" : "") + ", output " +
+                        std::to_string(k) + ": " + c.describe());
+        }
+    }
+  }
+  // 77 and 90 -> 96, 96, 1, 300, 200 -> 256.
+  if (p->compiles() != 4)
+    return fail("expected 4 padded compiles, made " + std::to_string(p->compiles()));
+  ++t.passed;
+}
+
 int main(int argc, char **argv) {
   // The examples folder: argv[1], else the source tree this was built from.
   std::string examplesDir = argc > 1 ? argv[1] : FUSEC_SOURCE_DIR "/examples";
@@ -593,6 +662,7 @@ int main(int argc, char **argv) {
       checkConcurrentStreams(**drv, random, std::string("four streams at once: ") + g,
                              (*buffer)->getBuffer().str(), 4, 8);
   }
+  checkPaddedProgram(**drv, random);
   if (major >= 9 && hopperForms < 15 && selected("random attention")) {
     std::printf("FAIL the Hopper attention form was taken too rarely\n");
     ++random.failed;

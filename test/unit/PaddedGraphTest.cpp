@@ -3,6 +3,7 @@
 #include "compiler/interp/Interpreter.h"
 #include "compiler/pipeline/PaddedGraph.h"
 #include "frontends/json/GraphReader.h"
+#include "fusec/fusec.h"
 #include "runtime/TensorCompare.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -156,6 +157,58 @@ TEST(PaddedGraph, RefusesWhatPaddingWouldChange) {
             std::string::npos);
   // Positional ops pass.
   EXPECT_EQ(refusal(R"({"name": "y", "op": "gelu", "inputs": ["x"]})"), "");
+}
+
+} // namespace
+} // namespace fusec
+
+namespace fusec {
+namespace {
+
+// The API: one program with Options::maxSizes serves every size up to the
+// bound, compiling a padded size on its first use only, and gives at each
+// size what a program compiled for that size gives.
+TEST(PaddedProgram, ResizeCompilesEachPaddedSizeOnce) {
+  Options options;
+  options.maxSizes = {{"S", 64}};
+  options.sizes = {{"S", 5}};
+  std::unique_ptr<Program> p;
+  Status s = Program::compileText(kGraph, "padded.json", options, p);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(p->compiles(), 1);
+  EXPECT_EQ(p->paddedSizes(), (std::map<std::string, int64_t>{{"S", 6}}));
+  EXPECT_EQ(p->inputs()[0].shape, (std::vector<int64_t>{5, 16}));
+  const std::pair<int64_t, int> steps[] = {{6, 1}, {11, 2}, {12, 2}, {5, 2}, {64, 3}, {1, 4}};
+  for (auto [size, compiles] : steps) {
+    ASSERT_TRUE(p->resize({{"S", size}})) << size;
+    EXPECT_EQ(p->compiles(), compiles) << "S=" << size;
+    EXPECT_EQ(p->sizes().at("S"), size);
+    ASSERT_EQ(p->inputs().size(), 2u);  // x and w; the size argument is the program's own
+    EXPECT_EQ(p->inputs()[0].shape, (std::vector<int64_t>{size, 16}));
+    EXPECT_EQ(p->outputs()[4].shape, (std::vector<int64_t>{size, 16}));  // col
+    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), got, want;
+    ASSERT_TRUE(p->evaluateReference(in, got));
+    Options exact;
+    exact.sizes = {{"S", size}};
+    std::unique_ptr<Program> q;
+    ASSERT_TRUE(Program::compileText(kGraph, "padded.json", exact, q));
+    ASSERT_TRUE(q->evaluateReference(in, want));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CheckResult c = compareTensors(got[i], want[i], 1e-5);
+      EXPECT_TRUE(c.pass) << "S=" << size << " output " << i << ": " << c.describe();
+    }
+  }
+  Status past = p->resize({{"S", 65}});
+  EXPECT_EQ(past.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(past.message().find("S=65 is outside 1..64"), std::string::npos) << past.message();
+  Status fixed = p->resize({{"T", 3}});
+  EXPECT_EQ(fixed.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(fixed.message().find("'T' is not a size that varies"), std::string::npos);
+  // A program without maxSizes has nothing to resize.
+  std::unique_ptr<Program> plain;
+  ASSERT_TRUE(Program::compileText(kGraph, "padded.json", Options{.sizes = {{"S", 4}}}, plain));
+  EXPECT_EQ(plain->resize({{"S", 3}}).code(), ErrorCode::InvalidArgument);
 }
 
 } // namespace

@@ -235,7 +235,29 @@ int inputSetsFor(const PlanDesc &plan, const BenchEnvironment &env) {
 /// a model's weights are); without files each set is drawn from its seed.
 llvm::Expected<std::function<std::vector<HostTensor>(int)>>
 hostInputs(const Program &program, const BenchSettings &settings) {
-  const PlanDesc &plan = ProgramAccess::of(program).plan;
+  const Program::Impl &impl = ProgramAccess::of(program);
+  const PlanDesc &plan = impl.plan;
+  if (impl.padded()) {
+    // Sets at the call's sizes padded as a call pads them (the sizes the
+    // program takes among them): the kernels time what they run.
+    if (!settings.sources.inputs.empty() || !settings.sources.weights.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--max draws inputs at random; it takes no --inputs or "
+                                     "--weights in bench");
+    std::vector<std::vector<int64_t>> shapes;
+    for (const TensorSpec &t : plan.inputs)
+      shapes.push_back(t.shape);
+    uint64_t seed = settings.seed;
+    return std::function<std::vector<HostTensor>(int)>([&program, &impl, shapes, seed](int k) {
+      auto padded = padInputs(impl.padding, shapes, program.randomInputs(seed * 1000003 + k),
+                              impl.callSizes);
+      if (!padded) {  // the program's own specs: cannot fail
+        llvm::consumeError(padded.takeError());
+        return std::vector<HostTensor>();
+      }
+      return std::move(*padded);
+    });
+  }
   if (settings.sources.inputs.empty() && settings.sources.weights.empty()) {
     uint64_t seed = settings.seed;
     return std::function<std::vector<HostTensor>(int)>(

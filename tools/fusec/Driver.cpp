@@ -194,28 +194,32 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
   else if (o.device.empty())
     o.device = "h100";
   o.timing = timing;
+  o.ranks = flags.ranks;
+  if (!flags.max.empty()) {
+    auto sizes = parseSizeBindings(flags.bind);
+    if (!sizes)
+      return sizes.takeError();
+    auto padded = paddedSizes(*sizes, flags.max);  // checks --max and the sizes against it
+    if (!padded)
+      return padded.takeError();
+    auto bounds = parseSizeBindings(flags.max);
+    if (!bounds)
+      return bounds.takeError();
+    return compilePadded(
+        [path](mlir::MLIRContext &ctx, const SizeMap &at) {
+          return importModelFile(path, ctx, at);
+        },
+        *sizes, *bounds, o);
+  }
   mlir::TimingScope read = timing ? timing->nest("read and check the graph") : mlir::TimingScope();
   auto ctx = makeContext();
-  auto module = loadGraph(path, *ctx, flags.bind, flags.max);
+  auto module = loadGraph(path, *ctx, flags.bind);
   if (!module)
     return module.takeError();
   if (llvm::Error err = applyShards(graphFunction(**module), flags.shard, "--shard"))
     return std::move(err);
-  o.ranks = flags.ranks;
   read.stop();
-  auto program = compileModule(std::move(ctx), std::move(*module), o);
-  if (program && !flags.max.empty()) {
-    Program::Impl &impl = ProgramAccess::of(**program);
-    impl.padding = paddedSignature(graphFunction(*impl.original));
-    auto sizes = parseSizeBindings(flags.bind);
-    auto bounds = parseSizeBindings(flags.max);
-    if (!sizes || !bounds)  // parsed once already
-      return llvm::joinErrors(sizes.takeError(), bounds.takeError());
-    impl.callSizes = *sizes;
-    for (auto [name, bound] : *bounds)
-      impl.callSizes.emplace(name, bound);  // the bound where --bind leaves it out
-  }
-  return program;
+  return compileModule(std::move(ctx), std::move(*module), o);
 }
 
 llvm::Error writeOutput(const std::string &path, llvm::StringRef text) {

@@ -4,7 +4,6 @@
 #include "api/ProgramImpl.h"
 #include "compiler/pipeline/SharedLaunch.h"
 #include "frontends/json/GraphReader.h"
-#include "compiler/dialect/FusecDialect.h"
 
 namespace fusec::cli {
 
@@ -15,13 +14,10 @@ Explanation explainProgram(Program &program, const std::vector<std::string> &bin
     e.sizes = *sizes;
   else
     llvm::consumeError(sizes.takeError());  // compiling has reported it
-  if (impl.padding.padded()) {
-    e.sizes = impl.callSizes;
-    mlir::func::FuncOp f = graphFunction(*impl.original);
-    for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      for (auto [d, name] : llvm::enumerate(impl.padding.argDims[i]))
-        if (!name.empty())
-          e.paddedSizes[name] = shapeOf(f.getArgument(i))[d];
+  if (!impl.paddedAt.empty()) {
+    for (const auto &[name, size] : impl.callSizes)
+      e.sizes[name] = size;
+    e.paddedSizes = impl.paddedAt;
   }
   e.sharedLaunches = impl.plan.sharedLaunches;
   e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;

@@ -118,9 +118,13 @@ int runRun(const RunOptions &opts) {
   if (!plan.max.empty()) {
     if (ProgramAccess::of(p).plan.ranks > 1)
       return reportError("--max does not combine with --ranks in this version");
-    SizeBindings sizes = ProgramAccess::of(p).callSizes;
+    auto sizes = parseSizeBindings(plan.bind);  // parsed once already
+    if (!sizes)
+      return reportError(sizes.takeError());
+    for (const auto &[name, size] : p.sizes())
+      (*sizes)[name] = size;
     std::vector<std::string> at;
-    for (auto [name, size] : sizes)
+    for (auto [name, size] : *sizes)
       at.push_back(name + "=" + std::to_string(size));
     auto m = loadGraph(opts.graph, *exactCtx, at);
     if (!m)

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -40,7 +41,7 @@ llvm::Expected<Sweep> parseSweep(const std::string &text) {
 llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFlags &plan,
                                          const Sweep &sweep, const std::string &format) {
   struct Row {
-    int64_t size;
+    int64_t size, compiledAt;
     size_t kernels;
     int64_t bytes;
     double predictedUs, unfusedUs, floorUs, compileMs;
@@ -48,18 +49,35 @@ llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFla
   };
   std::vector<Row> rows;
   std::string profile;
+  // With --max over the swept name, one program serves every size: resized,
+  // it compiles a padded size on its first use only.
+  const bool padded = std::any_of(plan.max.begin(), plan.max.end(), [&](const std::string &m) {
+    return llvm::StringRef(m).starts_with(sweep.name + "=");
+  });
+  std::unique_ptr<Program> shared;
   for (int64_t size : sweep.sizes) {
     PlanFlags p = plan;
     p.bind.push_back(sweep.name + "=" + std::to_string(size));
     auto start = std::chrono::steady_clock::now();
-    auto program = compileGraph(graph, p, /*forGpu=*/false);
-    if (!program)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "at %s=%lld: %s",
-                                     printable(sweep.name).c_str(), (long long)size,
-                                     llvm::toString(program.takeError()).c_str());
+    std::unique_ptr<Program> own;
+    if (padded && shared) {
+      if (Status s = shared->resize({{sweep.name, size}}); !s)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "at %s=%lld: %s",
+                                       printable(sweep.name).c_str(), (long long)size,
+                                       s.message().c_str());
+    } else {
+      auto program = compileGraph(graph, p, /*forGpu=*/false);
+      if (!program)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "at %s=%lld: %s",
+                                       printable(sweep.name).c_str(), (long long)size,
+                                       llvm::toString(program.takeError()).c_str());
+      (padded ? shared : own) = std::move(*program);
+    }
+    Program &program = padded ? *shared : *own;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           start).count();
-    Explanation e = explainProgram(**program, p.bind);
+    Explanation e = explainProgram(program, p.bind);
+    const int64_t at = e.paddedSizes.count(sweep.name) ? e.paddedSizes.at(sweep.name) : size;
     profile = e.profile.name;
     std::map<std::string, int> families;
     for (const ExplainedKernel &k : e.kernels)
@@ -67,7 +85,7 @@ llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFla
     std::string fam;
     for (const auto &[f, n] : families)
       fam += (fam.empty() ? "" : ", ") + f + (n > 1 ? " x" + std::to_string(n) : "");
-    rows.push_back({size, e.launches(), e.bytesFused(), e.predictedUs(), e.unfusedUs(),
+    rows.push_back({size, at, e.launches(), e.bytesFused(), e.predictedUs(), e.unfusedUs(),
                     double(e.bytesFused()) / e.profile.hbmBytesPerSec * 1e6, ms, fam});
   }
   if (format == "json") {
@@ -76,22 +94,27 @@ llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFla
     j["dim"] = sweep.name;
     j["profile"] = profile;
     for (const Row &r : rows)
-      j["sizes"].push_back({{"size", r.size}, {"launches", r.kernels}, {"hbm_bytes", r.bytes},
+      j["sizes"].push_back({{"size", r.size}, {"compiled_at", r.compiledAt}, {"launches", r.kernels}, {"hbm_bytes", r.bytes},
                             {"predicted_us", r.predictedUs}, {"unfused_us", r.unfusedUs},
                             {"memory_floor_us", r.floorUs}, {"compile_ms", r.compileMs},
                             {"families", r.families}});
     return j.dump(2) + "\n";
   }
+  std::string how = padded ? std::to_string(shared->compiles()) +
+                                 " padded compiles serve every size (--max)"
+                           : std::string("each size planned on its own");
   std::string text = "fusec explain: " + printable(graph) + " over " + printable(sweep.name) +
-                     " (profile " + profile + "; each size planned on its own)\n";
+                     " (profile " + profile + "; " + how + ")\n";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%10s %8s %10s %12s %13s %10s %12s %10s  %s\n",
-                printable(sweep.name).c_str(), "launches", "HBM MB", "mem floor us",
-                "predicted us", "% of floor", "us per unit", "speedup", "families");
+  std::snprintf(buf, sizeof buf, "%10s %11s %8s %10s %12s %13s %10s %12s %10s  %s\n",
+                printable(sweep.name).c_str(), "compiled at", "launches", "HBM MB",
+                "mem floor us", "predicted us", "% of floor", "us per unit", "speedup",
+                "families");
   text += buf;
   for (const Row &r : rows) {
-    std::snprintf(buf, sizeof buf, "%10lld %8zu %10.1f %12.1f %13.1f %9.0f%% %12.4f %9.2fx  %s\n",
-                  (long long)r.size, r.kernels, double(r.bytes) / 1e6, r.floorUs, r.predictedUs,
+    std::snprintf(buf, sizeof buf,
+                  "%10lld %11lld %8zu %10.1f %12.1f %13.1f %9.0f%% %12.4f %9.2fx  %s\n",
+                  (long long)r.size, (long long)r.compiledAt, r.kernels, double(r.bytes) / 1e6, r.floorUs, r.predictedUs,
                   100.0 * r.floorUs / r.predictedUs, r.predictedUs / double(r.size),
                   r.unfusedUs / r.predictedUs, r.families.c_str());
     text += buf;

@@ -70,3 +70,21 @@ func.func @normalized(%x: tensor<8x4xf32> {fusec.size_dims = ["S", ""]}) -> tens
   %y = fusec.layer_norm %x {axis = 0 : i64, eps = 1.0e-05 : f64, fusec.size_dims = [["S", ""]]} : (tensor<8x4xf32>) -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
 }
+
+// -----
+
+// Zeros stay zeros through an RMS norm (eps > 0), a linear without bias and
+// the reshapes and transposes to heads: the values of causal attention over
+// its own queries need no mask, and nothing else does.
+// CHECK-LABEL: func.func @zeros(
+// CHECK-NOT:     fusec.where
+// CHECK:         fusec.scaled_dot_product_attention %{{.*}}, %{{.*}}, %{{.*}} {causal = true}
+// CHECK-NOT:     fusec.where
+func.func @zeros(%x: tensor<8x16xf32> {fusec.size_dims = ["S", ""]}, %w: tensor<16xf32> {fusec.size_dims = [""]}, %wv: tensor<16x16xf32> {fusec.size_dims = ["", ""]}) -> tensor<2x8x8xf32> {
+  %h = fusec.rms_norm %x weight(%w) {eps = 1.0e-05 : f64, fusec.size_dims = [["S", ""]]} : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %v = fusec.linear %h, %wv {fusec.size_dims = [["S", ""]]} : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %r = fusec.reshape %v {fusec.size_dims = [["S", "", ""]]} : (tensor<8x16xf32>) -> tensor<8x2x8xf32>
+  %t = fusec.transpose %r {perm = array<i64: 1, 0, 2>, fusec.size_dims = [["", "S", ""]]} : (tensor<8x2x8xf32>) -> tensor<2x8x8xf32>
+  %a = fusec.scaled_dot_product_attention %t, %t, %t {causal = true, fusec.size_dims = [["", "S", ""]]} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %a : tensor<2x8x8xf32>
+}

@@ -1,0 +1,249 @@
+//===- PaddedProgram.cpp - one program for every size up to a bound -------===//
+//
+// Options::maxSizes: the program is compiled at padded sizes and calls run
+// at any sizes up to them (compiler/pipeline/PaddedGraph.h). resize() moves
+// between padded compiles, each made on its first use and kept; the GPU
+// context, kernel cache and bound weights are shared by all of them.
+//
+//===----------------------------------------------------------------------===//
+#include "api/ProgramImpl.h"
+#include "api/RuntimeStatus.h"
+
+#include "compiler/support/Printable.h"
+#include "frontends/json/GraphReader.h"
+
+namespace fusec {
+
+namespace {
+
+llvm::Error fail(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+}
+
+/// The specs of what calls at `sizes` pass and get: the plan's, less the
+/// size arguments, with the marked dims at the call's sizes.
+void callSpecs(Program::Impl &p) {
+  p.callInputs.clear();
+  p.callOutputs.clear();
+  for (size_t i = 0; i < p.plan.inputs.size(); ++i) {
+    if (i < p.padding.sizeArgs.size() && !p.padding.sizeArgs[i].empty())
+      continue;
+    TensorSpec t = p.plan.inputs[i];
+    if (i < p.padding.argDims.size())
+      t.shape = shapeAtSizes(t.shape, p.padding.argDims[i], p.callSizes);
+    p.callInputs.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < p.plan.outputs.size(); ++i) {
+    TensorSpec t = p.plan.outputs[i];
+    if (i < p.padding.resultDims.size())
+      t.shape = shapeAtSizes(t.shape, p.padding.resultDims[i], p.callSizes);
+    p.callOutputs.push_back(std::move(t));
+  }
+}
+
+} // namespace
+
+void Program::Impl::swapCompiled(Compiled &c) {
+  std::swap(ctx, c.ctx);
+  std::swap(original, c.original);
+  std::swap(fused, c.fused);
+  std::swap(plan, c.plan);
+  std::swap(padding, c.padding);
+  std::swap(parameters, c.parameters);
+  std::swap(exe, c.exe);
+  std::swap(padBuffers, c.padBuffers);
+}
+
+llvm::Error Program::Impl::checkSizes(const SizeMap &sizes) const {
+  for (const auto &[name, size] : sizes) {
+    auto bound = bounds.find(name);
+    if (bound == bounds.end())
+      return fail("'" + printable(name) + "' is not a size that varies (Options::maxSizes)");
+    if (size < 1 || size > bound->second)
+      return fail(printable(name) + "=" + std::to_string(size) + " is outside 1.." +
+                  std::to_string(bound->second));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
+  if (llvm::Error err = checkSizes(sizes))
+    return err;
+  SizeMap call = callSizes;
+  for (const auto &[name, size] : sizes)
+    call[name] = size;
+  SizeMap at;
+  for (const auto &[name, bound] : bounds)
+    at[name] = paddedSize(call.count(name) ? call[name] : bound, bound);
+  if (at != paddedAt) {
+    const bool wasLoaded = exe != nullptr;
+    if (wasLoaded)  // calls in flight still read this compile's buffers
+      if (rt::Error err = gpu->driver().check(gpu->driver().cuCtxSynchronize(), "resize"))
+        return std::move(err);
+    Compiled next;
+    if (auto it = kept.find(at); it != kept.end()) {
+      next = std::move(it->second);
+      kept.erase(it);
+    } else {
+      auto c = std::make_unique<mlir::MLIRContext>();
+      SizeMap readAt = fixedSizes;
+      for (const auto &[name, size] : at)
+        readAt[name] = size;
+      mlir::MLIRContext &cref = *c;
+      auto module = readPadded([&](const SizeMap &s) { return reread(cref, s); }, readAt, bounds);
+      if (!module)
+        return module.takeError();
+      auto program = compileModule(std::move(c), std::move(*module), options);
+      if (!program)
+        return program.takeError();
+      Program::Impl &n = ProgramAccess::of(**program);
+      next.ctx = std::move(n.ctx);
+      next.original = std::move(n.original);
+      next.fused = std::move(n.fused);
+      next.plan = std::move(n.plan);
+      next.parameters = n.parameters;
+      next.padding = paddedSignature(graphFunction(*next.original));
+      ++compiles;
+    }
+    swapCompiled(next);
+    if (!paddedAt.empty())
+      kept[paddedAt] = std::move(next);
+    paddedAt = at;
+    if (wasLoaded && !exe) {
+      if (llvm::Error err = ensureLoaded())
+        return err;
+      if (weights) {
+        std::vector<CUdeviceptr> ptrs = weights->pointers();
+        ptrs.resize(plan.inputs.size(), 0);  // the size arguments are passed per call
+        if (rt::Error err = exe->bindInputs(ptrs))
+          return std::move(err);
+      }
+    }
+  }
+  callSizes = call;
+  callSpecs(*this);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Program>> compilePadded(
+    std::function<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(mlir::MLIRContext &,
+                                                                    const SizeMap &)>
+        reread,
+    const SizeMap &sizes, const SizeMap &bounds, const CompileOptions &options) {
+  if (options.ranks > 1)
+    return fail("sizes that vary (Options::maxSizes, --max) do not combine with ranks in this "
+                "version");
+  std::unique_ptr<Program> program = ProgramAccess::make();
+  Program::Impl &p = ProgramAccess::of(*program);
+  p.options = options;
+  p.options.timing = nullptr;
+  p.reread = std::move(reread);
+  p.bounds = bounds;
+  SizeMap first;
+  for (const auto &[name, size] : sizes)
+    (bounds.count(name) ? first : p.fixedSizes)[name] = size;
+  for (const auto &[name, bound] : bounds) {
+    if (bound < 1)
+      return fail("the bound of '" + printable(name) + "' is " + std::to_string(bound) +
+                  "; a bound is at least 1");
+    first.emplace(name, bound);
+  }
+  p.compiles = 0;
+  if (llvm::Error err = p.compileAt(first))
+    return std::move(err);
+  return program;
+}
+
+rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
+                    const std::vector<uint64_t> &out, CUstream stream, bool asGraph) {
+  const PlanDesc &plan = p.plan;
+  // Every input, or (weights bound) those that are not parameters.
+  size_t passedCount = 0;
+  for (size_t i = 0; i < p.callInputs.size(); ++i)
+    passedCount += !(i < p.parameters.size() && p.parameters[i]);
+  const bool onlyPassed = p.weights && in.size() == passedCount && passedCount != p.callInputs.size();
+  if (in.size() != p.callInputs.size() && !onlyPassed)
+    return rt::errorf("the graph takes %zu inputs (or those not bound), %zu were given",
+                      p.callInputs.size(), in.size());
+  if (out.size() != plan.outputs.size())
+    return rt::errorf("the graph has %zu outputs, %zu were given", plan.outputs.size(),
+                      out.size());
+  if (rt::Error err = p.exe->makeCurrent())
+    return err;
+  if (!p.padBuffers)
+    p.padBuffers = std::make_unique<PaddedBuffers>(p.gpu->driver());
+  PaddedBuffers &b = *p.padBuffers;
+  std::vector<CUdeviceptr> ins(plan.inputs.size(), 0), outs(plan.outputs.size(), 0);
+  size_t k = 0, c = 0;  // the caller's next input; the next of callInputs
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const TensorSpec &padded = plan.inputs[i];
+    if (i < p.padding.sizeArgs.size() && !p.padding.sizeArgs[i].empty()) {
+      auto buf = b.input(i, padded);
+      if (!buf)
+        return buf.takeError();
+      if (rt::Error err = b.setSize(*buf, int32_t(p.callSizes.at(p.padding.sizeArgs[i])), stream))
+        return err;
+      ins[i] = *buf;
+      continue;
+    }
+    const TensorSpec &call = p.callInputs[c++];
+    if (onlyPassed && i < p.parameters.size() && p.parameters[i])
+      continue;  // bound
+    CUdeviceptr from = CUdeviceptr(in[k++]);
+    if (call.shape == padded.shape || !from) {
+      ins[i] = from;
+      continue;
+    }
+    auto buf = b.input(i, padded);
+    if (!buf)
+      return buf.takeError();
+    if (rt::Error err =
+            b.pad(from, call.shape, *buf, padded.shape, dtypeBytes(padded.dtype), stream))
+      return err;
+    ins[i] = *buf;
+  }
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    if (p.callOutputs[o].shape == plan.outputs[o].shape) {
+      outs[o] = CUdeviceptr(out[o]);
+      continue;
+    }
+    auto buf = b.output(o, plan.outputs[o]);
+    if (!buf)
+      return buf.takeError();
+    outs[o] = *buf;
+  }
+  if (rt::Error err = asGraph ? p.exe->replay(ins, outs, stream) : p.exe->enqueue(ins, outs, stream))
+    return err;
+  for (size_t o = 0; o < plan.outputs.size(); ++o)
+    if (outs[o] != CUdeviceptr(out[o]))
+      if (rt::Error err = b.crop(outs[o], plan.outputs[o].shape, CUdeviceptr(out[o]),
+                                 p.callOutputs[o].shape, dtypeBytes(plan.outputs[o].dtype),
+                                 stream))
+        return err;
+  return rt::Error::success();
+}
+
+Status Program::resize(const std::map<std::string, int64_t> &sizes) {
+  if (p->bounds.empty())
+    return Status::error("resize: the program was compiled without Options::maxSizes",
+                         ErrorCode::InvalidArgument);
+  if (llvm::Error err = p->checkSizes(sizes))
+    return Status::error(llvm::toString(std::move(err)), ErrorCode::InvalidArgument);
+  std::lock_guard<std::mutex> lock(p->loading);
+  if (llvm::Error err = p->compileAt(sizes))
+    return Status::error(llvm::toString(std::move(err)), ErrorCode::CompileFailed);
+  return Status::success();
+}
+
+std::map<std::string, int64_t> Program::sizes() const {
+  std::map<std::string, int64_t> out;
+  for (const auto &[name, bound] : p->bounds)
+    out[name] = p->callSizes.count(name) ? p->callSizes.at(name) : bound;
+  return out;
+}
+
+std::map<std::string, int64_t> Program::paddedSizes() const { return p->paddedAt; }
+
+int Program::compiles() const { return p->compiles; }
+
+} // namespace fusec
