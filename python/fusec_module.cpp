@@ -344,7 +344,27 @@ PYBIND11_MODULE(_fusec, m) {
       .def("load", [](fusec::Program &p) { check(p.load()); },
            "compile the kernels (NVRTC, cached) and load them on the GPU")
       .def("save", [](fusec::Program &p, const std::string &path) { check(p.saveArtifact(path)); },
-           py::arg("path"), "write an artifact that fusec.load runs without the compiler");
+           py::arg("path"), "write an artifact that fusec.load runs without the compiler")
+      .def("resize",
+           [](fusec::Program &p, py::kwargs sizes) {
+             std::map<std::string, int64_t> m;
+             for (auto [k, v] : sizes)
+               m[py::str(k).cast<std::string>()] = v.cast<int64_t>();
+             fusec::Status st = fusec::Status::success();
+             {
+               py::gil_scoped_release unlocked;
+               st = p.resize(m);
+             }
+             check(std::move(st));
+           },
+           "a program compiled with max_sizes: the sizes the calls that follow take "
+           "(resize(S=1000)); compiles the padded size that serves them on its first use")
+      .def_property_readonly("sizes", &fusec::Program::sizes,
+                             "the sizes of the max_sizes names the calls take")
+      .def_property_readonly("padded_sizes", &fusec::Program::paddedSizes,
+                             "the padded sizes the program those calls run is compiled at")
+      .def_property_readonly("compiles", &fusec::Program::compiles,
+                             "how many padded sizes have been compiled");
   addCalls(program);
 
   py::class_<fusec::CompiledGraph> compiled(m, "CompiledGraph",
@@ -362,7 +382,7 @@ PYBIND11_MODULE(_fusec, m) {
       "compile",
       [](const std::string &path, py::object device, py::object arch, const std::string &gemm,
          bool fuse, std::map<std::string, int64_t> sizes, py::object weights, int ranks,
-         std::vector<std::string> shards) {
+         std::vector<std::string> shards, std::map<std::string, int64_t> maxSizes) {
         fusec::Options o;
         o.ranks = ranks;
         o.shards = std::move(shards);
@@ -373,6 +393,7 @@ PYBIND11_MODULE(_fusec, m) {
         o.gemm = gemm;
         o.fuse = fuse;
         o.sizes = std::move(sizes);
+        o.maxSizes = std::move(maxSizes);
         std::unique_ptr<fusec::Program> p;
         check(fusec::Program::compileFile(path, o, p));
         if (!weights.is_none())
@@ -383,10 +404,12 @@ PYBIND11_MODULE(_fusec, m) {
       py::arg("arch") = py::none(), py::arg("gemm") = "auto", py::arg("fuse") = true,
       py::arg("sizes") = std::map<std::string, int64_t>(), py::arg("weights") = py::none(),
       py::arg("ranks") = 1, py::arg("shards") = std::vector<std::string>(),
+      py::arg("max_sizes") = std::map<std::string, int64_t>(),
       "read, fuse and plan a graph (JSON or ONNX); device and arch default to the GPU's; "
       "`weights`: safetensors file(s) bound at once (needs the GPU); `ranks`, `shards`: "
       "split it over GPUs (tensor parallel) as --ranks and --shard NAME=DIM do, the program "
-      "being one rank's (join_group)");
+      "being one rank's (join_group); `max_sizes`: named dims that vary from call to call, "
+      "with their bounds ({'S': 4096}), as --max does: one program, resize() between sizes");
   m.def(
       "compile_text",
       [](const std::string &json, const std::string &name, py::object arch) {

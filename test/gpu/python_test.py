@@ -166,6 +166,38 @@ with tempfile.TemporaryDirectory() as d:
         if "besides its bound weights" not in str(e):
             fail(f"a call with weights again: {e}")
 
+# One program for every length up to a bound (max_sizes): resized, each call
+# matches PyTorch at its own length, and a padded size compiles once.
+with tempfile.TemporaryDirectory() as d:
+    padded_json = {"fusec": 1, "name": "padded", "inputs": [
+        {"name": "x", "dtype": "bf16", "shape": [1, 4, "S", 64]}],
+        "nodes": [{"name": "e", "op": "exp", "inputs": ["x"]},
+                  {"name": "c", "op": "scaled_dot_product_attention", "inputs": ["x", "x", "e"],
+                   "attrs": {"causal": True}},
+                  {"name": "s", "op": "sum", "inputs": ["e"], "attrs": {"axes": [2]}}],
+        "outputs": ["c", "s"]}
+    path = os.path.join(d, "padded.json")
+    with open(path, "w") as f:
+        json.dump(padded_json, f)
+    program = fusec.compile(path, max_sizes={"S": 200})
+    for size in (77, 90, 200, 1):
+        program.resize(S=size)
+        if program.sizes != {"S": size} or program.inputs[0][2] != [1, 4, size, 64]:
+            fail(f"resize(S={size}): sizes {program.sizes}, inputs {program.inputs}")
+        x = torch.rand((1, 4, size, 64), device="cuda").to(torch.bfloat16) - 0.5
+        ref = gt.TorchGraph(json.loads(json.dumps(padded_json).replace('"S"', str(size))))(x)
+        for graph in (False, True):
+            got = as_tuple(program(x, graph=graph))
+            for k, (g, r) in enumerate(zip(got, ref)):
+                g = torch.from_dlpack(g).float()
+                err = ((g - r.float()).norm() / r.float().norm()).item()
+                if not err < 1e-2:
+                    fail(f"max_sizes S={size} output {k}{' (graph)' if graph else ''}: "
+                         f"rel err {err:.2e}")
+    if program.compiles != 3:  # 77 and 90 -> 96, 200 -> 200, 1 -> 1
+        fail(f"max_sizes: {program.compiles} padded compiles, expected 3")
+    print(f"max_sizes: S=77, 90, 200, 1 from {program.compiles} padded compiles")
+
 # Host time of a call from Python (a decode block: many kernels).
 program = fusec.compile(os.path.join(ROOT, "bench", "graphs", "llama_block_decode_b1.json"))
 xs = random_inputs(program, 3)

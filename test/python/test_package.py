@@ -176,6 +176,29 @@ class PackageTest(unittest.TestCase):
             self.assertEqual(len(gid), 128)
             self.assertNotEqual(gid, fusec.new_group_id())
 
+    def test_max_sizes_resize_between_padded_compiles(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "rows.json")
+            with open(path, "w") as f:
+                f.write('{"fusec": 1, "name": "rows", "inputs": [{"name": "x", "dtype": "f32", '
+                        '"shape": ["S", 8]}], "nodes": [{"name": "y", "op": "softmax", '
+                        '"inputs": ["x"], "attrs": {"axis": 0}}], "outputs": ["y"]}')
+            p = fusec.compile(path, arch="sm_90a", max_sizes={"S": 100})
+            self.assertEqual(p.sizes, {"S": 100})
+            p.resize(S=7)
+            self.assertEqual((p.sizes, p.padded_sizes, p.compiles), ({"S": 7}, {"S": 8}, 2))
+            self.assertEqual(p.inputs, [("x", "f32", [7, 8])])
+            self.assertEqual(p.outputs, [("y", "f32", [7, 8])])
+            p.resize(S=8)  # the same padded size: no compile
+            self.assertEqual(p.compiles, 2)
+            with self.assertRaises(fusec.Error) as cm:
+                p.resize(S=101)
+            self.assertEqual(cm.exception.code, "invalid_argument")
+            self.assertIn("S=101 is outside 1..100", str(cm.exception))
+            with self.assertRaises(fusec.Error) as cm:
+                p.resize(T=3)
+            self.assertIn("'T' is not a size that varies", str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main()
