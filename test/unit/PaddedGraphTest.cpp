@@ -3,6 +3,8 @@
 #include "compiler/interp/Interpreter.h"
 #include "compiler/pipeline/PaddedGraph.h"
 #include "frontends/json/GraphReader.h"
+#include "frontends/onnx/OnnxReader.h"
+#include "runtime/Safetensors.h"
 #include "fusec/fusec.h"
 #include "runtime/TensorCompare.h"
 
@@ -10,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 namespace fusec {
@@ -209,6 +212,59 @@ TEST(PaddedProgram, ResizeCompilesEachPaddedSizeOnce) {
   std::unique_ptr<Program> plain;
   ASSERT_TRUE(Program::compileText(kGraph, "padded.json", Options{.sizes = {{"S", 4}}}, plain));
   EXPECT_EQ(plain->resize({{"S", 3}}).code(), ErrorCode::InvalidArgument);
+}
+
+} // namespace
+} // namespace fusec
+
+namespace fusec {
+namespace {
+
+// The Llama and GPT-2 test models (test/models: onnxruntime's outputs at
+// sequence lengths 7 and 33), read once at a padded length of 48: the one
+// padded graph gives onnxruntime's outputs at both lengths.
+TEST(PaddedGraph, TestModelsAtTwoLengthsFromOnePaddedGraph) {
+  for (const char *model : {"llama", "gpt2"}) {
+    const std::string dir = std::string(FUSEC_SOURCE_DIR) + "/test/models/" + model;
+    mlir::MLIRContext ctx;
+    auto padded = readPadded(
+        [&](const SizeMap &at) { return importModelFile(dir + "/model.onnx", ctx, at); },
+        {{"batch", 2}, {"sequence", 48}}, {{"sequence", 64}});
+    ASSERT_TRUE(bool(padded)) << model << ": " << llvm::toString(padded.takeError());
+    mlir::func::FuncOp f = graphFunction(**padded);
+    PaddedSignature sig = paddedSignature(f);
+    std::set<std::string> params;
+    std::vector<std::string> names;
+    std::vector<std::vector<int64_t>> shapes;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      names.push_back(f.getArgAttrOfType<mlir::StringAttr>(i, "fusec.name").str());
+      shapes.emplace_back(shapeOf(f.getArgument(i)).begin(), shapeOf(f.getArgument(i)).end());
+      if (isParameter(f, i))
+        params.insert(names.back());
+    }
+    auto weights = onnxFileWeights(dir + "/model.onnx", params);
+    ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+    for (int64_t s : {7, 33}) {
+      const std::string label = std::string(model) + " at " + std::to_string(s);
+      auto given = readSafetensors(dir + "/inputs_s" + std::to_string(s) + ".safetensors");
+      auto expected = readSafetensors(dir + "/expected_s" + std::to_string(s) + ".safetensors");
+      ASSERT_TRUE(bool(given) && bool(expected)) << label;
+      std::vector<HostTensor> in;
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (!sig.sizeArgs[i].empty())
+          continue;
+        in.push_back(params.count(names[i]) ? weights->at(names[i]) : given->at(names[i]));
+      }
+      auto args = padInputs(sig, shapes, in, {{"sequence", s}});
+      ASSERT_TRUE(bool(args)) << label << ": " << llvm::toString(args.takeError());
+      auto out = interpret(f, *args);
+      ASSERT_TRUE(bool(out)) << label << ": " << llvm::toString(out.takeError());
+      std::vector<HostTensor> cropped = cropOutputs(sig, *out, {{"sequence", s}});
+      ASSERT_EQ(cropped.size(), 1u) << label;
+      CheckResult c = compareTensors(cropped[0], expected->at("hidden"), 1e-4);
+      EXPECT_TRUE(c.pass) << label << ": " << c.describe();
+    }
+  }
 }
 
 } // namespace
