@@ -71,7 +71,7 @@ public:
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       zero.insert(f.getArgument(i));  // the runtime pads inputs with zeros
       for (int64_t d : markedAxes(f.getArgument(i)))
-        if (merged(f.getArgument(i), d))
+        if (merged(f.getArgument(i), d) || tail(f.getArgument(i), d))
           return f.emitError() << "input " << i << " merges a padded size with other dims in dim "
                                << d << "; an input has the padded size as a dim of its own";
     }
@@ -84,9 +84,9 @@ public:
     Operation *ret = f.getBody().front().getTerminator();
     for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
       for (int64_t d : markedAxes(v))
-        if (merged(v, d))
+        if (merged(v, d) || tail(v, d))
           return f.emitError() << "output " << i << " merges a padded size with other dims in dim "
-                               << d << "; reshape it so that the size is a dim of its own";
+                               << d << "; return the padded size as a dim of its own";
       f.setResultAttr(i, kSizeDimsAttr, dimsAttr(sizeDimsOf(v)));
     }
     f.walk([](Operation *op) { op->removeAttr(kSizeDimsAttr); });
@@ -114,6 +114,10 @@ private:
         out.push_back(i);
     return out;
   }
+
+  /// The fixed positions that follow the size in dim `d` of `v` (a cache of
+  /// S rows joined with this step's: "S+1"), 0 for none.
+  static int64_t tail(Value v, int64_t d) { return splitMark(sizeDimsOf(v)[d]).second; }
 
   /// Whether dim `d` of `v` merges its size with fixed dims.
   bool merged(Value v, int64_t d) {
@@ -180,18 +184,26 @@ private:
   }
 
   /// Whether position i along `axis` of a value of `rank` dims is within
-  /// the size of `name`: lt(iota, size), [1, .., dim, .., 1].
-  Value within(OpBuilder &b, Location loc, StringRef name, int64_t rank, int64_t axis,
+  /// the size of mark `m`, [1, .., dim, .., 1]: lt(iota, size); for a dim of
+  /// the size followed by k fixed positions, or i >= dim - k as well.
+  Value within(OpBuilder &b, Location loc, StringRef m, int64_t rank, int64_t axis,
                int64_t dim) {
     TypedBuilder tb(b, loc);
     SmallVector<int64_t> shape(rank, 1);
     shape[axis] = dim;
     SmallVector<StringRef> dims(rank, "");
-    dims[axis] = name;
+    dims[axis] = m;
+    auto [name, k] = splitMark(m);
     Value iota = tb.iota(axis, b.getI32Type(), shape);
     mark(iota, dims);
     Value in = tb.compare<LtOp>(iota, sizeArg(name));
     mark(in, dims);
+    if (k > 0) {
+      Value after = tb.compare<GeOp>(iota, tb.constant(double(dim - k), b.getI32Type()));
+      mark(after, dims);
+      in = tb.where(in, in, after);  // in or after
+      mark(in, dims);
+    }
     return in;
   }
 
@@ -282,12 +294,7 @@ private:
         .Case<AttentionOp>([&](AttentionOp a) { return attention(a); })
         .Case<ReshapeOp>([&](ReshapeOp r) { return reshape(r); })
         .Case<SliceOp>([&](SliceOp s) { return slice(s); })
-        .Case<ConcatOp>([&](ConcatOp c) {
-          for (Value v : c->getOperands())
-            if (!sizeDimsOf(v)[c.getAxis()].empty() || merged(v, c.getAxis()))
-              return refuse(c, "it joins along a padded dim");
-          return success();
-        })
+        .Case<ConcatOp>([&](ConcatOp c) { return concat(c); })
         .Case<GatherOp>([&](GatherOp g) {
           if (!sizeDimsOf(g.getData())[g.getAxis()].empty())
             return refuse(g, "it picks along a padded dim");
@@ -351,11 +358,32 @@ private:
     return success();
   }
 
+  /// Along a padded dim, the first operand's padded rows followed by the
+  /// others' fixed ones ("S+k": a cache joined with this step's rows); the
+  /// padding stays where the first operand had it.
+  LogicalResult concat(ConcatOp c) {
+    const int64_t a = c.getAxis();
+    StringRef first = sizeDimsOf(c.getInputs().front())[a];
+    bool rest = llvm::all_of(c.getInputs().drop_front(),
+                             [&](Value v) { return sizeDimsOf(v)[a].empty(); });
+    if (first.empty() && rest && sizeDimsOf(c.getResult())[a].empty())
+      return success();
+    if (first.empty() || merged(c.getInputs().front(), a) || tail(c.getInputs().front(), a) ||
+        !rest || splitMark(sizeDimsOf(c.getResult())[a]).first != first)
+      return refuse(c, "it joins along a padded dim other than after its first operand's");
+    if (zero.contains(c.getInputs().front()))
+      zero.insert(c.getResult());
+    return success();
+  }
+
   /// mean = sum / count, the count of the positions within the sizes.
   LogicalResult mean(MeanOp r) {
     Value x = r.getInput();
     if (failed(pureAlong(r, x, r.getAxes())))
       return failure();
+    for (int64_t ax : r.getAxes())
+      if (tail(x, ax))
+        return refuse(r, "it averages a dim of a padded size and fixed positions");
     SmallVector<int64_t> padded = paddedOf(x, r.getAxes());
     if (padded.empty())
       return success();

@@ -49,22 +49,34 @@ llvm::Expected<std::vector<std::string>> compareTypes(Type a, Type b, std::vecto
       continue;
     // A dim that merges the size with fixed ones (batch * S after a
     // reshape that flattens them) is c * size in one and c * probeSize in
-    // the other; the padding pass finds where in it the size lies.
+    // the other; the padding pass finds where in it the size lies. A dim
+    // that follows the size by k positions (a cache of S rows joined with
+    // k new ones) is size + k and probeSize + k: marked "S+k".
     bool merged = x % size == 0 && y % probeSize == 0 && x / size == y / probeSize;
-    if (!merged)
+    std::string mark = name.str();
+    if (!merged && x - size == y - probeSize && x > size)
+      mark += "+" + std::to_string(x - size);
+    else if (!merged)
       return fail(at + ": dim " + std::to_string(d) + " is " + std::to_string(x) + " at " +
                   name.str() + "=" + std::to_string(size) + " and " + std::to_string(y) + " at " +
                   name.str() + "=" + std::to_string(probeSize) + ", a size computed from " +
                   name.str() + " rather than " + name.str() + " itself");
-    if (!dims[d].empty() && dims[d] != name)
-      return fail(at + ": dim " + std::to_string(d) + " is both " + dims[d] + " and " +
-                  name.str());
-    dims[d] = name.str();
+    if (!dims[d].empty() && dims[d] != mark)
+      return fail(at + ": dim " + std::to_string(d) + " is both " + dims[d] + " and " + mark);
+    dims[d] = mark;
   }
   return dims;
 }
 
 } // namespace
+
+std::pair<StringRef, int64_t> splitMark(StringRef mark) {
+  auto [name, tail] = mark.split('+');
+  int64_t k = 0;
+  if (tail.empty() || tail.getAsInteger(10, k))
+    k = 0;
+  return {name, k};
+}
 
 SmallVector<StringRef> sizeDimsOf(Value v) {
   auto type = cast<RankedTensorType>(v.getType());

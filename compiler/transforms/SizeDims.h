@@ -18,7 +18,8 @@
 namespace fusec {
 
 /// On every op (per result) and argument of a graph function: an array of
-/// strings, one a dim, the named size it is ("" for a fixed dim).
+/// strings, one a dim, the named size it is ("" for a fixed dim; "S+k" for a
+/// dim of S positions followed by k fixed ones, splitMark).
 inline constexpr llvm::StringLiteral kSizeDimsAttr = "fusec.size_dims";
 /// The function attribute of a graph whose dims are marked: each name's
 /// padded size (the size the graph was read at).
@@ -39,5 +40,8 @@ llvm::Error markSizeDims(mlir::func::FuncOp graph, mlir::func::FuncOp probe, llv
 /// The marks of `v` (an argument or op result), one a dim ("" where fixed,
 /// all "" where unmarked).
 llvm::SmallVector<llvm::StringRef> sizeDimsOf(mlir::Value v);
+
+/// A mark's name and the fixed positions that follow the size ("S+1": S, 1).
+std::pair<llvm::StringRef, int64_t> splitMark(llvm::StringRef mark);
 
 } // namespace fusec

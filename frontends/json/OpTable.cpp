@@ -231,7 +231,21 @@ Value transpose(NodeContext &c) {
 }
 
 Value broadcastTo(NodeContext &c) {
-  std::vector<int64_t> target = asShape(c.at, c.requireAttr("shape"), c.field("shape"));
+  // -1 keeps the input's dim there (dims aligned from the right), as
+  // PyTorch's expand: a dim that is a named size plus one stays expressible.
+  std::vector<int64_t> target = asIntList(c.at, c.requireAttr("shape"), c.field("shape"));
+  llvm::ArrayRef<int64_t> in = shapeOf(c.in(0));
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (target[d] != -1)
+      continue;
+    int64_t from = int64_t(d) - int64_t(target.size() - in.size());
+    if (from < 0)
+      c.at.fail(c.field("shape"), "-1 at dim " + std::to_string(d) +
+                                      " keeps the input's dim, and the input has none there");
+    target[d] = in[size_t(from)];
+  }
+  if (std::string err = shape::checkDims(target); !err.empty())
+    c.at.fail(c.field("shape"), err);
   c.check(shape::broadcastTo(shapeOf(c.in(0)), target), c.field("shape"));
   return c.tb.broadcastTo(c.in(0), target);
 }

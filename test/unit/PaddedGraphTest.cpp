@@ -126,6 +126,73 @@ TEST(PaddedGraph, OneCompileIsExactAtEverySizeUpToIt) {
   EXPECT_NE(llvm::toString(wrong.takeError()).find("expected [6, 16]"), std::string::npos);
 }
 
+/// A decode step: a query against a cache of T rows joined with this
+/// step's row, grouped-query heads (2 K/V heads, 8 query heads) by a repeat.
+const char *kDecode = R"({"fusec": 1, "name": "decode",
+ "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 64]},
+            {"name": "w_q", "dtype": "f32", "shape": [64, 64]},
+            {"name": "w_k", "dtype": "f32", "shape": [16, 64]},
+            {"name": "w_v", "dtype": "f32", "shape": [16, 64]},
+            {"name": "cache_k", "dtype": "f32", "shape": [1, 2, "T", 8]},
+            {"name": "cache_v", "dtype": "f32", "shape": [1, 2, "T", 8]}],
+ "nodes": [
+  {"name": "q", "op": "linear", "inputs": ["x", "w_q"]},
+  {"name": "k", "op": "linear", "inputs": ["x", "w_k"]},
+  {"name": "v", "op": "linear", "inputs": ["x", "w_v"]},
+  {"name": "q_heads", "op": "reshape", "inputs": ["q"], "attrs": {"shape": [1, 8, 1, 8]}},
+  {"name": "k_new", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 2, 1, 8]}},
+  {"name": "v_new", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 2, 1, 8]}},
+  {"name": "k_all", "op": "concat", "inputs": ["cache_k", "k_new"], "attrs": {"axis": 2}},
+  {"name": "v_all", "op": "concat", "inputs": ["cache_v", "v_new"], "attrs": {"axis": 2}},
+  {"name": "k1", "op": "reshape", "inputs": ["k_all"], "attrs": {"shape": [1, 2, 1, -1, 8]}},
+  {"name": "k4", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 2, 4, -1, 8]}},
+  {"name": "kh", "op": "reshape", "inputs": ["k4"], "attrs": {"shape": [1, 8, -1, 8]}},
+  {"name": "v1", "op": "reshape", "inputs": ["v_all"], "attrs": {"shape": [1, 2, 1, -1, 8]}},
+  {"name": "v4", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 2, 4, -1, 8]}},
+  {"name": "vh", "op": "reshape", "inputs": ["v4"], "attrs": {"shape": [1, 8, -1, 8]}},
+  {"name": "a", "op": "scaled_dot_product_attention", "inputs": ["q_heads", "kh", "vh"]},
+  {"name": "af", "op": "reshape", "inputs": ["a"], "attrs": {"shape": [1, 64]}},
+  {"name": "out", "op": "add", "inputs": ["x", "af"]}
+ ],
+ "outputs": ["out", "k_new", "v_new"]})";
+
+// The cache joined with this step's row: compiled at T = 12, exact at every
+// cache length up to it (the keys past T masked, this step's kept).
+TEST(PaddedGraph, ADecodeStepOverACacheOfAnyLength) {
+  mlir::MLIRContext ctx;
+  auto padded = readPadded(
+      [&](const SizeMap &at) { return importGraphText(kDecode, "decode.json", ctx, at); },
+      {{"T", 12}}, {{"T", 64}});
+  ASSERT_TRUE(bool(padded)) << llvm::toString(padded.takeError());
+  mlir::func::FuncOp f = graphFunction(**padded);
+  PaddedSignature sig = paddedSignature(f);
+  std::vector<std::vector<int64_t>> shapes;
+  for (mlir::Value a : f.getArguments())
+    shapes.emplace_back(shapeOf(a).begin(), shapeOf(a).end());
+  for (int64_t t : {1, 5, 11, 12}) {
+    auto exact = read(ctx, kDecode, {{"T", t}});
+    ASSERT_TRUE(exact);
+    mlir::func::FuncOp e = graphFunction(*exact);
+    std::vector<HostTensor> in;
+    for (unsigned i = 0; i < e.getNumArguments(); ++i) {
+      llvm::ArrayRef<int64_t> shape = shapeOf(e.getArgument(i));
+      in.push_back(randomTensor(DType::F32, std::vector<int64_t>(shape.begin(), shape.end()), 31 * t + i));
+      scaleFloatValues(in.back(), 0.25);
+    }
+    auto want = interpret(e, in);
+    ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+    auto args = padInputs(sig, shapes, in, {{"T", t}});
+    ASSERT_TRUE(bool(args)) << llvm::toString(args.takeError());
+    auto got = interpret(f, *args);
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    std::vector<HostTensor> cropped = cropOutputs(sig, *got, {{"T", t}});
+    for (size_t i = 0; i < cropped.size(); ++i) {
+      CheckResult c = compareTensors(cropped[i], (*want)[i], 1e-5);
+      EXPECT_TRUE(c.pass) << "T=" << t << " output " << i << ": " << c.describe();
+    }
+  }
+}
+
 std::string refusal(const std::string &nodes, const std::string &inputShape = "[\"S\", 16]") {
   mlir::MLIRContext ctx;
   std::string text = R"({"fusec": 1, "name": "r", "inputs": [{"name": "x", "dtype": "f32", "shape": )" +

@@ -88,3 +88,30 @@ func.func @zeros(%x: tensor<8x16xf32> {fusec.size_dims = ["S", ""]}, %w: tensor<
   %a = fusec.scaled_dot_product_attention %t, %t, %t {causal = true, fusec.size_dims = [["", "S", ""]]} : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   return %a : tensor<2x8x8xf32>
 }
+
+// -----
+
+// A cache of S rows joined with this step's row ("S+1": the padding sits
+// between them): attention over it masks the keys past S but keeps the last
+// one; the values need no mask (the cache is an input, zero past S).
+// CHECK-LABEL: func.func @cache(
+// CHECK:         %[[J:.*]] = fusec.concat %arg0, %arg1 {axis = 1 : i64}
+// CHECK:         %[[I:.*]] = fusec.iota {dim = 2 : i64} : tensor<1x1x9xi32>
+// CHECK:         %[[IN:.*]] = fusec.lt %[[I]], %arg3
+// CHECK:         %[[LAST:.*]] = fusec.constant {value = 8.000000e+00 : f64} : tensor<i32>
+// CHECK:         %[[AFTER:.*]] = fusec.ge %[[I]], %[[LAST]]
+// CHECK:         %[[KEEP:.*]] = fusec.where %[[IN]], %[[IN]], %[[AFTER]]
+// CHECK:         fusec.scaled_dot_product_attention %{{.*}}, %[[J]], %[[J]] mask(%[[KEEP]])
+func.func @cache(%cache: tensor<2x8x4xf32> {fusec.size_dims = ["", "S", ""]}, %row: tensor<2x1x4xf32> {fusec.size_dims = ["", "", ""]}, %q: tensor<2x1x4xf32> {fusec.size_dims = ["", "", ""]}) -> tensor<2x1x4xf32> {
+  %all = fusec.concat %cache, %row {axis = 1 : i64, fusec.size_dims = [["", "S+1", ""]]} : (tensor<2x8x4xf32>, tensor<2x1x4xf32>) -> tensor<2x9x4xf32>
+  %a = fusec.scaled_dot_product_attention %q, %all, %all {fusec.size_dims = [["", "", ""]]} : (tensor<2x1x4xf32>, tensor<2x9x4xf32>, tensor<2x9x4xf32>) -> tensor<2x1x4xf32>
+  return %a : tensor<2x1x4xf32>
+}
+
+// -----
+
+func.func @joined_first(%cache: tensor<2x8x4xf32> {fusec.size_dims = ["", "S", ""]}, %row: tensor<2x1x4xf32> {fusec.size_dims = ["", "", ""]}) -> tensor<2x9x4xf32> {
+  // expected-error @+1 {{concat: it joins along a padded dim other than after its first operand's}}
+  %all = fusec.concat %row, %cache {axis = 1 : i64, fusec.size_dims = [["", "S+1", ""]]} : (tensor<2x1x4xf32>, tensor<2x8x4xf32>) -> tensor<2x9x4xf32>
+  return %all : tensor<2x9x4xf32>
+}
