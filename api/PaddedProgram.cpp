@@ -186,11 +186,12 @@ rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
       ins[i] = *buf;
       continue;
     }
+    const bool inPlace = c < p.inputPadded.size() && p.inputPadded[c];
     const TensorSpec &call = p.callInputs[c++];
     if (onlyPassed && i < p.parameters.size() && p.parameters[i])
       continue;  // bound
     CUdeviceptr from = CUdeviceptr(in[k++]);
-    if (call.shape == padded.shape || !from) {
+    if (call.shape == padded.shape || !from || inPlace) {
       ins[i] = from;
       continue;
     }
@@ -245,5 +246,25 @@ std::map<std::string, int64_t> Program::sizes() const {
 std::map<std::string, int64_t> Program::paddedSizes() const { return p->paddedAt; }
 
 int Program::compiles() const { return p->compiles; }
+
+std::vector<int64_t> Program::paddedShape(size_t i) const {
+  if (!p->padded())
+    return i < p->plan.inputs.size() ? p->plan.inputs[i].shape : std::vector<int64_t>();
+  // Call input i is plan input i: the size arguments come last.
+  return i < p->callInputs.size() ? p->plan.inputs[i].shape : std::vector<int64_t>();
+}
+
+Status Program::setInputPadded(size_t i, bool padded) {
+  if (p->bounds.empty())
+    return Status::error("setInputPadded: the program was compiled without Options::maxSizes",
+                         ErrorCode::InvalidArgument);
+  if (i >= p->callInputs.size())
+    return Status::error("setInputPadded: input " + std::to_string(i) + " of " +
+                             std::to_string(p->callInputs.size()),
+                         ErrorCode::InvalidArgument);
+  p->inputPadded.resize(p->callInputs.size(), false);
+  p->inputPadded[i] = padded;
+  return Status::success();
+}
 
 } // namespace fusec

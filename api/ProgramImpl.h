@@ -43,6 +43,8 @@ struct Program::Impl {
   PaddedSignature padding;
   SizeMap callSizes;
   std::vector<TensorSpec> callInputs, callOutputs;
+  /// Per call input: run() takes it at the padded shape, in place.
+  std::vector<bool> inputPadded;
   /// Reads the graph again at other sizes; the fixed sizes, the bounds of
   /// the varying ones and the padded sizes the program is compiled at now.
   std::function<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(mlir::MLIRContext &,

@@ -364,7 +364,14 @@ PYBIND11_MODULE(_fusec, m) {
       .def_property_readonly("padded_sizes", &fusec::Program::paddedSizes,
                              "the padded sizes the program those calls run is compiled at")
       .def_property_readonly("compiles", &fusec::Program::compiles,
-                             "how many padded sizes have been compiled");
+                             "how many padded sizes have been compiled")
+      .def("padded_shape", &fusec::Program::paddedShape, py::arg("i"),
+           "input i's shape at the padded sizes the calls run at now")
+      .def("set_input_padded",
+           [](fusec::Program &p, size_t i, bool padded) { check(p.setInputPadded(i, padded)); },
+           py::arg("i"), py::arg("padded") = true,
+           "calls pass input i at padded_shape(i), read in place (a KV cache kept padded, its "
+           "rows past the size zero), instead of at the call's sizes, copied");
   addCalls(program);
 
   py::class_<fusec::CompiledGraph> compiled(m, "CompiledGraph",

@@ -126,6 +126,17 @@ public:
   std::map<std::string, int64_t> paddedSizes() const;
   /// How many padded sizes have been compiled (1 without maxSizes).
   int compiles() const;
+  /// Input `i`'s shape at the padded sizes the calls run at now (its
+  /// inputs()[i] shape without maxSizes).
+  std::vector<int64_t> paddedShape(size_t i) const;
+  /// For a program with Options::maxSizes: whether run() and replay() take
+  /// input `i` at paddedShape(i), in place, instead of at the call's sizes,
+  /// copied. For an input kept from call to call, such as a KV cache: its
+  /// rows past the call's sizes must be zero. The padded shape changes when
+  /// resize() crosses into another padded size, the caller then moving the
+  /// rows into a buffer of the new shape (once per padded size, not per
+  /// call). InvalidArgument for an input out of range.
+  Status setInputPadded(size_t i, bool padded = true);
 
   /// Compiles the kernels (NVRTC, through the kernel cache; no GPU needed)
   /// and writes an artifact that fusec::CompiledGraph (fusec/Runtime.h) loads

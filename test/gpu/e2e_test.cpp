@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -371,6 +372,101 @@ void checkPaddedProgram(CudaDriver &drv, Tally &t) {
   ++t.passed;
 }
 
+/// A decode step over a cache of T rows (kept by the caller in the padded
+/// layout and passed in place: setInputPadded) joined with this step's row.
+const char *const kPaddedDecode = R"({"fusec": 1, "name": "decode", "inputs": [
+    {"name": "x", "dtype": "bf16", "shape": [1, 256]},
+    {"name": "w_q", "dtype": "bf16", "shape": [256, 256]},
+    {"name": "w_k", "dtype": "bf16", "shape": [64, 256]},
+    {"name": "w_v", "dtype": "bf16", "shape": [64, 256]},
+    {"name": "cache_k", "dtype": "bf16", "shape": [1, 1, "T", 64]},
+    {"name": "cache_v", "dtype": "bf16", "shape": [1, 1, "T", 64]}],
+  "nodes": [{"name": "q", "op": "linear", "inputs": ["x", "w_q"]},
+    {"name": "k", "op": "linear", "inputs": ["x", "w_k"]},
+    {"name": "v", "op": "linear", "inputs": ["x", "w_v"]},
+    {"name": "qh", "op": "reshape", "inputs": ["q"], "attrs": {"shape": [1, 4, 1, 64]}},
+    {"name": "k_new", "op": "reshape", "inputs": ["k"], "attrs": {"shape": [1, 1, 1, 64]}},
+    {"name": "v_new", "op": "reshape", "inputs": ["v"], "attrs": {"shape": [1, 1, 1, 64]}},
+    {"name": "ka", "op": "concat", "inputs": ["cache_k", "k_new"], "attrs": {"axis": 2}},
+    {"name": "va", "op": "concat", "inputs": ["cache_v", "v_new"], "attrs": {"axis": 2}},
+    {"name": "k1", "op": "reshape", "inputs": ["ka"], "attrs": {"shape": [1, 1, 1, -1, 64]}},
+    {"name": "k4", "op": "broadcast_to", "inputs": ["k1"], "attrs": {"shape": [1, 1, 4, -1, 64]}},
+    {"name": "kh", "op": "reshape", "inputs": ["k4"], "attrs": {"shape": [1, 4, -1, 64]}},
+    {"name": "v1", "op": "reshape", "inputs": ["va"], "attrs": {"shape": [1, 1, 1, -1, 64]}},
+    {"name": "v4", "op": "broadcast_to", "inputs": ["v1"], "attrs": {"shape": [1, 1, 4, -1, 64]}},
+    {"name": "vh", "op": "reshape", "inputs": ["v4"], "attrs": {"shape": [1, 4, -1, 64]}},
+    {"name": "a", "op": "scaled_dot_product_attention", "inputs": ["qh", "kh", "vh"]},
+    {"name": "af", "op": "reshape", "inputs": ["a"], "attrs": {"shape": [1, 256]}},
+    {"name": "out", "op": "add", "inputs": ["x", "af"]}],
+  "outputs": ["out", "k_new", "v_new"]})";
+
+/// `t` (its last-but-one dim the call's) in zeros of `padded` (that dim larger).
+HostTensor padRows(const HostTensor &t, const std::vector<int64_t> &padded) {
+  HostTensor big(t.dtype(), padded);
+  const std::vector<int64_t> &s = t.shape();
+  const int64_t inner = s.back() * dtypeBytes(t.dtype()), rows = s[s.size() - 2];
+  const int64_t outer = t.numel() / (rows * s.back()), prows = padded[padded.size() - 2];
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(big.data() + o * prows * inner, t.data() + o * rows * inner, rows * inner);
+  return big;
+}
+
+void checkPaddedDecode(CudaDriver &drv, Tally &t) {
+  const std::string label = "padded decode (maxSizes, cache in place)";
+  if (!selected(label))
+    return;
+  auto fail = [&](const std::string &why) {
+    std::printf("FAIL %s: %s\n", label.c_str(), why.c_str());
+    ++t.failed;
+  };
+  Options o;
+  o.maxSizes = {{"T", 1000}};
+  std::unique_ptr<Program> p;
+  Status s = Program::compileText(kPaddedDecode, "decode.json", o, p);
+  if (s)
+    s = p->load();
+  for (size_t i : {4, 5})
+    if (s)
+      s = p->setInputPadded(i);
+  if (!s)
+    return fail(s.message());
+  for (int64_t size : {700, 1, 77, 1000}) {
+    if (Status r = p->resize({{"T", size}}); !r)
+      return fail(r.message());
+    Options exact;
+    exact.sizes = {{"T", size}};
+    std::unique_ptr<Program> q;
+    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), ref;
+    if (Status r = Program::compileText(kPaddedDecode, "decode.json", exact, q); !r)
+      return fail(r.message());
+    if (Status r = q->evaluateReference(in, ref); !r)
+      return fail(r.message());
+    for (size_t i : {4, 5})
+      in[i] = padRows(in[i], p->paddedShape(i));
+    for (bool asGraph : {false, true}) {
+      DeviceBuffers din(drv), dout(drv);
+      if (llvm::Error err = din.upload(in))
+        return fail(llvm::toString(std::move(err)));
+      if (llvm::Error err = dout.allocatePoisoned(p->outputs()))
+        return fail(llvm::toString(std::move(err)));
+      std::vector<uint64_t> ins(din.pointers().begin(), din.pointers().end());
+      std::vector<uint64_t> outs(dout.pointers().begin(), dout.pointers().end());
+      if (Status r = asGraph ? p->replay(ins, outs) : p->run(ins, outs); !r)
+        return fail("T=" + std::to_string(size) + ": " + r.message());
+      std::vector<HostTensor> got;
+      if (llvm::Error err = dout.download(got, p->outputs()))  // synchronous
+        return fail(llvm::toString(std::move(err)));
+      for (size_t k = 0; k < got.size(); ++k) {
+        CheckResult c = compareTensors(got[k], ref[k], -1);
+        if (!c.pass)
+          return fail("T=" + std::to_string(size) + (asGraph ? " replay" : " run") +
+                      ", output " + std::to_string(k) + ": " + c.describe());
+      }
+    }
+  }
+  ++t.passed;
+}
+
 int main(int argc, char **argv) {
   // The examples folder: argv[1], else the source tree this was built from.
   std::string examplesDir = argc > 1 ? argv[1] : FUSEC_SOURCE_DIR "/examples";
@@ -663,6 +759,7 @@ int main(int argc, char **argv) {
                              (*buffer)->getBuffer().str(), 4, 8);
   }
   checkPaddedProgram(**drv, random);
+  checkPaddedDecode(**drv, random);
   if (major >= 9 && hopperForms < 15 && selected("random attention")) {
     std::printf("FAIL the Hopper attention form was taken too rarely\n");
     ++random.failed;

@@ -269,6 +269,12 @@ TEST(PaddedProgram, ResizeCompilesEachPaddedSizeOnce) {
       EXPECT_TRUE(c.pass) << "S=" << size << " output " << i << ": " << c.describe();
     }
   }
+  // The shape a caller keeping an input in the padded layout passes it at.
+  ASSERT_TRUE(p->resize({{"S", 9}}));
+  EXPECT_EQ(p->paddedShape(0), (std::vector<int64_t>{12, 16}));
+  EXPECT_EQ(p->paddedShape(1), (std::vector<int64_t>{16, 16}));
+  EXPECT_TRUE(p->setInputPadded(0));
+  EXPECT_EQ(p->setInputPadded(2).code(), ErrorCode::InvalidArgument);  // x and w only
   Status past = p->resize({{"S", 65}});
   EXPECT_EQ(past.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(past.message().find("S=65 is outside 1..64"), std::string::npos) << past.message();
