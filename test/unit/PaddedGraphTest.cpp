@@ -294,18 +294,30 @@ namespace fusec {
 namespace {
 
 // The Llama and GPT-2 test models (test/models: onnxruntime's outputs at
-// sequence lengths 7 and 33), read once at a padded length of 48: the one
-// padded graph gives onnxruntime's outputs at both lengths.
-TEST(PaddedGraph, TestModelsAtTwoLengthsFromOnePaddedGraph) {
-  for (const char *model : {"llama", "gpt2"}) {
-    const std::string dir = std::string(FUSEC_SOURCE_DIR) + "/test/models/" + model;
+// sequence lengths 7 and 33), read once at a padded length of 48, and the
+// ViT (batches 1 and 3) once at a padded batch of 4: the one padded graph
+// gives onnxruntime's outputs at both sizes.
+TEST(PaddedGraph, TestModelsAtTwoSizesFromOnePaddedGraph) {
+  struct Case {
+    const char *model, *dim, *prefix;
+    SizeMap readAt;
+    int64_t sizes[2];
+  };
+  const Case cases[] = {
+      {"llama", "sequence", "s", {{"batch", 2}, {"sequence", 48}}, {7, 33}},
+      {"gpt2", "sequence", "s", {{"batch", 2}, {"sequence", 48}}, {7, 33}},
+      {"vit", "batch", "b", {{"batch", 4}}, {1, 3}},
+  };
+  for (const Case &k : cases) {
+    const std::string dir = std::string(FUSEC_SOURCE_DIR) + "/test/models/" + k.model;
     mlir::MLIRContext ctx;
     auto padded = readPadded(
         [&](const SizeMap &at) { return importModelFile(dir + "/model.onnx", ctx, at); },
-        {{"batch", 2}, {"sequence", 48}}, {{"sequence", 64}});
-    ASSERT_TRUE(bool(padded)) << model << ": " << llvm::toString(padded.takeError());
+        k.readAt, {{k.dim, 64}});
+    ASSERT_TRUE(bool(padded)) << k.model << ": " << llvm::toString(padded.takeError());
     mlir::func::FuncOp f = graphFunction(**padded);
     PaddedSignature sig = paddedSignature(f);
+    ASSERT_TRUE(sig.padded()) << k.model;
     std::set<std::string> params;
     std::vector<std::string> names;
     std::vector<std::vector<int64_t>> shapes;
@@ -317,10 +329,11 @@ TEST(PaddedGraph, TestModelsAtTwoLengthsFromOnePaddedGraph) {
     }
     auto weights = onnxFileWeights(dir + "/model.onnx", params);
     ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
-    for (int64_t s : {7, 33}) {
-      const std::string label = std::string(model) + " at " + std::to_string(s);
-      auto given = readSafetensors(dir + "/inputs_s" + std::to_string(s) + ".safetensors");
-      auto expected = readSafetensors(dir + "/expected_s" + std::to_string(s) + ".safetensors");
+    for (int64_t s : k.sizes) {
+      const std::string tag = k.prefix + std::to_string(s);
+      const std::string label = std::string(k.model) + " at " + tag;
+      auto given = readSafetensors(dir + "/inputs_" + tag + ".safetensors");
+      auto expected = readSafetensors(dir + "/expected_" + tag + ".safetensors");
       ASSERT_TRUE(bool(given) && bool(expected)) << label;
       std::vector<HostTensor> in;
       for (size_t i = 0; i < names.size(); ++i) {
@@ -328,11 +341,11 @@ TEST(PaddedGraph, TestModelsAtTwoLengthsFromOnePaddedGraph) {
           continue;
         in.push_back(params.count(names[i]) ? weights->at(names[i]) : given->at(names[i]));
       }
-      auto args = padInputs(sig, shapes, in, {{"sequence", s}});
+      auto args = padInputs(sig, shapes, in, {{k.dim, s}});
       ASSERT_TRUE(bool(args)) << label << ": " << llvm::toString(args.takeError());
       auto out = interpret(f, *args);
       ASSERT_TRUE(bool(out)) << label << ": " << llvm::toString(out.takeError());
-      std::vector<HostTensor> cropped = cropOutputs(sig, *out, {{"sequence", s}});
+      std::vector<HostTensor> cropped = cropOutputs(sig, *out, {{k.dim, s}});
       ASSERT_EQ(cropped.size(), 1u) << label;
       CheckResult c = compareTensors(cropped[0], expected->at("hidden"), 1e-4);
       EXPECT_TRUE(c.pass) << label << ": " << c.describe();
