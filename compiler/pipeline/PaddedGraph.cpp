@@ -96,24 +96,49 @@ llvm::Expected<OwningOpRef<ModuleOp>> readPadded(const GraphRead &read, const Si
     if (it == sizes.end())
       return fail("the size of '" + printable(name) + "' is not given");
     const int64_t size = it->second;
-    if (size <= 1)
-      continue;  // nothing to pad
+    if (size <= 1 && bound <= 1)
+      continue;  // nothing varies
     // Another size the graph reads at in the same way: below the padded one
     // (the graph may not take more than the bound), or above 2 when that
-    // would be 1 (a dim of 1 may broadcast).
+    // would be 1 (a dim of 1 may broadcast). At size 1 nothing is padded;
+    // the probe only checks that the name is one of the graph's.
     int64_t probeSize = size - 1;
-    if (probeSize == 1 && bound >= 3)
-      probeSize = 3;
+    if (probeSize <= 1)
+      probeSize = std::min<int64_t>(bound, size == 1 ? 2 : 3);
     SizeMap other = sizes;
     other[name] = probeSize;
     auto probe = read(other);
     if (!probe)
       return fail("the graph does not read at " + printable(name) + "=" +
                   std::to_string(probeSize) + ": " + llvm::toString(probe.takeError()));
-    if (llvm::Error err = markSizeDims(graph, firstFunc(**probe), name, size, probeSize))
+    OwningOpRef<ModuleOp> checked;
+    func::FuncOp target = graph;
+    if (size == 1) {  // marks on a copy, thrown away
+      checked = (**module).clone();
+      target = firstFunc(*checked);
+    }
+    if (llvm::Error err = markSizeDims(target, firstFunc(**probe), name, size, probeSize)) {
+      if (size == 1) {  // the graph changes with the name: it is the graph's (a dim of 1
+        llvm::consumeError(std::move(err));  // may read otherwise than larger ones)
+        continue;
+      }
       return fail("'" + printable(name) + "' cannot vary from call to call: " +
                   llvm::toString(std::move(err)));
-    any = true;
+    }
+    bool used = false;
+    target.walk([&](Operation *op) {
+      if (auto dims = op->getAttrOfType<ArrayAttr>(kSizeDimsAttr))
+        for (Attribute r : dims)
+          for (Attribute d : cast<ArrayAttr>(r))
+            used |= splitMark(cast<StringAttr>(d).getValue()).first == name;
+    });
+    for (unsigned i = 0; i < target.getNumArguments() && !used; ++i)
+      if (auto dims = target.getArgAttrOfType<ArrayAttr>(i, kSizeDimsAttr))
+        for (Attribute d : dims)
+          used |= splitMark(cast<StringAttr>(d).getValue()).first == name;
+    if (!used)
+      return fail("'" + printable(name) + "' is no named dim of the graph");
+    any |= size > 1;
   }
   if (!any)
     return module;

@@ -584,7 +584,8 @@ llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::Strin
   return out;
 }
 
-llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts) {
+llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts,
+                                               llvm::StringRef flag) {
   SizeBindings out;
   for (const std::string &text : texts) {
     llvm::SmallVector<llvm::StringRef> parts;
@@ -595,11 +596,12 @@ llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &t
       name = name.trim();
       if (name.empty() || value.trim().getAsInteger(10, v) || v > (1ull << 40))
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "--bind %s: expected NAME=N with N a size (0 to 2^40)",
-                                       part.str().c_str());
+                                       "%s %s: expected NAME=N with N a size (0 to 2^40)",
+                                       flag.str().c_str(), printable(part.str()).c_str());
       if (!out.emplace(name.str(), static_cast<int64_t>(v)).second)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "--bind: the size '%s' is given twice", name.str().c_str());
+                                       "%s: the size '%s' is given twice", flag.str().c_str(),
+                                       printable(name.str()).c_str());
     }
   }
   return out;

@@ -40,8 +40,10 @@ importGraphText(llvm::StringRef text, llvm::StringRef fileName, mlir::MLIRContex
 using NamedDims = std::map<std::string, std::vector<std::string>>;
 llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::StringRef fileName);
 
-/// Parses "NAME=N" bindings (several separated by commas, or one per entry).
-llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts);
+/// Parses "NAME=N" bindings (several separated by commas, or one per entry);
+/// errors name `flag`, the option they came from.
+llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts,
+                                               llvm::StringRef flag = "--bind");
 
 /// The graph's function (the first func.func of a module built by the reader).
 mlir::func::FuncOp graphFunction(mlir::ModuleOp module);

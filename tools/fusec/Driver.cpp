@@ -51,17 +51,16 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &p
   auto padded = paddedSizes(*sizes, max);
   if (!padded)
     return padded.takeError();
-  auto bounds = parseSizeBindings(max);
+  auto bounds = parseSizeBindings(max, "--max");
   return readPadded(
       [&](const SizeMap &at) { return importModelFile(path, ctx, at); }, *padded, *bounds);
 }
 
 llvm::Expected<SizeBindings> paddedSizes(const SizeBindings &sizes,
                                          const std::vector<std::string> &max) {
-  auto bounds = parseSizeBindings(max);
+  auto bounds = parseSizeBindings(max, "--max");
   if (!bounds)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "--max: %s",
-                                   llvm::toString(bounds.takeError()).c_str());
+    return bounds.takeError();
   SizeBindings out = sizes;
   for (auto [name, bound] : *bounds) {
     if (bound < 1)
@@ -202,7 +201,7 @@ llvm::Expected<std::unique_ptr<Program>> compileGraph(const std::string &path,
     auto padded = paddedSizes(*sizes, flags.max);  // checks --max and the sizes against it
     if (!padded)
       return padded.takeError();
-    auto bounds = parseSizeBindings(flags.max);
+    auto bounds = parseSizeBindings(flags.max, "--max");
     if (!bounds)
       return bounds.takeError();
     return compilePadded(
