@@ -26,7 +26,7 @@ run() {
 }
 status=0
 run fuzz-graph-json "$root/examples" "$root/bench/graphs" || status=1
-run fuzz-compile "$root/examples" "$root/bench/graphs" || status=1
+run fuzz-compile "$root/examples" "$root/bench/graphs" "$root/test/fuzz/corpus/padded" || status=1
 run fuzz-safetensors "$root/test/models/gpt2" "$root/test/models/bert" || status=1
 run fuzz-onnx "$root/test/models/llama" "$root/test/lit/frontend/Inputs" "$root/test/fuzz/corpus/onnx" || status=1
 run fuzz-cache-file "$root/test/fuzz/corpus/cache" || status=1
