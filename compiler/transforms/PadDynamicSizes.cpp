@@ -129,7 +129,8 @@ private:
   /// How many elements of dim `d` of `v` one step of its size's index
   /// spans (1 where the dim is the size alone); 0 where unknown. Positions
   /// keep their place through every op but reshape: a dim of the same size
-  /// and mark in an operand spans the same.
+  /// and mark in an operand spans the same. Operands are visited first
+  /// (visit() asks for every result as it comes), so one level suffices.
   int64_t step(Value v, int64_t d) {
     if (!merged(v, d))
       return 1;
@@ -140,13 +141,17 @@ private:
     if (def && !isa<ReshapeOp>(def))
       for (Value o : def->getOperands()) {
         SmallVector<StringRef> dims = sizeDimsOf(o);
-        for (size_t e = 0; e < dims.size(); ++e)
-          if (dims[e] == sizeDimsOf(v)[d] && shapeOf(o)[e] == shapeOf(v)[d]) {
-            int64_t w = step(o, e);
-            if (w == 0 || (found && found != w))
-              return 0;
-            found = w;
+        for (size_t e = 0; e < dims.size(); ++e) {
+          if (dims[e] != sizeDimsOf(v)[d] || shapeOf(o)[e] != shapeOf(v)[d])
+            continue;
+          auto known = steps.find({o, int64_t(e)});
+          int64_t w = !merged(o, e) ? 1 : known == steps.end() ? 0 : known->second;
+          if (w == 0 || (found && found != w)) {
+            found = 0;
+            break;
           }
+          found = w;
+        }
       }
     steps[{v, d}] = found;
     return found;
@@ -245,6 +250,10 @@ private:
                    llvm::any_of(op->getResults(), marked);
     if (!touched)
       return success();
+    if (!isa<ReshapeOp>(op))  // a reshape finds its own (reshape())
+      for (Value r : op->getResults())
+        for (int64_t d : markedAxes(r))
+          (void)step(r, d);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case<SumOp, MaxOp, MinOp>([&](auto r) { return reduction(r, r.getAxes()); })
         .Case<MeanOp>([&](MeanOp r) { return mean(r); })
