@@ -90,7 +90,11 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
       for (const auto &[name, size] : at)
         readAt[name] = size;
       mlir::MLIRContext &cref = *c;
+      mlir::TimingScope read = options.timing
+                                   ? options.timing->nest("read the graph at two sizes and pad it")
+                                   : mlir::TimingScope();
       auto module = readPadded([&](const SizeMap &s) { return reread(cref, s); }, readAt, bounds);
+      read.stop();
       if (!module)
         return module.takeError();
       auto program = compileModule(std::move(c), std::move(*module), options);
@@ -135,8 +139,7 @@ llvm::Expected<std::unique_ptr<Program>> compilePadded(
                 "version");
   std::unique_ptr<Program> program = ProgramAccess::make();
   Program::Impl &p = ProgramAccess::of(*program);
-  p.options = options;
-  p.options.timing = nullptr;
+  p.options = options;  // the caller's timing scope for the first compile only
   p.reread = std::move(reread);
   p.bounds = bounds;
   SizeMap first;
@@ -149,7 +152,9 @@ llvm::Expected<std::unique_ptr<Program>> compilePadded(
     first.emplace(name, bound);
   }
   p.compiles = 0;
-  if (llvm::Error err = p.compileAt(first))
+  llvm::Error err = p.compileAt(first);
+  p.options.timing = nullptr;  // the scope ends with the caller's compile
+  if (err)
     return std::move(err);
   return program;
 }
