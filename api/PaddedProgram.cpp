@@ -113,15 +113,16 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
     if (!paddedAt.empty())
       kept[paddedAt] = std::move(next);
     paddedAt = at;
-    if (wasLoaded && !exe) {
+    if (wasLoaded && !exe)
       if (llvm::Error err = ensureLoaded())
         return err;
-      if (weights) {
-        std::vector<CUdeviceptr> ptrs = weights->pointers();
-        ptrs.resize(plan.inputs.size(), 0);  // the size arguments are passed per call
-        if (rt::Error err = exe->bindInputs(ptrs))
-          return std::move(err);
-      }
+    // The weights bound now, whether this compile was loaded before they
+    // were bound or not at all.
+    if (exe && weights) {
+      std::vector<CUdeviceptr> ptrs = weights->pointers();
+      ptrs.resize(plan.inputs.size(), 0);  // the size arguments are passed per call
+      if (rt::Error err = exe->bindInputs(ptrs))
+        return std::move(err);
     }
   }
   callSizes = call;
