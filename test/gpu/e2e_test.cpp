@@ -13,6 +13,7 @@
 #include "runtime/CudaDriver.h"
 #include "api/ProgramImpl.h"
 #include "runtime/TensorCompare.h"
+#include "runtime/Safetensors.h"
 #include "test/common/RandomGraph.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -458,6 +459,78 @@ void checkPaddedDecode(CudaDriver &drv, Tally &t) {
   ++t.passed;
 }
 
+/// The decode step with its projections as parameters, bound once from a
+/// file, while resize() moves between padded compiles: each compile, also
+/// one loaded before the weights were bound, runs with them.
+void checkPaddedWeights(CudaDriver &drv, Tally &t) {
+  const std::string label = "padded decode with bound weights";
+  if (!selected(label))
+    return;
+  auto fail = [&](const std::string &why) {
+    std::printf("FAIL %s: %s\n", label.c_str(), why.c_str());
+    ++t.failed;
+  };
+  // The projections moved from the inputs to the parameters.
+  std::string json = kPaddedDecode;
+  const std::string from = "{\"name\": \"w_q\"", to = "{\"name\": \"cache_k\"";
+  const size_t a = json.find(from), b = json.find(to);
+  std::string weightsJson = json.substr(a, b - a);
+  json.erase(a, b - a);
+  weightsJson.erase(weightsJson.find_last_of(','));  // the list's last entry
+  json.insert(json.find("\"nodes\""), "\"parameters\": [" + weightsJson + "],\n  ");
+  Options o;
+  o.maxSizes = {{"T", 1000}};
+  std::unique_ptr<Program> p;
+  Status s = Program::compileText(json, "decode.json", o, p);
+  if (s)
+    s = p->resize({{"T", 700}});
+  if (s)
+    s = p->load();
+  if (s)
+    s = p->resize({{"T", 77}});  // loaded, before the weights
+  if (!s)
+    return fail(s.message());
+  std::vector<HostTensor> all = p->randomInputs(5);
+  TensorMap weights;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (p->isParameter(i))
+      weights[p->inputs()[i].name] = all[i];
+  auto bytes = serializeSafetensors(weights);
+  const std::string file = "/tmp/fusec-e2e-padded-weights.safetensors";
+  if (!bytes)
+    return fail(llvm::toString(bytes.takeError()));
+  if (FILE *f = std::fopen(file.c_str(), "wb")) {
+    std::fwrite(bytes->data(), 1, bytes->size(), f);
+    std::fclose(f);
+  }
+  if (Status r = p->resize({{"T", 700}}); !r)
+    return fail(r.message());
+  if (Status r = p->bindWeights({file}); !r)
+    return fail(r.message());
+  for (int64_t size : {77, 700, 3, 77}) {
+    if (Status r = p->resize({{"T", size}}); !r)
+      return fail(r.message());
+    Options exact;
+    exact.sizes = {{"T", size}};
+    std::unique_ptr<Program> q;
+    if (Status r = Program::compileText(json, "decode.json", exact, q); !r)
+      return fail(r.message());
+    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), ref, call;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (p->isParameter(i))
+        in[i] = all[i];
+    if (Status r = q->evaluateReference(in, ref); !r)
+      return fail(r.message());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!p->isParameter(i))
+        call.push_back(in[i]);
+    if (std::string why = runPaddedCall(drv, *p, call, ref, false); !why.empty())
+      return fail("T=" + std::to_string(size) + " " + why);
+  }
+  std::remove(file.c_str());
+  ++t.passed;
+}
+
 int main(int argc, char **argv) {
   // The examples folder: argv[1], else the source tree this was built from.
   std::string examplesDir = argc > 1 ? argv[1] : FUSEC_SOURCE_DIR "/examples";
@@ -751,6 +824,7 @@ int main(int argc, char **argv) {
   }
   checkPaddedProgram(**drv, random);
   checkPaddedDecode(**drv, random);
+  checkPaddedWeights(**drv, random);
   if (major >= 9 && hopperForms < 15 && selected("random attention")) {
     std::printf("FAIL the Hopper attention form was taken too rarely\n");
     ++random.failed;
