@@ -56,7 +56,9 @@ rt::Error PaddedBuffers::copyBox(CUdeviceptr from, const std::vector<int64_t> &f
   }
   if (total == 0)
     return rt::Error::success();
-  if (axis == fromShape.size())
+  // The same shapes, or only the first dim differing: one run of bytes
+  // (no pitch, which the driver bounds).
+  if (axis == fromShape.size() || outer == 1)
     return drv.check(drv.cuMemcpyDtoDAsync(to, from, size_t(total), stream),
                      "cuMemcpyDtoDAsync (padded tensor)");
   CUDA_MEMCPY2D m{};

@@ -96,6 +96,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> readPadded(const GraphRead &read, const Si
     if (it == sizes.end())
       return fail("the size of '" + printable(name) + "' is not given");
     const int64_t size = it->second;
+    if (bound > kMaxPaddedBound)
+      return fail("the bound of '" + printable(name) + "' is " + std::to_string(bound) +
+                  "; a size that varies is at most " + std::to_string(kMaxPaddedBound) +
+                  " (the program takes it as an i32)");
     if (size <= 1 && bound <= 1)
       continue;  // nothing varies
     // Another size the graph reads at in the same way: below the padded one
@@ -105,6 +109,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> readPadded(const GraphRead &read, const Si
     int64_t probeSize = size - 1;
     if (probeSize <= 1)
       probeSize = std::min<int64_t>(bound, size == 1 ? 2 : 3);
+    if (probeSize == size)
+      continue;  // size 2 of at most 2: compiled as it is, serving 2 only
     SizeMap other = sizes;
     other[name] = probeSize;
     auto probe = read(other);

@@ -29,6 +29,9 @@ namespace fusec {
 
 using SizeMap = std::map<std::string, int64_t>;
 
+/// The largest bound of a size that varies: the program takes it as an i32.
+constexpr int64_t kMaxPaddedBound = 2147483647;
+
 /// The padded size that serves `size` (1 <= size <= bound): the next of 1, 2,
 /// 3, 4, 6, 8, 12, 16, ... at or above it, at most `bound`.
 int64_t paddedSize(int64_t size, int64_t bound);

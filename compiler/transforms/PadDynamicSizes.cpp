@@ -69,7 +69,11 @@ public:
         if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
           paddedSize[a.getName().str()] = i.getInt();
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-      zero.insert(f.getArgument(i));  // the runtime pads inputs with zeros
+      if (marked(f.getArgument(i)) && f.getArgAttr(i, "fusec.parameter"))
+        return f.emitError() << "parameter " << i << " has a padded size among its dims; "
+                             << "weights are bound at one shape for every size";
+      if (marked(f.getArgument(i)))
+        zero.insert(f.getArgument(i));  // the runtime pads inputs with zeros
       for (int64_t d : markedAxes(f.getArgument(i)))
         if (merged(f.getArgument(i), d) || tail(f.getArgument(i), d))
           return f.emitError() << "input " << i << " merges a padded size with other dims in dim "
@@ -138,6 +142,7 @@ private:
       return it->second;
     Operation *def = v.getDefiningOp();
     int64_t found = 0;
+    bool conflict = false;
     if (def && !isa<ReshapeOp>(def))
       for (Value o : def->getOperands()) {
         SmallVector<StringRef> dims = sizeDimsOf(o);
@@ -146,13 +151,12 @@ private:
             continue;
           auto known = steps.find({o, int64_t(e)});
           int64_t w = !merged(o, e) ? 1 : known == steps.end() ? 0 : known->second;
-          if (w == 0 || (found && found != w)) {
-            found = 0;
-            break;
-          }
+          conflict |= w == 0 || (found && found != w);
           found = w;
         }
       }
+    if (conflict)
+      found = 0;
     steps[{v, d}] = found;
     return found;
   }
@@ -261,6 +265,9 @@ private:
           Value x = r.getInput();
           if (failed(pureAlong(r, x, {int64_t(r.getAxis())})))
             return failure();
+          if (tail(x, r.getAxis()))
+            return refuse(r, "its index along a padded dim with fixed positions after it moves "
+                             "with the padding");
           r->setOperand(0, mask(r, x, {int64_t(r.getAxis())}, lowestOf(elementOf(x), false)));
           return success();
         })
@@ -331,9 +338,15 @@ private:
           return success();
         })
         .Case<MulOp>([&](MulOp m) {
-          for (Value v : m->getOperands())
-            if (zero.contains(v) && markedAxes(v) == markedAxes(m.getResult()))
-              zero.insert(m.getResult());
+          // 0 times a padded value that is not a number is not 0: every
+          // operand zero there, or without padded dims (its values real).
+          bool one = false, rest = true;
+          for (Value v : m->getOperands()) {
+            one |= zero.contains(v) && markedAxes(v) == markedAxes(m.getResult());
+            rest &= zero.contains(v) || !marked(v);
+          }
+          if (one && rest)
+            zero.insert(m.getResult());
           return success();
         })
         .Case<NegOp, ReluOp, CastOp, TanhOp, SinOp, SiluOp, GeluOp, ErfOp, AbsOp, SqrtOp>(
@@ -380,7 +393,8 @@ private:
     if (first.empty() || merged(c.getInputs().front(), a) || tail(c.getInputs().front(), a) ||
         !rest || splitMark(sizeDimsOf(c.getResult())[a]).first != first)
       return refuse(c, "it joins along a padded dim other than after its first operand's");
-    if (zero.contains(c.getInputs().front()))
+    if (llvm::all_of(c.getInputs(), [&](Value v) { return zero.contains(v) || !marked(v); }) &&
+        zero.contains(c.getInputs().front()))
       zero.insert(c.getResult());
     return success();
   }
@@ -439,7 +453,7 @@ private:
       // padded dim of the product is one of the left operand's.
       Value r = m.getResult();
       int64_t rank = shapeOf(r).size(), lrank = shapeOf(lhs).size();
-      bool fromLhs = zero.contains(lhs);
+      bool fromLhs = zero.contains(lhs) && (zero.contains(rhs) || !marked(rhs));
       for (int64_t a : markedAxes(r)) {
         int64_t la = a - (rank - lrank);
         fromLhs &= a != rank - 1 && la >= 0 && sizeDimsOf(lhs)[la] == sizeDimsOf(r)[a];
@@ -471,9 +485,11 @@ private:
       return failure();
     // Causal attention over its own padded queries never reaches a key past
     // the size from a query within it; otherwise the keys are masked.
+    if (a.getCausal() && tail(k, kr - 2))
+      return refuse(a, "it is causal over keys with fixed positions after the padded ones");
     Value maskArg = a.getMask();
     bool selfCausal = a.getCausal() && sizeDimsOf(q)[rank - 2] == keys &&
-                      shapeOf(q)[rank - 2] == shapeOf(k)[kr - 2];
+                      shapeOf(q)[rank - 2] == shapeOf(k)[kr - 2] && !tail(k, kr - 2);
     OpBuilder b(a);
     TypedBuilder tb(b, a.getLoc());
     if (!selfCausal) {
@@ -485,6 +501,10 @@ private:
         bool boolean = elt.isSignlessInteger(1);
         maskArg = tb.where(in, maskArg, tb.constant(boolean ? 0.0 : -kInf, elt));
         mark(maskArg, sizeDimsOf(maskArg));
+        // An added mask does not replace a score that is not a number
+        // (NaN + -inf): the keys are zeroed past the size too.
+        if (!boolean && !zero.contains(k))
+          k = mask(a, k, {kr - 2}, 0);
       }
     }
     // A masked key's weight is 0, and 0 times a padded value that is not a
@@ -504,6 +524,8 @@ private:
   LogicalResult reshape(ReshapeOp r) {
     Value in = r.getInput(), out = r.getResult();
     ArrayRef<int64_t> si = shapeOf(in), so = shapeOf(out);
+    if (llvm::is_contained(si, 0) || llvm::is_contained(so, 0))
+      return success();  // no elements: no positions to keep
     SmallVector<StringRef> din = sizeDimsOf(in), dout = sizeDimsOf(out);
     auto inner = [](ArrayRef<int64_t> s, size_t a) {
       int64_t n = 1;
@@ -556,7 +578,12 @@ private:
       if (dout[a].empty() && limits[a] > 1)
         return refuse(s, "it reads fixed positions of a padded dim past the first");
     }
-    if (zero.contains(s.getInput()))
+    // Zeros carry only where every padded dim of the result was padded in
+    // the input (a fixed table cut to S rows holds real rows past S).
+    bool kept = true;
+    for (int64_t a : markedAxes(s.getResult()))
+      kept &= !din[a].empty();
+    if (zero.contains(s.getInput()) && kept)
       zero.insert(s.getResult());
     return success();
   }

@@ -142,13 +142,14 @@ llvm::Error markSizeDims(func::FuncOp graph, func::FuncOp probe, StringRef name,
     }
     // Attributes other than a slice's limits (checked against the marked
     // dims by the padding pass) must not depend on the size.
-    for (NamedAttribute a : op.getAttrs()) {
-      if (a.getName() == kSizeDimsAttr || a.getName() == "limits")
-        continue;
-      if (po.getAttr(a.getName()) != a.getValue())
-        return fail(at + ": attribute '" + a.getName().str() + "' changes with " + name.str() +
-                    " (a value computed from the size cannot be padded)");
-    }
+    for (auto [self, other] : {std::pair<Operation *, Operation *>{&op, &po}, {&po, &op}})
+      for (NamedAttribute a : self->getAttrs()) {
+        if (a.getName() == kSizeDimsAttr || a.getName() == "limits")
+          continue;
+        if (other->getAttr(a.getName()) != a.getValue())
+          return fail(at + ": attribute '" + a.getName().str() + "' changes with " +
+                      name.str() + " (a value computed from the size cannot be padded)");
+      }
     if (op.getNumResults())
       op.setAttr(kSizeDimsAttr, ArrayAttr::get(ctx, marks));
   }

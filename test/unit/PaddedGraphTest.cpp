@@ -46,10 +46,14 @@ mlir::OwningOpRef<mlir::ModuleOp> read(mlir::MLIRContext &ctx, const std::string
 /// argmax), a softmax over S, a product contracting S, attention over S
 /// keys (not causal; causal), and ops that only move or make positions
 /// (reshape, transpose, an iota over S; S merged into one dim with 16 and
-/// back, exp's 1s in the padding carried through).
+/// back, exp's 1s in the padding carried through). And what the padding
+/// must not leak into: 0 times log(0) (not 0), a join of a zero operand with
+/// one that is not zero past S, keys that are -inf past S under an added
+/// float mask.
 const char *kGraph = R"({"fusec": 1, "name": "padded",
  "inputs": [{"name": "x", "dtype": "f32", "shape": ["S", 16]},
-            {"name": "w", "dtype": "f32", "shape": [16, 16]}],
+            {"name": "w", "dtype": "f32", "shape": [16, 16]},
+            {"name": "y2", "dtype": "f32", "shape": ["S", "S"]}],
  "nodes": [
   {"name": "h", "op": "matmul", "inputs": ["x", "w"]},
   {"name": "row", "op": "iota", "attrs": {"shape": ["S", 16], "dim": 0, "dtype": "f32"}},
@@ -70,13 +74,28 @@ const char *kGraph = R"({"fusec": 1, "name": "padded",
   {"name": "flat", "op": "reshape", "inputs": ["e"], "attrs": {"shape": [-1]}},
   {"name": "g", "op": "gelu", "inputs": ["flat"]},
   {"name": "back", "op": "reshape", "inputs": ["g"], "attrs": {"shape": ["S", 16]}},
-  {"name": "total2", "op": "sum", "inputs": ["back"], "attrs": {"axes": [0]}}
+  {"name": "total2", "op": "sum", "inputs": ["back"], "attrs": {"axes": [0]}},
+  {"name": "ax", "op": "abs", "inputs": ["x"]},
+  {"name": "lx", "op": "log", "inputs": ["ax"]},
+  {"name": "xl", "op": "mul", "inputs": ["x", "lx"]},
+  {"name": "total3", "op": "sum", "inputs": ["xl"], "attrs": {"axes": [0]}},
+  {"name": "rs", "op": "sum", "inputs": ["x"], "attrs": {"axes": [1], "keepdims": true}},
+  {"name": "ers", "op": "exp", "inputs": ["rs"]},
+  {"name": "cg", "op": "concat", "inputs": ["y2", "ers"], "attrs": {"axis": 1}},
+  {"name": "total4", "op": "sum", "inputs": ["cg"], "attrs": {"axes": [0, 1]}},
+  {"name": "lk", "op": "reshape", "inputs": ["lx"], "attrs": {"shape": [1, "S", 16]}},
+  {"name": "pos1", "op": "iota", "attrs": {"shape": [1, "S"], "dim": 1, "dtype": "f32"}},
+  {"name": "am", "op": "mul", "inputs": ["pos1", "tenth"]},
+  {"name": "q2", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [1, "S", 16]}},
+  {"name": "att2", "op": "scaled_dot_product_attention", "inputs": ["q2", "lk", "q2", "am"]}
  ],
- "outputs": ["total", "avg", "top", "where_top", "col", "gram", "att", "causal", "total2"]})";
+ "outputs": ["total", "avg", "top", "where_top", "col", "gram", "att", "causal", "total2",
+             "total3", "total4", "att2"]})";
 
 std::vector<HostTensor> inputsAt(int64_t s, uint64_t seed) {
   std::vector<HostTensor> in = {randomTensor(DType::F32, {s, 16}, seed),
-                                randomTensor(DType::F32, {16, 16}, seed + 1)};
+                                randomTensor(DType::F32, {16, 16}, seed + 1),
+                                randomTensor(DType::F32, {s, s}, seed + 2)};
   scaleFloatValues(in[0], 0.25);
   scaleFloatValues(in[1], 0.25);
   return in;
@@ -219,6 +238,20 @@ TEST(PaddedGraph, RefusesWhatPaddingWouldChange) {
   EXPECT_NE(refusal(R"({"name": "y", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [-1]}})")
                 .find("output 0 merges a padded size with other dims in dim 0"),
             std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [1, "S", 16]}},
+                       {"name": "one", "op": "slice", "inputs": ["x"], "attrs": {"starts": [0], "ends": [1], "axes": [0]}},
+                       {"name": "o3", "op": "reshape", "inputs": ["one"], "attrs": {"shape": [1, 1, 16]}},
+                       {"name": "c", "op": "concat", "inputs": ["r", "o3"], "attrs": {"axis": 1}},
+                       {"name": "y", "op": "argmax", "inputs": ["c"], "attrs": {"axis": 1}})")
+                .find("node 'y' (argmax): its index along a padded dim with fixed positions after it"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"name": "r", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [1, "S", 16]}},
+                       {"name": "one", "op": "slice", "inputs": ["x"], "attrs": {"starts": [0], "ends": [1], "axes": [0]}},
+                       {"name": "o3", "op": "reshape", "inputs": ["one"], "attrs": {"shape": [1, 1, 16]}},
+                       {"name": "c", "op": "concat", "inputs": ["r", "o3"], "attrs": {"axis": 1}},
+                       {"name": "y", "op": "scaled_dot_product_attention", "inputs": ["c", "c", "c"], "attrs": {"causal": true}})")
+                .find("node 'y' (scaled_dot_product_attention): it is causal over keys with fixed positions"),
+            std::string::npos);
   EXPECT_NE(refusal(R"({"name": "y", "op": "layer_norm", "inputs": ["x"], "attrs": {"axis": 0}})")
                 .find("node 'y' (layer_norm): it normalizes over a padded dim"),
             std::string::npos);
@@ -253,7 +286,7 @@ TEST(PaddedProgram, ResizeCompilesEachPaddedSizeOnce) {
     ASSERT_TRUE(p->resize({{"S", size}})) << size;
     EXPECT_EQ(p->compiles(), compiles) << "S=" << size;
     EXPECT_EQ(p->sizes().at("S"), size);
-    ASSERT_EQ(p->inputs().size(), 2u);  // x and w; the size argument is the program's own
+    ASSERT_EQ(p->inputs().size(), 3u);  // x, w and y2; the size argument is the program's own
     EXPECT_EQ(p->inputs()[0].shape, (std::vector<int64_t>{size, 16}));
     EXPECT_EQ(p->outputs()[4].shape, (std::vector<int64_t>{size, 16}));  // col
     std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), got, want;
@@ -274,7 +307,7 @@ TEST(PaddedProgram, ResizeCompilesEachPaddedSizeOnce) {
   EXPECT_EQ(p->paddedShape(0), (std::vector<int64_t>{12, 16}));
   EXPECT_EQ(p->paddedShape(1), (std::vector<int64_t>{16, 16}));
   EXPECT_TRUE(p->setInputPadded(0));
-  EXPECT_EQ(p->setInputPadded(2).code(), ErrorCode::InvalidArgument);  // x and w only
+  EXPECT_EQ(p->setInputPadded(3).code(), ErrorCode::InvalidArgument);  // x, w and y2 only
   Status past = p->resize({{"S", 65}});
   EXPECT_EQ(past.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(past.message().find("S=65 is outside 1..64"), std::string::npos) << past.message();

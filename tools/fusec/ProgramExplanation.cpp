@@ -14,7 +14,7 @@ Explanation explainProgram(Program &program, const std::vector<std::string> &bin
     e.sizes = *sizes;
   else
     llvm::consumeError(sizes.takeError());  // compiling has reported it
-  if (!impl.paddedAt.empty()) {
+  if (impl.padded()) {
     for (const auto &[name, size] : impl.callSizes)
       e.sizes[name] = size;
     e.paddedSizes = impl.paddedAt;
