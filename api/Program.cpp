@@ -224,29 +224,11 @@ std::vector<HostTensor> Program::randomInputs(uint64_t seed) const {
   return drawRandomInputs(inputs(), p->plan.inputScales, seed);
 }
 
-namespace {
-std::vector<std::vector<int64_t>> paddedShapes(const PlanDesc &plan) {
-  std::vector<std::vector<int64_t>> out;
-  for (const TensorSpec &t : plan.inputs)
-    out.push_back(t.shape);
-  return out;
-}
-} // namespace
-
 Status Program::evaluateReference(const std::vector<HostTensor> &inputs,
                                   std::vector<HostTensor> &outputs) const {
   mlir::func::FuncOp func = graphFunction(*p->original);
-  if (p->padding.padded()) {
-    auto args = padInputs(p->padding, paddedShapes(p->plan), inputs, p->callSizes);
-    if (!args)
-      return toStatus(args.takeError(), ErrorCode::InvalidArgument);
-    auto results = interpret(func, *args);
-    if (!results)
-      return toStatus(results.takeError(), ErrorCode::InvalidArgument);
-    outputs = cropOutputs(p->padding, *results, p->callSizes);
-    return Status::success();
-  }
-  auto results = interpret(func, inputs);
+  auto results =
+      p->padded() ? interpretPadded(func, inputs, p->callSizes) : interpret(func, inputs);
   if (!results)
     return toStatus(results.takeError(), ErrorCode::InvalidArgument);
   outputs = std::move(*results);
@@ -347,7 +329,7 @@ Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostT
     std::vector<bool> skip;
     if (p->weights && inputs.size() < p->callInputs.size())
       skip = p->parameters;
-    auto args = padInputs(p->padding, paddedShapes(p->plan), inputs, p->callSizes, skip);
+    auto args = padInputs(p->padding, inputs, p->callSizes, skip);
     if (!args)
       return toStatus(args.takeError(), ErrorCode::InvalidArgument);
     std::vector<HostTensor> padded;

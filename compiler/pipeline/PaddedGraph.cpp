@@ -184,8 +184,10 @@ PaddedSignature paddedSignature(func::FuncOp graph) {
   for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
     auto name = graph.getArgAttrOfType<StringAttr>(i, kSizeArgAttr);
     sig.sizeArgs.push_back(name ? name.getValue().str() : "");
-    size_t rank = cast<RankedTensorType>(graph.getArgument(i).getType()).getRank();
-    sig.argDims.push_back(strings(graph.getArgAttrOfType<ArrayAttr>(i, kSizeDimsAttr), rank));
+    auto type = cast<RankedTensorType>(graph.getArgument(i).getType());
+    sig.argDims.push_back(
+        strings(graph.getArgAttrOfType<ArrayAttr>(i, kSizeDimsAttr), type.getRank()));
+    sig.argShapes.emplace_back(type.getShape().begin(), type.getShape().end());
   }
   for (unsigned i = 0; i < graph.getNumResults(); ++i) {
     size_t rank = cast<RankedTensorType>(graph.getResultTypes()[i]).getRank();
@@ -196,7 +198,6 @@ PaddedSignature paddedSignature(func::FuncOp graph) {
 }
 
 llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
-                                                  const std::vector<std::vector<int64_t>> &padded,
                                                   const std::vector<HostTensor> &inputs,
                                                   const SizeMap &sizes,
                                                   const std::vector<bool> &skip) {
@@ -218,16 +219,16 @@ llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
       return fail("expected " + std::to_string(next + 1) + " or more inputs, got " +
                   std::to_string(inputs.size()));
     HostTensor in = inputs[next++];
-    std::vector<int64_t> want = shapeAtSizes(padded[i], sig.argDims[i], sizes);
+    std::vector<int64_t> want = shapeAtSizes(sig.argShapes[i], sig.argDims[i], sizes);
     if (in.shape() != want)
       return fail("input " + std::to_string(next - 1) + " is " + formatShape(in.shape()) +
                   ", expected " + formatShape(want));
     for (size_t d = 0; d < want.size(); ++d)
-      if (want[d] > padded[i][d])
+      if (want[d] > sig.argShapes[i][d])
         return fail("input " + std::to_string(next - 1) + " dim " + std::to_string(d) + " is " +
-                    std::to_string(want[d]) + ", past the " + std::to_string(padded[i][d]) +
-                    " it was compiled for");
-    HostTensor big(in.dtype(), padded[i]);
+                    std::to_string(want[d]) + ", past the " +
+                    std::to_string(sig.argShapes[i][d]) + " it was compiled for");
+    HostTensor big(in.dtype(), sig.argShapes[i]);
     copyBox(in, big, /*intoBig=*/true);
     out.push_back(std::move(big));
   }
@@ -253,6 +254,24 @@ std::vector<HostTensor> cropOutputs(const PaddedSignature &sig,
     out.push_back(std::move(small));
   }
   return out;
+}
+
+} // namespace fusec
+
+namespace fusec {
+
+llvm::Expected<std::vector<HostTensor>> interpretPadded(func::FuncOp graph,
+                                                        const std::vector<HostTensor> &inputs,
+                                                        const SizeMap &sizes,
+                                                        const InterpOptions &options) {
+  PaddedSignature sig = paddedSignature(graph);
+  auto args = padInputs(sig, inputs, sizes);
+  if (!args)
+    return args.takeError();
+  auto results = interpret(graph, *args, options);
+  if (!results)
+    return results.takeError();
+  return cropOutputs(sig, *results, sizes);
 }
 
 } // namespace fusec

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/interp/Interpreter.h"
 #include "compiler/support/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,6 +54,7 @@ struct PaddedSignature {
   std::vector<std::string> sizeArgs;                 ///< per argument: its name, or ""
   std::vector<std::vector<std::string>> argDims;     ///< per argument, per dim: a name or ""
   std::vector<std::vector<std::string>> resultDims;  ///< per result
+  std::vector<std::vector<int64_t>> argShapes;       ///< per argument, padded
   /// Whether any dim is padded (a graph that combines nothing along its
   /// padded dims takes no size arguments, yet its inputs still are padded).
   bool padded() const;
@@ -63,9 +65,8 @@ PaddedSignature paddedSignature(mlir::func::FuncOp graph);
 /// the call's sizes) copied into zeros of its padded shape, each size
 /// argument the size. `inputs` holds the graph's arguments less the size
 /// arguments and less those `skip` marks (weights bound), which the result
-/// leaves out too; `padded` the argument shapes of the padded graph.
+/// leaves out too.
 llvm::Expected<std::vector<HostTensor>> padInputs(const PaddedSignature &sig,
-                                                  const std::vector<std::vector<int64_t>> &padded,
                                                   const std::vector<HostTensor> &inputs,
                                                   const SizeMap &sizes,
                                                   const std::vector<bool> &skip = {});
@@ -76,5 +77,11 @@ std::vector<int64_t> shapeAtSizes(const std::vector<int64_t> &padded,
 /// The outputs at the call's sizes: the padding cut from each.
 std::vector<HostTensor> cropOutputs(const PaddedSignature &sig,
                                     const std::vector<HostTensor> &outputs, const SizeMap &sizes);
+/// The reference interpreter on padded graph `graph` for a call at `sizes`:
+/// padInputs, interpret, cropOutputs.
+llvm::Expected<std::vector<HostTensor>> interpretPadded(mlir::func::FuncOp graph,
+                                                        const std::vector<HostTensor> &inputs,
+                                                        const SizeMap &sizes,
+                                                        const InterpOptions &options = {});
 
 } // namespace fusec

@@ -113,21 +113,16 @@ TEST(PaddedGraph, OneCompileIsExactAtEverySizeUpToIt) {
   PaddedSignature sig = paddedSignature(f);
   ASSERT_TRUE(sig.padded());
   EXPECT_EQ(sig.sizeArgs.back(), "S");
-  std::vector<std::vector<int64_t>> shapes;
-  for (mlir::Value a : f.getArguments())
-    shapes.emplace_back(shapeOf(a).begin(), shapeOf(a).end());
-  EXPECT_EQ(shapes[0], (std::vector<int64_t>{12, 16}));
+  EXPECT_EQ(sig.argShapes[0], (std::vector<int64_t>{12, 16}));
   for (int64_t s : {1, 5, 11, 12}) {
     auto exact = read(ctx, kGraph, {{"S", s}});
     ASSERT_TRUE(exact);
     std::vector<HostTensor> in = inputsAt(s, 7 * s);
     auto want = interpret(graphFunction(*exact), in);
     ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
-    auto args = padInputs(sig, shapes, in, {{"S", s}});
-    ASSERT_TRUE(bool(args)) << llvm::toString(args.takeError());
-    auto got = interpret(f, *args);
+    auto got = interpretPadded(f, in, {{"S", s}});
     ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-    std::vector<HostTensor> cropped = cropOutputs(sig, *got, {{"S", s}});
+    std::vector<HostTensor> &cropped = *got;
     ASSERT_EQ(cropped.size(), want->size());
     for (size_t i = 0; i < cropped.size(); ++i) {
       ASSERT_EQ(cropped[i].shape(), (*want)[i].shape()) << "S=" << s << " output " << i;
@@ -137,10 +132,10 @@ TEST(PaddedGraph, OneCompileIsExactAtEverySizeUpToIt) {
   }
   // A size past the padded one, or inputs of another size than the call's,
   // are errors.
-  auto past = padInputs(sig, shapes, inputsAt(13, 1), {{"S", 13}});
+  auto past = padInputs(sig, inputsAt(13, 1), {{"S", 13}});
   ASSERT_FALSE(bool(past));
   EXPECT_NE(llvm::toString(past.takeError()).find("past the 12"), std::string::npos);
-  auto wrong = padInputs(sig, shapes, inputsAt(5, 1), {{"S", 6}});
+  auto wrong = padInputs(sig, inputsAt(5, 1), {{"S", 6}});
   ASSERT_FALSE(bool(wrong));
   EXPECT_NE(llvm::toString(wrong.takeError()).find("expected [6, 16]"), std::string::npos);
 }
@@ -184,10 +179,6 @@ TEST(PaddedGraph, ADecodeStepOverACacheOfAnyLength) {
       {{"T", 12}}, {{"T", 64}});
   ASSERT_TRUE(bool(padded)) << llvm::toString(padded.takeError());
   mlir::func::FuncOp f = graphFunction(**padded);
-  PaddedSignature sig = paddedSignature(f);
-  std::vector<std::vector<int64_t>> shapes;
-  for (mlir::Value a : f.getArguments())
-    shapes.emplace_back(shapeOf(a).begin(), shapeOf(a).end());
   for (int64_t t : {1, 5, 11, 12}) {
     auto exact = read(ctx, kDecode, {{"T", t}});
     ASSERT_TRUE(exact);
@@ -200,13 +191,10 @@ TEST(PaddedGraph, ADecodeStepOverACacheOfAnyLength) {
     }
     auto want = interpret(e, in);
     ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
-    auto args = padInputs(sig, shapes, in, {{"T", t}});
-    ASSERT_TRUE(bool(args)) << llvm::toString(args.takeError());
-    auto got = interpret(f, *args);
+    auto got = interpretPadded(f, in, {{"T", t}});
     ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-    std::vector<HostTensor> cropped = cropOutputs(sig, *got, {{"T", t}});
-    for (size_t i = 0; i < cropped.size(); ++i) {
-      CheckResult c = compareTensors(cropped[i], (*want)[i], 1e-5);
+    for (size_t i = 0; i < got->size(); ++i) {
+      CheckResult c = compareTensors((*got)[i], (*want)[i], 1e-5);
       EXPECT_TRUE(c.pass) << "T=" << t << " output " << i << ": " << c.describe();
     }
   }
@@ -353,10 +341,8 @@ TEST(PaddedGraph, TestModelsAtTwoSizesFromOnePaddedGraph) {
     ASSERT_TRUE(sig.padded()) << k.model;
     std::set<std::string> params;
     std::vector<std::string> names;
-    std::vector<std::vector<int64_t>> shapes;
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       names.push_back(f.getArgAttrOfType<mlir::StringAttr>(i, "fusec.name").str());
-      shapes.emplace_back(shapeOf(f.getArgument(i)).begin(), shapeOf(f.getArgument(i)).end());
       if (isParameter(f, i))
         params.insert(names.back());
     }
@@ -374,13 +360,10 @@ TEST(PaddedGraph, TestModelsAtTwoSizesFromOnePaddedGraph) {
           continue;
         in.push_back(params.count(names[i]) ? weights->at(names[i]) : given->at(names[i]));
       }
-      auto args = padInputs(sig, shapes, in, {{k.dim, s}});
-      ASSERT_TRUE(bool(args)) << label << ": " << llvm::toString(args.takeError());
-      auto out = interpret(f, *args);
+      auto out = interpretPadded(f, in, {{k.dim, s}});
       ASSERT_TRUE(bool(out)) << label << ": " << llvm::toString(out.takeError());
-      std::vector<HostTensor> cropped = cropOutputs(sig, *out, {{k.dim, s}});
-      ASSERT_EQ(cropped.size(), 1u) << label;
-      CheckResult c = compareTensors(cropped[0], expected->at("hidden"), 1e-4);
+      ASSERT_EQ(out->size(), 1u) << label;
+      CheckResult c = compareTensors((*out)[0], expected->at("hidden"), 1e-4);
       EXPECT_TRUE(c.pass) << label << ": " << c.describe();
     }
   }

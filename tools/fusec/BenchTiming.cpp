@@ -244,13 +244,10 @@ hostInputs(const Program &program, const BenchSettings &settings) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "--max draws inputs at random; it takes no --inputs or "
                                      "--weights in bench");
-    std::vector<std::vector<int64_t>> shapes;
-    for (const TensorSpec &t : plan.inputs)
-      shapes.push_back(t.shape);
     uint64_t seed = settings.seed;
-    return std::function<std::vector<HostTensor>(int)>([&program, &impl, shapes, seed](int k) {
-      auto padded = padInputs(impl.padding, shapes, program.randomInputs(seed * 1000003 + k),
-                              impl.callSizes);
+    return std::function<std::vector<HostTensor>(int)>([&program, &impl, seed](int k) {
+      auto padded =
+          padInputs(impl.padding, program.randomInputs(seed * 1000003 + k), impl.callSizes);
       if (!padded) {  // the program's own specs: cannot fail
         llvm::consumeError(padded.takeError());
         return std::vector<HostTensor>();

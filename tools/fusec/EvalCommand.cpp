@@ -8,7 +8,6 @@
 #include "compiler/interp/Ranks.h"
 #include "compiler/pipeline/PaddedGraph.h"
 #include "compiler/pipeline/Shards.h"
-#include "compiler/dialect/FusecDialect.h"
 #include "tools/fusec/Sharding.h"
 #include "frontends/json/GraphReader.h"
 
@@ -54,17 +53,10 @@ int evalPadded(const EvalOptions &opts, const std::vector<std::string> &bind,
   auto sizes = parseSizeBindings(bind);
   if (!sizes)
     return reportError(sizes.takeError());
-  std::vector<std::vector<int64_t>> shapes;
-  for (mlir::Value a : padded.getArguments())
-    shapes.emplace_back(shapeOf(a).begin(), shapeOf(a).end());
-  PaddedSignature sig = paddedSignature(padded);
-  auto args = padInputs(sig, shapes, inputs, *sizes);
-  if (!args)
-    return reportError(args.takeError());
-  auto results = interpret(padded, *args, io);
+  auto results = interpretPadded(padded, inputs, *sizes, io);
   if (!results)
     return reportError(results.takeError());
-  return report(opts, exact, cropOutputs(sig, *results, *sizes));
+  return report(opts, exact, *results);
 }
 
 int runEval(const EvalOptions &opts) {
