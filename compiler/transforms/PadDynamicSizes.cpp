@@ -18,7 +18,6 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/dialect/TypedBuilders.h"
-#include "compiler/support/Printable.h"
 #include "compiler/transforms/Passes.h"
 #include "compiler/transforms/SizeDims.h"
 
@@ -50,13 +49,6 @@ double lowestOf(Type elt, bool highest) {
     return highest ? bound - 1 : -bound;
   }
   return highest ? kInf : -kInf;
-}
-
-std::string label(Operation *op) {
-  std::string name = op->getName().stripDialect().str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    return "node '" + printable(loc.getName().str()) + "' (" + name + ")";
-  return name;
 }
 
 class Padder {
@@ -170,7 +162,7 @@ private:
   }
 
   LogicalResult refuse(Operation *op, const std::string &why) {
-    return op->emitError() << label(op) << ": " << why
+    return op->emitError() << paddingNodeLabel(op) << ": " << why
                            << "; a size it depends on so cannot be padded: bind it to one size";
   }
 

@@ -17,13 +17,6 @@ llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
 }
 
-std::string where(Operation *op) {
-  std::string name = op->getName().stripDialect().str();
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    return "node '" + printable(loc.getName().str()) + "' (" + name + ")";
-  return name;
-}
-
 ArrayAttr dimsAttr(MLIRContext *ctx, ArrayRef<std::string> dims) {
   SmallVector<Attribute> out;
   for (const std::string &d : dims)
@@ -78,6 +71,13 @@ std::pair<StringRef, int64_t> splitMark(StringRef mark) {
   return {name, k};
 }
 
+std::string paddingNodeLabel(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return "node '" + printable(loc.getName().str()) + "' (" + name + ")";
+  return name;
+}
+
 SmallVector<StringRef> sizeDimsOf(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<StringRef> out(type.getRank(), "");
@@ -122,7 +122,7 @@ llvm::Error markSizeDims(func::FuncOp graph, func::FuncOp probe, StringRef name,
   if (body.getOperations().size() != other.getOperations().size())
     return fail("the graph's ops change with " + name.str());
   for (auto [op, po] : llvm::zip(body.getOperations(), other.getOperations())) {
-    const std::string at = where(&op);
+    const std::string at = paddingNodeLabel(&op);
     if (op.getName() != po.getName() || op.getNumOperands() != po.getNumOperands() ||
         op.getNumResults() != po.getNumResults())
       return fail(at + ": the graph's ops change with " + name.str());

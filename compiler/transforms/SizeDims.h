@@ -41,6 +41,10 @@ llvm::Error markSizeDims(mlir::func::FuncOp graph, mlir::func::FuncOp probe, llv
 /// all "" where unmarked).
 llvm::SmallVector<llvm::StringRef> sizeDimsOf(mlir::Value v);
 
+/// "node 'q_proj' (matmul)": the graph node an op came from (escaped) and
+/// the op, as the padding's errors name it.
+std::string paddingNodeLabel(mlir::Operation *op);
+
 /// A mark's name and the fixed positions that follow the size ("S+1": S, 1).
 std::pair<llvm::StringRef, int64_t> splitMark(llvm::StringRef mark);
 
