@@ -176,28 +176,13 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
   nlohmann::json rows = nlohmann::json::array();
   std::string text;
   char line[512];
-  // With --max over the swept name, one program serves every size: resized,
-  // it compiles a padded size on its first use only.
-  const bool padded = std::any_of(opts.plan.max.begin(), opts.plan.max.end(),
-                                  [&](const std::string &m) {
-                                    return llvm::StringRef(m).starts_with(sweep->name + "=");
-                                  });
-  std::unique_ptr<Program> shared;
+  SweepPrograms programs(opts.graph, opts.plan, sweep->name, /*forGpu=*/true);
   for (int64_t size : sweep->sizes) {
-    PlanFlags plan = opts.plan;
-    plan.bind.push_back(sweep->name + "=" + std::to_string(size));
     auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<Program> own;
-    if (padded && shared) {
-      if (Status s = shared->resize({{sweep->name, size}}); !s)
-        return reportError(s.message());
-    } else {
-      auto program = compileGraph(opts.graph, plan, /*forGpu=*/true);
-      if (!program)
-        return reportError(program.takeError());
-      (padded ? shared : own) = std::move(*program);
-    }
-    std::unique_ptr<Program> &program = padded ? shared : own;
+    auto next = programs.at(size);
+    if (!next)
+      return reportError(next.takeError());
+    Program *program = *next;
     if (Status s = program->load(); !s)
       return reportError(s.message());
     double compileMs = std::chrono::duration<double, std::milli>(
@@ -238,16 +223,16 @@ int runBenchSweep(const BenchOptions &opts, BenchSettings settings) {
     llvm::outs() << j.dump(2) << "\n";
     return kOk;
   }
+  const std::string how =
+      programs.padded() ? std::to_string(programs.compiles()) +
+                              " padded compiles serve every size; the floor is the padded plan's "
+                              "bytes"
+                        : "each size compiled on its own";
   std::snprintf(line, sizeof line,
                 "fusec bench %s over %s on %s (copy bandwidth %.0f GB/s; median of %d runs; "
                 "%s)\n%10s %11s %11s %6s %11s %12s %10s %12s %12s\n",
                 opts.graph.c_str(), sweep->name.c_str(), env->deviceName.c_str(),
-                env->copyBytesPerSec / 1e9, opts.iters,
-                padded ? (std::to_string(shared->compiles()) +
-                          " padded compiles serve every size; the floor is the padded plan's bytes")
-                             .c_str()
-                       : "each size compiled on its own",
-                sweep->name.c_str(), "compiled at", "compile ms", "steps", "fused us",
+                env->copyBytesPerSec / 1e9, opts.iters, how.c_str(), sweep->name.c_str(), "compiled at", "compile ms", "steps", "fused us",
                 "mem floor us", "% of floor", "planner us", "us per unit");
   llvm::outs() << line << text;
   return kOk;

@@ -38,6 +38,32 @@ llvm::Expected<Sweep> parseSweep(const std::string &text) {
   return s;
 }
 
+SweepPrograms::SweepPrograms(std::string graph, PlanFlags plan, std::string name, bool forGpu)
+    : graph(std::move(graph)), name(std::move(name)), plan(std::move(plan)), forGpu(forGpu) {
+  isPadded = std::any_of(this->plan.max.begin(), this->plan.max.end(), [&](const std::string &m) {
+    return llvm::StringRef(m).starts_with(this->name + "=");
+  });
+}
+
+llvm::Expected<Program *> SweepPrograms::at(int64_t size) {
+  auto fail = [&](const std::string &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "at %s=%lld: %s",
+                                   printable(name).c_str(), (long long)size, why.c_str());
+  };
+  if (isPadded && program) {
+    if (Status s = program->resize({{name, size}}); !s)
+      return fail(s.message());
+    return program.get();
+  }
+  PlanFlags p = plan;
+  p.bind.push_back(name + "=" + std::to_string(size));
+  auto compiled = compileGraph(graph, p, forGpu);
+  if (!compiled)
+    return fail(llvm::toString(compiled.takeError()));
+  program = std::move(*compiled);
+  return program.get();
+}
+
 llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFlags &plan,
                                          const Sweep &sweep, const std::string &format) {
   struct Row {
@@ -49,35 +75,19 @@ llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFla
   };
   std::vector<Row> rows;
   std::string profile;
-  // With --max over the swept name, one program serves every size: resized,
-  // it compiles a padded size on its first use only.
-  const bool padded = std::any_of(plan.max.begin(), plan.max.end(), [&](const std::string &m) {
-    return llvm::StringRef(m).starts_with(sweep.name + "=");
-  });
-  std::unique_ptr<Program> shared;
+  SweepPrograms programs(graph, plan, sweep.name, /*forGpu=*/false);
   for (int64_t size : sweep.sizes) {
     PlanFlags p = plan;
     p.bind.push_back(sweep.name + "=" + std::to_string(size));
     auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<Program> own;
-    if (padded && shared) {
-      if (Status s = shared->resize({{sweep.name, size}}); !s)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), "at %s=%lld: %s",
-                                       printable(sweep.name).c_str(), (long long)size,
-                                       s.message().c_str());
-    } else {
-      auto program = compileGraph(graph, p, /*forGpu=*/false);
-      if (!program)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), "at %s=%lld: %s",
-                                       printable(sweep.name).c_str(), (long long)size,
-                                       llvm::toString(program.takeError()).c_str());
-      (padded ? shared : own) = std::move(*program);
-    }
-    Program &program = padded ? *shared : *own;
+    auto next = programs.at(size);
+    if (!next)
+      return next.takeError();
+    Program &program = **next;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                           start).count();
     Explanation e = explainProgram(program, p.bind);
-    const int64_t at = e.paddedSizes.count(sweep.name) ? e.paddedSizes.at(sweep.name) : size;
+    const int64_t padded = e.paddedSizes.count(sweep.name) ? e.paddedSizes.at(sweep.name) : size;
     profile = e.profile.name;
     std::map<std::string, int> families;
     for (const ExplainedKernel &k : e.kernels)
@@ -85,7 +95,7 @@ llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFla
     std::string fam;
     for (const auto &[f, n] : families)
       fam += (fam.empty() ? "" : ", ") + f + (n > 1 ? " x" + std::to_string(n) : "");
-    rows.push_back({size, at, e.launches(), e.bytesFused(), e.predictedUs(), e.unfusedUs(),
+    rows.push_back({size, padded, e.launches(), e.bytesFused(), e.predictedUs(), e.unfusedUs(),
                     double(e.bytesFused()) / e.profile.hbmBytesPerSec * 1e6, ms, fam});
   }
   if (format == "json") {
@@ -100,7 +110,7 @@ llvm::Expected<std::string> explainSweep(const std::string &graph, const PlanFla
                             {"families", r.families}});
     return j.dump(2) + "\n";
   }
-  std::string how = padded ? std::to_string(shared->compiles()) +
+  std::string how = programs.padded() ? std::to_string(programs.compiles()) +
                                  " padded compiles serve every size (--max)"
                            : std::string("each size planned on its own");
   std::string text = "fusec explain: " + printable(graph) + " over " + printable(sweep.name) +
