@@ -254,10 +254,8 @@ std::map<std::string, int64_t> Program::paddedSizes() const { return p->paddedAt
 int Program::compiles() const { return p->compiles; }
 
 std::vector<int64_t> Program::paddedShape(size_t i) const {
-  if (!p->padded())
-    return i < p->plan.inputs.size() ? p->plan.inputs[i].shape : std::vector<int64_t>();
   // Call input i is plan input i: the size arguments come last.
-  return i < p->callInputs.size() ? p->plan.inputs[i].shape : std::vector<int64_t>();
+  return i < inputs().size() ? p->plan.inputs[i].shape : std::vector<int64_t>();
 }
 
 Status Program::setInputPadded(size_t i, bool padded) {
