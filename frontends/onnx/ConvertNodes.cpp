@@ -343,9 +343,12 @@ void Converter::addNode(const onnx::NodeProto &n) {
   }
   if (op == "Gather") {
     allowAttrs(n, {"axis"});
-    if (const Known *idx = knownValue(in[1]))
+    if (const Known *idx = knownValue(in[1])) {
+      if (enumeratesRows(n, *idx))
+        return gatherEveryRow(n, *idx);
       if (sliceable(n, *idx))
         return gatherKnownRows(n, *idx);
+    }
     // Indices known only when the model runs (token ids): an embedding lookup.
     return emit(out, "gather", {in[0], in[1]}, {{"axis", intAttr(n, "axis", 0)}});
   }
@@ -423,6 +426,37 @@ bool Converter::sliceable(const onnx::NodeProto &n, const Known &idx) {
     return false;
   std::optional<onnx_import::Progression> p = onnx_import::progressionOf(idx);
   return idx.fill() || idx.numel() == 1 || (p && p->step > 0);
+}
+
+bool Converter::enumeratesRows(const onnx::NodeProto &n, const Known &idx) {
+  std::optional<std::vector<int64_t>> v = idx.ints();
+  std::optional<shape::Shape> s = shapeOf(n.input(0));
+  int64_t axis = 0;
+  if (!v || v->size() < 2 || !s ||
+      !shape::normalizeAxis(intAttr(n, "axis", 0), static_cast<int64_t>(s->size()), axis).empty() ||
+      static_cast<int64_t>(v->size()) != (*s)[size_t(axis)])
+    return false;
+  for (size_t i = 0; i < v->size(); ++i)
+    if ((*v)[i] != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+void Converter::gatherEveryRow(const onnx::NodeProto &n, const Known &idx) {
+  // Indices 0, 1, ..., size - 1 in row-major order (a flattened batch
+  // and sequence indexed by b * S + j, as exporters write a mask's
+  // gather): every row once, in order, so the result is the data with the
+  // gathered dim reshaped into the indices' shape. As a reshape, the index
+  // arithmetic (which changes with the sizes) leaves the graph.
+  std::vector<int64_t> s = knownShape(n, n.input(0));
+  int64_t axis = 0;
+  if (std::string e = shape::normalizeAxis(intAttr(n, "axis", 0), static_cast<int64_t>(s.size()), axis);
+      !e.empty())
+    failNode(n, e);
+  std::vector<int64_t> shape(s.begin(), s.begin() + axis);
+  shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+  shape.insert(shape.end(), s.begin() + axis + 1, s.end());
+  emit(n.output(0), "reshape", {n.input(0)}, {{"shape", shape}});
 }
 
 void Converter::gatherKnownRows(const onnx::NodeProto &n, const Known &idx) {

@@ -322,6 +322,10 @@ private:
   bool sliceable(const onnx::NodeProto &n, const Known &idx);
 
   void gatherKnownRows(const onnx::NodeProto &n, const Known &idx);
+  /// Whether indices known at import are 0, 1, ..., size - 1 of the gathered
+  /// dim in row-major order; such a gather is a reshape (gatherEveryRow).
+  bool enumeratesRows(const onnx::NodeProto &n, const Known &idx);
+  void gatherEveryRow(const onnx::NodeProto &n, const Known &idx);
 
   /// Split: one slice per output, of the sizes its `split` input gives, or
   /// (opset 18) `num_outputs` parts, the last one smaller where the dim does

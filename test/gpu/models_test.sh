@@ -2,7 +2,7 @@
 # The ONNX test models (test/models: GPT-2, Llama, BERT, ViT) through `fusec
 # run` on the GPU against onnxruntime's stored outputs, at each stored size
 # (sequence lengths 7 and 33, or the ViT's batches 1 and 3), the sizes taken
-# from the inputs; and the Llama and GPT-2 compiled at a padded sequence
+# from the inputs; and the Llama, GPT-2 and BERT compiled at a padded sequence
 # length (--max sequence=64: 8 for 7, 48 for 33). Exit 77 without a GPU.
 set -u
 fusec=${1:-build/bin/fusec}
@@ -31,7 +31,7 @@ check() {  # inputs, then extra flags
 for inputs in "$src"/test/models/*/inputs_*.safetensors; do
   check "$inputs"
 done
-for inputs in "$src"/test/models/{llama,gpt2}/inputs_*.safetensors; do
+for inputs in "$src"/test/models/{llama,gpt2,bert}/inputs_*.safetensors; do
   check "$inputs" --max sequence=64
 done
 exit $status

@@ -314,8 +314,8 @@ TEST(PaddedProgram, ResizeCompilesEachPaddedSizeOnce) {
 namespace fusec {
 namespace {
 
-// The Llama and GPT-2 test models (test/models: onnxruntime's outputs at
-// sequence lengths 7 and 33), read once at a padded length of 48, and the
+// The Llama, GPT-2 and BERT test models (test/models: onnxruntime's outputs
+// at sequence lengths 7 and 33), read once at a padded length of 48, and the
 // ViT (batches 1 and 3) once at a padded batch of 4: the one padded graph
 // gives onnxruntime's outputs at both sizes.
 TEST(PaddedGraph, TestModelsAtTwoSizesFromOnePaddedGraph) {
@@ -327,6 +327,7 @@ TEST(PaddedGraph, TestModelsAtTwoSizesFromOnePaddedGraph) {
   const Case cases[] = {
       {"llama", "sequence", "s", {{"batch", 2}, {"sequence", 48}}, {7, 33}},
       {"gpt2", "sequence", "s", {{"batch", 2}, {"sequence", 48}}, {7, 33}},
+      {"bert", "sequence", "s", {{"batch", 2}, {"sequence", 48}}, {7, 33}},
       {"vit", "batch", "b", {{"batch", 4}}, {1, 3}},
   };
   for (const Case &k : cases) {
