@@ -506,6 +506,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
 /// parameters, a node's stated shape, a `shape` attribute) by their bound
 /// sizes; an unbound name is an error at its place.
 void bindSizes(Json &doc, const SizeBindings &sizes) {
+  std::set<std::string> named;
   auto bind = [&](Json &shape, const Place &at, const std::string &field) {
     if (!shape.is_array())
       return;  // the reader reports it
@@ -513,6 +514,7 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
       if (!shape[d].is_string())
         continue;
       const std::string name = shape[d].get<std::string>();
+      named.insert(name);
       auto it = sizes.find(name);
       if (it == sizes.end())
         at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
@@ -552,6 +554,8 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
     if (node.contains("attrs") && node["attrs"].is_object() && node["attrs"].contains("shape"))
       bind(node["attrs"]["shape"], at, "attrs.shape");
   }
+  if (std::string e = unknownSizeError(sizes, named); !e.empty())
+    Place().fail(e);
 }
 
 } // namespace
@@ -582,6 +586,20 @@ llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::Strin
   }
   (void)fileName;
   return out;
+}
+
+std::string unknownSizeError(const SizeBindings &sizes, const std::set<std::string> &named) {
+  for (const auto &entry : sizes) {
+    if (named.count(entry.first))
+      continue;
+    std::string list;
+    for (const std::string &n : named)
+      list += (list.empty() ? "" : ", ") + json::singleQuoted(n);
+    return "a size is given for " + json::singleQuoted(entry.first) +
+           ", but no dim of the graph is named so (" +
+           (list.empty() ? std::string("it has no named dims") : "its named dims: " + list) + ")";
+  }
+  return "";
 }
 
 llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts,

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 namespace fusec {
@@ -39,6 +40,11 @@ importGraphText(llvm::StringRef text, llvm::StringRef fileName, mlir::MLIRContex
 /// left out).
 using NamedDims = std::map<std::string, std::vector<std::string>>;
 llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::StringRef fileName);
+
+/// "" when every name `sizes` binds is among `named` (the graph's named
+/// dims), else the error for the first that is not: a size given for a dim
+/// the graph does not have is a mistake (a typo), not something to ignore.
+std::string unknownSizeError(const SizeBindings &sizes, const std::set<std::string> &named);
 
 /// Parses "NAME=N" bindings (several separated by commas, or one per entry);
 /// errors name `flag`, the option they came from.
