@@ -14,8 +14,9 @@ import json
 import os
 
 
-def stack(layer, n, params=False):
-    """`layer` repeated n times; with `params` its inputs named w_* are parameters."""
+def stack(layer, n, params=False, shared=False):
+    """`layer` repeated n times; with `params` its inputs named w_* are parameters; with
+    `shared` every layer reads the same w_* inputs (one set of weights, tied)."""
     out = {"fusec": 1, "name": f"decode_stack_{n}",
            "description": f"{n} x {layer['name']}, the hidden state chained through",
            "inputs": [], "nodes": [], "outputs": []}
@@ -30,9 +31,11 @@ def stack(layer, n, params=False):
                 if i == 0:
                     out["inputs"].append(copy.deepcopy(t))
                 continue
-            ren[t["name"]] = f"l{i}_{t['name']}"
+            tied = shared and t["name"].startswith("w_")
+            ren[t["name"]] = t["name"] if tied else f"l{i}_{t['name']}"
             kind = "parameters" if params and t["name"].startswith("w_") else "inputs"
-            out[kind].append(dict(copy.deepcopy(t), name=ren[t["name"]]))
+            if not tied or i == 0:
+                out[kind].append(dict(copy.deepcopy(t), name=ren[t["name"]]))
         for nd in layer["nodes"]:
             ren[nd["name"]] = f"l{i}_{nd['name']}"
         for nd in layer["nodes"]:

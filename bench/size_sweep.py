@@ -14,12 +14,18 @@ one GPU, at each length:
   - fusec bench --sweep DIM=... without --max: each length compiled on its own, what padding
     costs against.
 
+With `--layers N` (prefill) the block is stacked N times, a whole model's prefill, every layer
+reading one set of weights (tied: 0.44 GB of random inputs instead of 14 GB, which fusec bench
+would draw on the host at every length; each layer still streams its 0.44 GB, 9 times L2, so
+the bytes each layer moves are a model's).
+
 Checks first that the PyTorch function computes the graph (against bench/graph_to_torch.py at
 one length) and that fusec's padded program matches PyTorch eager at a length that is not a
 padded size. Prints a table last; raw outputs go to OUT.
 
     python3 bench/size_sweep.py --case prefill --sizes 1,128,1000,4096 --bound 4096 --out OUT
     python3 bench/size_sweep.py --case decode --sizes 1,1000,4095 --bound 8192 --out OUT
+    python3 bench/size_sweep.py --case prefill --layers 32 --sizes 1,128,1000,4096 --out OUT
 """
 import argparse
 import copy
@@ -35,6 +41,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from graph_to_torch import TorchGraph, load_graph  # noqa: E402
+from make_stack import stack  # noqa: E402
 from torch_worker import rel_err, time_runs  # noqa: E402
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM = 4096, 32, 8, 128
@@ -130,6 +137,21 @@ def make_decode(repeat_kv):
     return block
 
 
+def layered(block, layers):
+    """`block` applied `layers` times with the same weights, as bench/make_stack.py's tied
+    stack computes it: each layer's K and V, then the last hidden state."""
+    if layers == 1:
+        return block
+
+    def model(x, *ws):
+        outs = []
+        for _ in range(layers):
+            x, k, v = block(x, *ws)
+            outs += [k, v]
+        return outs + [x]
+    return model
+
+
 CASES = {
     "prefill": {"dim": "S", "graph": prefill_graph, "make": make_prefill, "graph_flag": []},
     # Decode runs as a CUDA graph on both sides' best: fusec replays one.
@@ -191,19 +213,27 @@ def main():
     p.add_argument("--fusec", default=os.path.join(HERE, "..", "build", "bin", "fusec"))
     p.add_argument("--out", default=os.environ.get("OUT") or "size-sweep-out")
     p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--layers", type=int, default=1,
+                   help="prefill: the block stacked this many times, the weights tied")
     a = p.parse_args()
     case = CASES[a.case]
     dim = case["dim"]
     sizes = [int(s) for s in a.sizes.split(",")]
     os.makedirs(a.out, exist_ok=True)
     g = case["graph"]()
+    if a.layers > 1:
+        if a.case != "prefill":
+            sys.exit("--layers stacks the prefill block only")
+        g = stack(g, a.layers, shared=True)
+        g["name"] = "llama_prefill_%d_layers_dynamic" % a.layers
     graph_path = os.path.join(a.out, g["name"] + ".json")
     with open(graph_path, "w") as f:
         json.dump(g, f, indent=1)
     dev = "cuda"
     w = weights(g, dev)
     names = [t["name"] for t in g["inputs"]]
-    variants = {"enable_gqa": case["make"](False), "repeat_kv": case["make"](True)}
+    variants = {"enable_gqa": layered(case["make"](False), a.layers),
+                "repeat_kv": layered(case["make"](True), a.layers)}
 
     def args_of(call):
         return [call[n] if n in call else w[n] for n in names]
@@ -268,8 +298,9 @@ def main():
     exact = fusec_sweep(a, case, graph_path, sizes, False)
     with open(os.path.join(a.out, "torch.json"), "w") as f:
         json.dump(rows, f, indent=1)
-    print("Llama-3-8B-shaped %s block, bf16, %s; fusec --max %s=%d: %d padded compiles in all%s"
-          % (a.case, torch.cuda.get_device_name(), dim, a.bound, padded[sizes[-1]]["compiles"],
+    print("Llama-3-8B-shaped %s %s, bf16, %s; fusec --max %s=%d: %d padded compiles in all%s"
+          % (a.case, "block" if a.layers == 1 else "model of %d layers (weights tied)" % a.layers,
+             torch.cuda.get_device_name(), dim, a.bound, padded[sizes[-1]]["compiles"],
              " (fusec: CUDA graph replays)" if case["graph_flag"] else ""))
     print("%6s %10s %11s %11s %11s %9s %11s %10s %11s %8s" % (
         dim, "eager us", "compile us", "(variant)", "fusec --max", "padded to", "compile ms",
