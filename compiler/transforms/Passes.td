@@ -78,6 +78,24 @@ def FusecPadSizes : Pass<"fusec-pad-sizes", "mlir::func::FuncOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecCloneIndexMath : Pass<"fusec-clone-index-math", "mlir::func::FuncOp"> {
+  let summary = "Give every reader of a value computed from iotas and constants its own copy";
+  let description = [{
+    Index math (views and elementwise ops over iotas and constants, such as a
+    causal mask's comparison) reads no memory, but one value read by several
+    groups would be written and read back. Each reader after the first gets
+    a copy of the op (and, in turn, of the index math it reads), undoing what
+    CSE merged across a model's layers:
+
+    ```
+    %m = fusec.ge %rows, %cols        %m0 = fusec.ge %rows, %cols
+    use(%m) ; use(%m)            =>   %m1 = fusec.ge %rows, %cols
+                                      use(%m0) ; use(%m1)
+    ```
+  }];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 def FusecSplitWideConcats : Pass<"fusec-split-wide-concats", "mlir::func::FuncOp"> {
   let summary = "Join many tensors in rounds, so that no kernel takes more buffers than it may";
   let description = [{

@@ -57,6 +57,7 @@ void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &o
   buildDecomposePipeline(pm, options.ranks);
   if (options.fuse) {
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFoldRepeatedHeads());
+    pm.addNestedPass<mlir::func::FuncOp>(createFusecCloneIndexMath());
     buildPlannerPipeline(pm, options.settings());
   } else {
     FusecOutlineSingleOpsOptions o;

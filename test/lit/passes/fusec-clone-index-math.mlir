@@ -1,0 +1,46 @@
+// -fusec-clone-index-math: a value computed from iotas and constants alone,
+// read by several ops (one causal mask CSE merged across two layers), gets a
+// copy per reader, and so does the index math it reads in turn; values that
+// read an argument, and generators themselves, stay shared.
+// RUN: fusec-opt %s -split-input-file -fusec-clone-index-math | FileCheck %s
+
+// Two readers of one mask (through a view): each gets its own view and
+// comparison; the iotas stay shared.
+// CHECK-LABEL: func.func @two_layers(
+// CHECK:         %[[ROWS:.*]] = fusec.iota {dim = 0 : i64}
+// CHECK-NEXT:    %[[COLS:.*]] = fusec.iota {dim = 1 : i64}
+// CHECK-NEXT:    %[[K1:.*]] = fusec.ge %[[ROWS]], %[[COLS]]
+// CHECK-NEXT:    %[[V1:.*]] = fusec.reshape %[[K1]]
+// CHECK-NEXT:    %[[NEG:.*]] = fusec.constant
+// CHECK-NEXT:    %[[A:.*]] = fusec.where %[[V1]], %arg0, %[[NEG]] :
+// CHECK-NEXT:    %[[K2:.*]] = fusec.ge %[[ROWS]], %[[COLS]]
+// CHECK-NEXT:    %[[V2:.*]] = fusec.reshape %[[K2]]
+// CHECK-NEXT:    %[[B:.*]] = fusec.where %[[V2]], %arg1, %[[NEG]] :
+// CHECK-NEXT:    return %[[A]], %[[B]]
+func.func @two_layers(%s0: tensor<1x16x32xf32>, %s1: tensor<1x16x32xf32>) -> (tensor<1x16x32xf32>, tensor<1x16x32xf32>) {
+  %rows = fusec.iota {dim = 0 : i64} : tensor<16x32xi32>
+  %cols = fusec.iota {dim = 1 : i64} : tensor<16x32xi32>
+  %keep = fusec.ge %rows, %cols : (tensor<16x32xi32>, tensor<16x32xi32>) -> tensor<16x32xi1>
+  %view = fusec.reshape %keep {shape = array<i64: 1, 16, 32>} : (tensor<16x32xi1>) -> tensor<1x16x32xi1>
+  %neg = fusec.constant {value = 0xFFF0000000000000 : f64} : tensor<f32>
+  %a = fusec.where %view, %s0, %neg : (tensor<1x16x32xi1>, tensor<1x16x32xf32>, tensor<f32>) -> tensor<1x16x32xf32>
+  %b = fusec.where %view, %s1, %neg : (tensor<1x16x32xi1>, tensor<1x16x32xf32>, tensor<f32>) -> tensor<1x16x32xf32>
+  return %a, %b : tensor<1x16x32xf32>, tensor<1x16x32xf32>
+}
+
+// -----
+
+// A mask that reads an argument is a tensor in memory: it stays one value.
+// CHECK-LABEL: func.func @reads_memory(
+// CHECK:         %[[M:.*]] = fusec.ge %arg2,
+// CHECK-NOT:     fusec.ge
+// CHECK:         fusec.where %[[M]], %arg0
+// CHECK:         fusec.where %[[M]], %arg1
+func.func @reads_memory(%s0: tensor<16x32xf32>, %s1: tensor<16x32xf32>, %p: tensor<16x32xi32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %cols = fusec.iota {dim = 1 : i64} : tensor<16x32xi32>
+  %keep = fusec.ge %p, %cols : (tensor<16x32xi32>, tensor<16x32xi32>) -> tensor<16x32xi1>
+  %neg = fusec.constant {value = 0xFFF0000000000000 : f64} : tensor<f32>
+  %a = fusec.where %keep, %s0, %neg : (tensor<16x32xi1>, tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
+  %b = fusec.where %keep, %s1, %neg : (tensor<16x32xi1>, tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
+  return %a, %b : tensor<16x32xf32>, tensor<16x32xf32>
+}
