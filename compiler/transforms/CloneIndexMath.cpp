@@ -1,14 +1,15 @@
 //===- CloneIndexMath.cpp - -fusec-clone-index-math -----------------------===//
 //
-// Values computed from iotas and constants alone (a causal mask's
-// comparison of row and column indices) read no memory: every kernel that
+// Values computed from iotas, constants and one-element arguments alone (a
+// causal mask's comparison of row and column indices; a padded program's key
+// mask against its size) read no memory worth counting: every kernel that
 // needs one computes it for free. CSE merges equal ones, though, so a model
 // whose layers each build the same causal mask ends with one comparison read
 // by every layer's attention, and a value with readers in several groups is
 // written to memory and read back: each attention then reads a mask tensor
 // instead of skipping the tiles above the diagonal. This pass gives each
 // reader of such a value its own copy of the ops that compute it (views and
-// elementwise ops over generators), so each group holds its own.
+// elementwise ops over those), so each group holds its own.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
@@ -31,6 +32,14 @@ using namespace mlir;
 namespace fusec {
 namespace {
 
+/// A one-element argument (the size a padded program takes,
+/// -fusec-pad-sizes): every thread reads it from the same 4 bytes, as free
+/// as a constant.
+bool scalarArgument(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return isa<BlockArgument>(v) && t && t.hasStaticShape() && t.getNumElements() <= 1;
+}
+
 struct CloneIndexMathPass : impl::FusecCloneIndexMathBase<CloneIndexMathPass> {
   void runOnOperation() override {
     // Whether an op computes from generators only (memoized; operands are
@@ -44,7 +53,7 @@ struct CloneIndexMathPass : impl::FusecCloneIndexMathBase<CloneIndexMathPass> {
         return false;
       for (Value v : op->getOperands()) {
         Operation *d = v.getDefiningOp();
-        if (!d || !indexOnly.lookup(d))
+        if (d ? !indexOnly.lookup(d) : !scalarArgument(v))
           return false;
       }
       return true;

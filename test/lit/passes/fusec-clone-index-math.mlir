@@ -1,7 +1,8 @@
-// -fusec-clone-index-math: a value computed from iotas and constants alone,
-// read by several ops (one causal mask CSE merged across two layers), gets a
-// copy per reader, and so does the index math it reads in turn; values that
-// read an argument, and generators themselves, stay shared.
+// -fusec-clone-index-math: a value computed from iotas, constants and
+// one-element arguments alone, read by several ops (one causal mask CSE
+// merged across two layers), gets a copy per reader, and so does the index
+// math it reads in turn; values that read a tensor argument, and generators
+// themselves, stay shared.
 // RUN: fusec-opt %s -split-input-file -fusec-clone-index-math | FileCheck %s
 
 // Two readers of one mask (through a view): each gets its own view and
@@ -43,4 +44,26 @@ func.func @reads_memory(%s0: tensor<16x32xf32>, %s1: tensor<16x32xf32>, %p: tens
   %a = fusec.where %keep, %s0, %neg : (tensor<16x32xi1>, tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
   %b = fusec.where %keep, %s1, %neg : (tensor<16x32xi1>, tensor<16x32xf32>, tensor<f32>) -> tensor<16x32xf32>
   return %a, %b : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// A key mask against a one-element argument (the size a padded program
+// takes) is as free as one against a constant: each reader gets its own.
+// CHECK-LABEL: func.func @size_mask(
+// CHECK:         %[[N1:.*]] = fusec.broadcast_to %arg2
+// CHECK-NEXT:    %[[K1:.*]] = fusec.lt %{{.*}}, %[[N1]]
+// CHECK-NEXT:    %[[NEG:.*]] = fusec.constant
+// CHECK-NEXT:    fusec.where %[[K1]], %arg0, %[[NEG]]
+// CHECK-NEXT:    %[[N2:.*]] = fusec.broadcast_to %arg2
+// CHECK-NEXT:    %[[K2:.*]] = fusec.lt %{{.*}}, %[[N2]]
+// CHECK-NEXT:    fusec.where %[[K2]], %arg1, %[[NEG]]
+func.func @size_mask(%s0: tensor<4x32xf32>, %s1: tensor<4x32xf32>, %n: tensor<i32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %cols = fusec.iota {dim = 1 : i64} : tensor<4x32xi32>
+  %nb = fusec.broadcast_to %n : (tensor<i32>) -> tensor<4x32xi32>
+  %keep = fusec.lt %cols, %nb : (tensor<4x32xi32>, tensor<4x32xi32>) -> tensor<4x32xi1>
+  %neg = fusec.constant {value = 0xFFF0000000000000 : f64} : tensor<f32>
+  %a = fusec.where %keep, %s0, %neg : (tensor<4x32xi1>, tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %b = fusec.where %keep, %s1, %neg : (tensor<4x32xi1>, tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  return %a, %b : tensor<4x32xf32>, tensor<4x32xf32>
 }
