@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes an N-layer decode stack: a decode block (bench/graphs/llama_block_decode_b32.json by
-default) repeated N times, each layer with its own weights and KV cache, the hidden state
-chained through. For timing fusec's planning on deep graphs, and (with --params) a whole
-model's decode step with its weights as parameters, bound once (bench/llama_stack.py):
+default) repeated N times, each layer with its own weights (or, tied, one set read by every
+layer: stack(shared=True)) and KV cache, the hidden state chained through. For timing
+fusec's planning on deep graphs, and (with --params) a whole model's decode step with its
+weights as parameters, bound once (bench/llama_stack.py):
 
     python3 bench/make_stack.py 64 /tmp/stack64.json
     python3 bench/make_stack.py 32 /tmp/llama32.json --layer llama_block_decode_b1 --params

@@ -7,9 +7,11 @@
 // whose layers each build the same causal mask ends with one comparison read
 // by every layer's attention, and a value with readers in several groups is
 // written to memory and read back: each attention then reads a mask tensor
-// instead of skipping the tiles above the diagonal. This pass gives each
-// reader of such a value its own copy of the ops that compute it (views and
-// elementwise ops over those), so each group holds its own.
+// instead of skipping the tiles above the diagonal. This pass gives each op
+// that reads such index math (a reader) its own copy of the ops it reads
+// (views and elementwise ops over those), where another reader reaches any
+// of them, so each group holds its own. A reader's copies are made once for
+// all of its operands, so shared sub-expressions cost one copy a reader.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
@@ -17,8 +19,10 @@
 #include "compiler/transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #define DEBUG_TYPE "fusec-clone-index-math"
 
@@ -42,49 +46,92 @@ bool scalarArgument(Value v) {
 
 struct CloneIndexMathPass : impl::FusecCloneIndexMathBase<CloneIndexMathPass> {
   void runOnOperation() override {
-    // Whether an op computes from generators only (memoized; operands are
-    // defined before their readers, so one walk in order decides them all).
+    Region &region = getOperation().getBody();
+    if (!region.hasOneBlock())
+      return;
+    Block &body = region.front();
+    // Index math: ops computed from generators and one-element arguments
+    // alone (operands come before their readers: one walk in order). Only
+    // the non-generators are copied; generators are recomputed in place by
+    // every group already.
     llvm::DenseMap<Operation *, bool> indexOnly;
-    auto fromGenerators = [&](Operation *op) {
-      if (isGenerator(op))
-        return true;
-      if (op->getNumResults() != 1 ||
-          !(isView(op) || op->hasTrait<OpTrait::ElementwiseMap>()))
-        return false;
-      for (Value v : op->getOperands()) {
-        Operation *d = v.getDefiningOp();
-        if (d ? !indexOnly.lookup(d) : !scalarArgument(v))
-          return false;
-      }
-      return true;
-    };
+    llvm::DenseMap<Operation *, size_t> position;
     std::vector<Operation *> order;
-    getOperation().walk([&](Operation *op) {
-      if (op->getParentOp() != getOperation())
-        return;
-      indexOnly[op] = fromGenerators(op);
-      order.push_back(op);
-    });
-    // Readers last to first: a copy made for a reader reads the copies its
-    // own operands then get.
+    for (Operation &op : body) {
+      bool only = isGenerator(&op) ||
+                  (op.getNumResults() == 1 && op.getNumRegions() == 0 &&
+                   (isView(&op) || op.hasTrait<OpTrait::ElementwiseMap>()) &&
+                   llvm::all_of(op.getOperands(), [&](Value v) {
+                     Operation *d = v.getDefiningOp();
+                     return d ? indexOnly.lookup(d) : scalarArgument(v);
+                   }));
+      indexOnly[&op] = only;
+      position[&op] = order.size();
+      order.push_back(&op);
+    }
+    auto copied = [&](Operation *op) { return op && indexOnly.lookup(op) && !isGenerator(op); };
+    // The readers each copied op reaches through index math, up to two
+    // (one more than decides anything).
+    llvm::DenseMap<Operation *, SmallVector<Operation *, 2>> readers;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      Operation *op = *it;
-      if (!indexOnly.lookup(op) || isGenerator(op))
+      if (!copied(*it))
         continue;
-      // The first reader in the block keeps the op; each later one gets a
-      // copy just ahead of it, named after it (its graph node's).
-      SmallVector<Operation *> readers;
-      for (Operation *u : op->getUsers())
-        if (!llvm::is_contained(readers, u))
-          readers.push_back(u);
-      llvm::sort(readers, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-      for (size_t i = 1; i < readers.size(); ++i) {
-        OpBuilder b(readers[i]);
-        Operation *copy = b.clone(*op);
-        copy->setLoc(readers[i]->getLoc());
-        readers[i]->replaceUsesOfWith(op->getResult(0), copy->getResult(0));
+      SmallVector<Operation *, 2> &mine = readers[*it];
+      auto add = [&](Operation *r) {
+        if (mine.size() < 2 && !llvm::is_contained(mine, r))
+          mine.push_back(r);
+      };
+      for (Operation *u : (*it)->getUsers()) {
+        if (u->getBlock() == &body && copied(u)) {
+          for (Operation *r : readers[u])
+            add(r);
+        } else {
+          add(u->getBlock() == &body ? u : u->getParentOp());
+        }
       }
     }
+    // Each reader whose index math another reader also reaches gets all of
+    // it to itself, copied just ahead of it in operand order.
+    llvm::SmallPtrSet<Operation *, 16> replaced;
+    for (Operation *reader : order) {
+      if (copied(reader))
+        continue;
+      // The reader's index math, each op once, in block order.
+      std::vector<Operation *> cone;
+      llvm::SmallPtrSet<Operation *, 16> seen;
+      std::vector<Operation *> work;
+      for (Value v : reader->getOperands())
+        if (Operation *d = v.getDefiningOp(); copied(d) && seen.insert(d).second)
+          work.push_back(d);
+      bool shared = false;
+      while (!work.empty()) {
+        Operation *op = work.back();
+        work.pop_back();
+        cone.push_back(op);
+        shared |= readers[op].size() > 1;
+        for (Value v : op->getOperands())
+          if (Operation *d = v.getDefiningOp(); copied(d) && seen.insert(d).second)
+            work.push_back(d);
+      }
+      if (!shared)
+        continue;
+      llvm::sort(cone, [&](Operation *a, Operation *b) { return position[a] < position[b]; });
+      IRMapping copies;
+      OpBuilder b(reader);
+      for (Operation *op : cone) {
+        // Named after its reader, whose graph node it now belongs to.
+        Operation *copy = b.clone(*op, copies);
+        copy->setLoc(reader->getLoc());
+        replaced.insert(op);
+      }
+      for (OpOperand &use : reader->getOpOperands())
+        if (Value c = copies.lookupOrNull(use.get()))
+          use.set(c);
+    }
+    // The originals every reader now has a copy of.
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      if (replaced.contains(*it) && (*it)->use_empty())
+        (*it)->erase();
   }
 };
 

@@ -79,18 +79,21 @@ def FusecPadSizes : Pass<"fusec-pad-sizes", "mlir::func::FuncOp"> {
 }
 
 def FusecCloneIndexMath : Pass<"fusec-clone-index-math", "mlir::func::FuncOp"> {
-  let summary = "Give every reader of a value computed from iotas and constants its own copy";
+  let summary = "Give every reader of index math (iotas, constants, one-element arguments) its own copy";
   let description = [{
-    Index math (views and elementwise ops over iotas and constants, such as a
-    causal mask's comparison) reads no memory, but one value read by several
-    groups would be written and read back. Each reader after the first gets
-    a copy of the op (and, in turn, of the index math it reads), undoing what
-    CSE merged across a model's layers:
+    Index math (views and elementwise ops over iotas, constants and
+    one-element arguments, such as a causal mask's comparison or a padded
+    program's key mask against its size) reads no memory, but one value read
+    by several groups would be written and read back. Each op that reads
+    index math another reader also reaches gets a copy of all the index math
+    it reads, placed just ahead of it, undoing what CSE merged across a
+    model's layers:
 
     ```
     %m = fusec.ge %rows, %cols        %m0 = fusec.ge %rows, %cols
-    use(%m) ; use(%m)            =>   %m1 = fusec.ge %rows, %cols
-                                      use(%m0) ; use(%m1)
+    %a = use(%m)                      %a = use(%m0)
+    %b = use(%m)                 =>   %m1 = fusec.ge %rows, %cols
+                                      %b = use(%m1)
     ```
   }];
   let dependentDialects = ["::fusec::FusecDialect"];

@@ -502,26 +502,9 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
   return module;
 }
 
-/// Replaces the named dims of every shape the graph states (inputs,
-/// parameters, a node's stated shape, a `shape` attribute) by their bound
-/// sizes; an unbound name is an error at its place.
-void bindSizes(Json &doc, const SizeBindings &sizes) {
-  std::set<std::string> named;
-  auto bind = [&](Json &shape, const Place &at, const std::string &field) {
-    if (!shape.is_array())
-      return;  // the reader reports it
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (!shape[d].is_string())
-        continue;
-      const std::string name = shape[d].get<std::string>();
-      named.insert(name);
-      auto it = sizes.find(name);
-      if (it == sizes.end())
-        at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
-                           ", which is not bound: give it with --bind " + name + "=N");
-      shape[d] = it->second;
-    }
-  };
+/// Calls f(shape, place, field) on every shape the graph states (inputs,
+/// parameters, a node's stated shape, a `shape` attribute).
+template <typename F> void forEachShape(Json &doc, F &&f) {
   if (!doc.is_object())
     return;
   for (const char *key : {"inputs", "parameters"}) {
@@ -535,7 +518,7 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
       std::string label = std::string(key) + "[" + std::to_string(i) + "]";
       if (spec.contains("name") && spec["name"].is_string())
         label += " " + singleQuoted(spec["name"].get<std::string>());
-      bind(spec["shape"], Place(label), "shape");
+      f(spec["shape"], Place(label), "shape");
     }
   }
   if (!doc.contains("nodes") || !doc["nodes"].is_array())
@@ -550,12 +533,40 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
       label += singleQuoted(node["name"].get<std::string>()) + " ";
     Place at(label + "(nodes[" + std::to_string(i) + "])");
     if (node.contains("shape"))
-      bind(node["shape"], at, "shape");
+      f(node["shape"], at, "shape");
     if (node.contains("attrs") && node["attrs"].is_object() && node["attrs"].contains("shape"))
-      bind(node["attrs"]["shape"], at, "attrs.shape");
+      f(node["attrs"]["shape"], at, "attrs.shape");
   }
+}
+
+/// Replaces the named dims of every shape the graph states by their bound
+/// sizes. A size given for a name no shape uses is an error (a typo is
+/// reported as one, before the unbound name it leaves), and so is an
+/// unbound name, at its place.
+void bindSizes(Json &doc, const SizeBindings &sizes) {
+  std::set<std::string> named;
+  forEachShape(doc, [&](Json &shape, const Place &, const std::string &) {
+    if (shape.is_array())
+      for (const Json &d : shape)
+        if (d.is_string())
+          named.insert(d.get<std::string>());
+  });
   if (std::string e = unknownSizeError(sizes, named); !e.empty())
     Place().fail(e);
+  forEachShape(doc, [&](Json &shape, const Place &at, const std::string &field) {
+    if (!shape.is_array())
+      return;  // the reader reports it
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!shape[d].is_string())
+        continue;
+      const std::string name = shape[d].get<std::string>();
+      auto it = sizes.find(name);
+      if (it == sizes.end())
+        at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
+                           ", which is not bound: give it with --bind " + name + "=N");
+      shape[d] = it->second;
+    }
+  });
 }
 
 } // namespace

@@ -344,10 +344,12 @@ void Converter::addNode(const onnx::NodeProto &n) {
   if (op == "Gather") {
     allowAttrs(n, {"axis"});
     if (const Known *idx = knownValue(in[1])) {
-      if (enumeratesRows(n, *idx))
-        return gatherEveryRow(n, *idx);
+      // A slice first: 0..S-1 of a table of S rows reads as it does of a
+      // longer table, so a graph read at two sizes (--max) keeps its ops.
       if (sliceable(n, *idx))
         return gatherKnownRows(n, *idx);
+      if (enumeratesRows(n, *idx))
+        return gatherEveryRow(n, *idx);
     }
     // Indices known only when the model runs (token ids): an embedding lookup.
     return emit(out, "gather", {in[0], in[1]}, {{"axis", intAttr(n, "axis", 0)}});

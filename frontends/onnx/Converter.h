@@ -53,11 +53,19 @@ public:
     // The model's inputs first, then its weights in the order ONNX lists
     // them (only those an op reads: integer lists that only give shapes and
     // axes are read at import).
+    // A size given for no dynamic axis (a typo) is reported first, before
+    // the unbound axis it leaves.
+    std::set<std::string> dimNames;
+    for (const onnx::ValueInfoProto &v : g.input())
+      if (!initializerNames.count(v.name()) && v.type().has_tensor_type())
+        for (const auto &d : v.type().tensor_type().shape().dim())
+          if (d.has_dim_param())
+            dimNames.insert(d.dim_param());
+    if (std::string e = unknownSizeError(sizes, dimNames); !e.empty())
+      fail(e);
     for (const onnx::ValueInfoProto &v : g.input())
       if (!initializerNames.count(v.name()))
         addInput(v);
-    if (std::string e = unknownSizeError(sizes, dimNames); !e.empty())
-      fail(e);
     for (const onnx::TensorProto &t : g.initializer())
       addInitializer(t);
     for (const onnx::NodeProto &n : g.node())
@@ -124,8 +132,6 @@ private:
       // A dynamic axis: its size comes from --bind, and the graph is
       // converted (its shape arithmetic computed) for that size.
       auto it = d.has_dim_param() ? sizes.find(d.dim_param()) : sizes.end();
-      if (d.has_dim_param())
-        dimNames.insert(d.dim_param());
       if (!d.has_dim_param() || d.dim_param().empty())
         fail("input '" + v.name() + "' has a dimension of unknown size: export it with a "
              "fixed size or a named dynamic axis");
@@ -349,8 +355,6 @@ private:
   const onnx::ModelProto &model;
   std::string file;
   const SizeBindings &sizes;
-  /// The names of the inputs' dynamic axes.
-  std::set<std::string> dimNames;
   int64_t opset = 0;
   Json graph;
   std::map<std::string, std::string> alias;
