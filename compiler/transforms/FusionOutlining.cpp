@@ -82,6 +82,20 @@ std::vector<Operation *> withFeeders(ArrayRef<Operation *> group) {
   return ordered;
 }
 
+/// What a product reads beyond its operands' stored bytes where an operand
+/// is a repeat (a broadcast_to that grows it, through views): unfused, the
+/// repeat is a copy the product reads whole.
+int64_t repeatedBytes(Operation *matmul) {
+  int64_t extra = 0;
+  for (Value v : matmul->getOperands())
+    for (Operation *d = v.getDefiningOp(); d && isView(d); d = d->getOperand(0).getDefiningOp())
+      if (isa<BroadcastToOp>(d) && tensorBytes(d->getResult(0)) > tensorBytes(d->getOperand(0))) {
+        extra += tensorBytes(d->getResult(0)) - readBytes(v);
+        break;
+      }
+  return extra;
+}
+
 void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule &s,
               const DeviceProfile &p, size_t index) {
   Builder b(fusion.getContext());
@@ -102,10 +116,17 @@ void annotate(FusionOp fusion, ArrayRef<Operation *> group, const GroupSchedule 
       Cost c = unfusedCost(op);
       if (s.kind == GroupKind::Attention && isView(op)) {
         // The transpose an attention kernel writes through is, unfused, a
-        // copy for the product that reads it.
-        c.bytes = 2 * tensorBytes(op->getResult(0));
+        // copy for the product that reads it; so is the repeat of
+        // grouped-query K/V it reads in place (the cache read once, written
+        // once a head), which the product then reads whole.
+        const int64_t out = tensorBytes(op->getResult(0)), in = tensorBytes(op->getOperand(0));
+        if (isa<BroadcastToOp>(op) && out <= in)
+          continue;  // no repeat: a view in every plan
+        c.bytes = isa<BroadcastToOp>(op) ? in + out : 2 * out;
         c.launches = 1;
       }
+      if (s.kind == GroupKind::Attention && isa<MatmulOp>(op))
+        c.bytes += repeatedBytes(op);
       unfused += c;
       // A product alone runs on cuBLASLt, as in the --no-fuse plan (views
       // and generators cost nothing); a collective on NCCL.
