@@ -107,6 +107,8 @@ std::vector<int64_t> asShape(const Place &at, const Json &v, const std::string &
   return s;
 }
 
+std::string singleQuoted(const std::string &s) { return "'" + printable(s) + "'"; }
+
 std::string suggest(const std::string &word, const std::vector<std::string> &candidates) {
   std::string best;
   unsigned bestDist = 3;

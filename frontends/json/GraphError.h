@@ -58,6 +58,9 @@ std::vector<int64_t> asShape(const Place &at, const Json &v, const std::string &
 /// Rejects keys of `obj` not in `allowed` (typos), naming the closest allowed key.
 void rejectUnknownKeys(const Place &at, const Json &obj, const std::vector<std::string> &allowed,
                        const std::string &what);
+/// A name in a message, in single quotes, printable() (it may hold any byte
+/// until checked).
+std::string singleQuoted(const std::string &s);
 /// "did you mean 'gelu'?" when a candidate is within two edits, else "".
 std::string suggest(const std::string &word, const std::vector<std::string> &candidates);
 

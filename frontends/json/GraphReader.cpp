@@ -13,6 +13,7 @@
 #include "compiler/support/StrictJson.h"
 
 #include "frontends/json/OpTable.h"
+#include "frontends/json/SizeBindings.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -126,8 +127,6 @@ std::map<std::string, LineCol> namePositions(llvm::StringRef text) {
   return out;
 }
 
-/// A name in a message, printable() (it may hold any byte until checked).
-std::string singleQuoted(const std::string &s) { return "'" + printable(s) + "'"; }
 
 /// The argument attribute that marks a parameter (isParameter).
 constexpr const char *kParameterAttr = "fusec.parameter";
@@ -502,139 +501,8 @@ OwningOpRef<ModuleOp> GraphBuilder::build(const Json &doc) {
   return module;
 }
 
-/// Calls f(shape, place, field) on every shape the graph states (inputs,
-/// parameters, a node's stated shape, a `shape` attribute).
-template <typename F> void forEachShape(Json &doc, F &&f) {
-  if (!doc.is_object())
-    return;
-  for (const char *key : {"inputs", "parameters"}) {
-    Json *list = doc.contains(key) ? &doc[key] : nullptr;
-    if (!list || !list->is_array())
-      continue;
-    for (size_t i = 0; i < list->size(); ++i) {
-      Json &spec = (*list)[i];
-      if (!spec.is_object() || !spec.contains("shape"))
-        continue;
-      std::string label = std::string(key) + "[" + std::to_string(i) + "]";
-      if (spec.contains("name") && spec["name"].is_string())
-        label += " " + singleQuoted(spec["name"].get<std::string>());
-      f(spec["shape"], Place(label), "shape");
-    }
-  }
-  if (!doc.contains("nodes") || !doc["nodes"].is_array())
-    return;
-  Json &nodes = doc["nodes"];
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    Json &node = nodes[i];
-    if (!node.is_object())
-      continue;
-    std::string label = "node ";
-    if (node.contains("name") && node["name"].is_string())
-      label += singleQuoted(node["name"].get<std::string>()) + " ";
-    Place at(label + "(nodes[" + std::to_string(i) + "])");
-    if (node.contains("shape"))
-      f(node["shape"], at, "shape");
-    if (node.contains("attrs") && node["attrs"].is_object() && node["attrs"].contains("shape"))
-      f(node["attrs"]["shape"], at, "attrs.shape");
-  }
-}
-
-/// Replaces the named dims of every shape the graph states by their bound
-/// sizes. A size given for a name no shape uses is an error (a typo is
-/// reported as one, before the unbound name it leaves), and so is an
-/// unbound name, at its place.
-void bindSizes(Json &doc, const SizeBindings &sizes) {
-  std::set<std::string> named;
-  forEachShape(doc, [&](Json &shape, const Place &, const std::string &) {
-    if (shape.is_array())
-      for (const Json &d : shape)
-        if (d.is_string())
-          named.insert(d.get<std::string>());
-  });
-  if (std::string e = unknownSizeError(sizes, named); !e.empty())
-    Place().fail(e);
-  forEachShape(doc, [&](Json &shape, const Place &at, const std::string &field) {
-    if (!shape.is_array())
-      return;  // the reader reports it
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (!shape[d].is_string())
-        continue;
-      const std::string name = shape[d].get<std::string>();
-      auto it = sizes.find(name);
-      if (it == sizes.end())
-        at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
-                           ", which is not bound: give it with --bind " + name + "=N");
-      shape[d] = it->second;
-    }
-  });
-}
-
 } // namespace
 } // namespace json
-
-llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::StringRef fileName) {
-  NamedDims out;
-  std::string ignored;
-  json::Json doc = parseStrictJsonOrDiscard(text.begin(), text.end(), ignored);
-  if (!doc.is_object())
-    return out;  // reading the graph reports what is wrong with it
-  for (const char *key : {"inputs", "parameters"}) {
-    if (!doc.contains(key) || !doc[key].is_array())
-      continue;
-    for (const json::Json &spec : doc[key]) {
-      if (!spec.is_object() || !spec.contains("name") || !spec["name"].is_string() ||
-          !spec.contains("shape") || !spec["shape"].is_array())
-        continue;
-      std::vector<std::string> dims;
-      bool named = false;
-      for (const json::Json &d : spec["shape"]) {
-        dims.push_back(d.is_string() ? d.get<std::string>() : "");
-        named |= d.is_string();
-      }
-      if (named)
-        out[spec["name"].get<std::string>()] = dims;
-    }
-  }
-  (void)fileName;
-  return out;
-}
-
-std::string unknownSizeError(const SizeBindings &sizes, const std::set<std::string> &named) {
-  for (const auto &entry : sizes) {
-    if (named.count(entry.first))
-      continue;
-    std::string list;
-    for (const std::string &n : named)
-      list += (list.empty() ? "" : ", ") + json::singleQuoted(n);
-    return "a size is given for " + json::singleQuoted(entry.first) +
-           ", but no dim of the graph is named so (" +
-           (list.empty() ? std::string("it has no named dims") : "its named dims: " + list) + ")";
-  }
-  return "";
-}
-
-llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts,
-                                               llvm::StringRef flag) {
-  SizeBindings out;
-  for (const std::string &text : texts) {
-    llvm::SmallVector<llvm::StringRef> parts;
-    llvm::StringRef(text).split(parts, ',', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef part : parts) {
-      auto [name, value] = part.split('=');
-      unsigned long long v = 0;
-      name = name.trim();
-      if (name.empty() || value.trim().getAsInteger(10, v) || v > (1ull << 40))
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s %s: expected NAME=N with N a size (0 to 2^40)",
-                                       flag.str().c_str(), printable(part.str()).c_str());
-      if (!out.emplace(name.str(), static_cast<int64_t>(v)).second)
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "%s: the size '%s' is given twice", flag.str().c_str(),
-                                       printable(name.str()).c_str());
-    }
-  }
-  return out;
-}
 
 llvm::Expected<OwningOpRef<ModuleOp>> importGraphText(llvm::StringRef text,
                                                        llvm::StringRef fileName,
