@@ -52,6 +52,14 @@ Status referenceAt(const std::string &json, const char *dim, int64_t size,
   return q->evaluateReference(in, ref);
 }
 
+/// `json` compiled once for every size of `dim` up to `bound` (maxSizes).
+Status compileVarying(const std::string &json, const char *dim, int64_t bound,
+                      std::unique_ptr<Program> &p) {
+  Options o;
+  o.maxSizes = {{dim, bound}};
+  return Program::compileText(json, "padded.json", o, p);
+}
+
 /// `in` uploaded, the program run (or replayed) on it, and each output
 /// against `ref`; "" where all match, else what differs.
 std::string runPaddedCall(CudaDriver &drv, Program &p, const std::vector<HostTensor> &in,
@@ -80,10 +88,8 @@ void checkPaddedProgram(CudaDriver &drv, Tally &t) {
   if (!selected(label))
     return;
   auto fail = [&](const std::string &why) { failed(t, label, why); };
-  Options o;
-  o.maxSizes = {{"S", 300}};
   std::unique_ptr<Program> p;
-  Status s = Program::compileText(kPaddedGraph, "padded.json", o, p);
+  Status s = compileVarying(kPaddedGraph, "S", 300, p);
   if (s)
     s = p->load();
   if (!s)
@@ -154,10 +160,8 @@ void checkPaddedDecode(CudaDriver &drv, Tally &t) {
   if (!selected(label))
     return;
   auto fail = [&](const std::string &why) { failed(t, label, why); };
-  Options o;
-  o.maxSizes = {{"T", 1000}};
   std::unique_ptr<Program> p;
-  Status s = Program::compileText(kPaddedDecode, "decode.json", o, p);
+  Status s = compileVarying(kPaddedDecode, "T", 1000, p);
   if (s)
     s = p->load();
   for (size_t i : {4, 5})
@@ -196,10 +200,8 @@ void checkPaddedWeights(CudaDriver &drv, Tally &t) {
   json.erase(a, b - a);
   weightsJson.erase(weightsJson.find_last_of(','));  // the list's last entry
   json.insert(json.find("\"nodes\""), "\"parameters\": [" + weightsJson + "],\n  ");
-  Options o;
-  o.maxSizes = {{"T", 1000}};
   std::unique_ptr<Program> p;
-  Status s = Program::compileText(json, "decode.json", o, p);
+  Status s = compileVarying(json, "T", 1000, p);
   if (s)
     s = p->resize({{"T", 700}});
   if (s)
