@@ -12,8 +12,6 @@
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/KernelLaunch.h"
 #include "compiler/schedule/RowStatsForm.h"
-#include "compiler/schedule/RowScaledOperand.h"
-#include "compiler/codegen/ElementEmitter.h"
 #include "compiler/schedule/StridedView.h"
 
 #include <string>
@@ -105,41 +103,6 @@ std::string gemvPlainLoop(const GemvLoop &loop, int vectors, const std::string &
 /// at the registers that takes.
 bool gemvAllInFlight(int64_t k, int64_t laneStep, int weights, int64_t warps, int smCount);
 
-/// A row-scaled A (schedule/RowScaledOperand.h) as the dot-product kernels
-/// compute it in each warp's K loop (RowScaledA.cpp): P, A with its row
-/// factor taken as 1, and the row's reductions beside it in accumulators
-/// fz_st<j>[m]; after the loop the factor of row m scales its sums.
-struct RowScaleCode {
-  RowScaledOperand form;
-  int64_t rows = 0, k = 0;
-  /// The form of `mm`'s A in `fusion`; nullopt where its prologue holds no
-  /// reduction, or (with `why`) does not take the form.
-  static std::optional<RowScaleCode> of(FusionOp fusion, MatmulOp mm, std::string &why);
-  /// The accumulators, one a row of A, at their identities.
-  std::string decls(const std::string &indent) const;
-  /// Sets `e` (over A's domain `domain`) to compute P, and returns the
-  /// statements (at `indent`) that add the element of each reduction's
-  /// operand at the same index to its accumulator of row `r`.
-  std::string accumulate(ElementEmitter &e, llvm::ArrayRef<int64_t> domain, const std::string &r,
-                         const std::string &indent) const;
-  /// After the K loop: each accumulator combined over the `lanes` lanes
-  /// that share a row, then the reduction's value (a mean divided by K).
-  std::string finish(int lanes, const std::string &indent) const;
-  /// The statements (at `indent`) computing the factor of row `m` from the
-  /// accumulators; its expression in `value`.
-  std::string scale(FusionOp fusion, const std::string &m, const std::string &indent,
-                    std::string &value) const;
-};
-
-/// Statements filling float `dst`[8] with elements (r + l, c) (`alongRows`)
-/// or (r, c + l) of operand `o` of a product over `batchShape`, l < 8: one
-/// 16-byte load of `elem`, or its prologue computed with the inputs loaded
-/// as vectors where they allow; with `rows`, P and the row's reductions.
-std::string operandVector(FusionOp fusion, llvm::ArrayRef<int64_t> batchShape,
-                          const std::string &elem, const Operand &o, const std::string &r,
-                          const std::string &c, bool alongRows, const std::string &dst,
-                          const std::string &indent, const RowScaleCode *rows = nullptr);
-
 struct GemmGen {
   FusionOp fusion;
   MatmulOp mm;
@@ -160,8 +123,6 @@ struct GemmGen {
   GemmShape shape;  ///< with parts, N is theirs summed
   std::vector<int64_t> batchShape;
   Operand a, b, b2;  ///< a: M x K, b (and b2): K x N
-  /// A's row-scaled form, where its prologue scales its rows (1-8 rows).
-  std::optional<RowScaleCode> aRows;
   std::string elem;  ///< storage type of A and B
   int threads = 0;
   /// Shared-memory bytes of the operand stages; the portable kernel stages its

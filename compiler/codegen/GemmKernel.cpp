@@ -42,26 +42,22 @@ std::string str(int64_t v) { return std::to_string(v); }
 /// An emitter over an operand's matrix domain [batch..., rows, cols] with
 /// `r`, `c` as its last two indices (the batch ones from fz_b), and the
 /// operand's own index in that domain (broadcast dims projected away).
-ElementEmitter operandEmitter(FusionOp fusion, ArrayRef<int64_t> batchShape, const Operand &o,
-                              const std::string &r, const std::string &c,
-                              const std::string &indent, Index &idx,
-                              std::vector<int64_t> *domainOut = nullptr) {
-  std::vector<std::string> vars(batchShape.size());
+ElementEmitter operandEmitter(const GemmGen &g, const Operand &o, const std::string &r,
+                              const std::string &c, const std::string &indent, Index &idx) {
+  std::vector<std::string> vars(g.batchShape.size());
   int64_t inner = 1;
-  for (int d = (int)batchShape.size() - 1; d >= 0; --d) {
-    vars[d] = "((fz_b / " + str(inner) + ") % " + str(batchShape[d]) + ")";
-    inner *= batchShape[d];
+  for (int d = (int)g.batchShape.size() - 1; d >= 0; --d) {
+    vars[d] = "((fz_b / " + str(inner) + ") % " + str(g.batchShape[d]) + ")";
+    inner *= g.batchShape[d];
   }
   vars.push_back(r);
   vars.push_back(c);
-  std::vector<int64_t> domain(batchShape.begin(), batchShape.end());
+  std::vector<int64_t> domain = g.batchShape;
   domain.push_back(o.layout.rows);
   domain.push_back(o.layout.cols);
   idx = ElementEmitter::project(ElementEmitter::identity(domain.size()), domain,
                                 shapeOf(o.value));
-  if (domainOut)
-    *domainOut = domain;
-  return ElementEmitter(fusion, vars, indent);
+  return ElementEmitter(g.fusion, vars, indent);
 }
 } // namespace
 
@@ -71,27 +67,23 @@ std::string GemmGen::computedElement(const Operand &o, const std::string &r,
   // Clamped into the operand: the caller zeroes elements past its edges, and
   // the prologue's loads stay in bounds without a branch around them.
   Index idx;
-  ElementEmitter e =
-      operandEmitter(fusion, batchShape, o, "min(" + r + ", " + str(o.layout.rows - 1) + ")",
-                     "min(" + c + ", " + str(o.layout.cols - 1) + ")", indent, idx);
+  ElementEmitter e = operandEmitter(*this, o, "min(" + r + ", " + str(o.layout.rows - 1) + ")",
+                                    "min(" + c + ", " + str(o.layout.cols - 1) + ")", indent, idx);
   value = e.emit(o.value, idx);
   return e.takeCode();
 }
 
-std::string operandVector(FusionOp fusion, ArrayRef<int64_t> batchShape, const std::string &elem,
-                          const Operand &o, const std::string &r, const std::string &c,
-                          bool alongRows, const std::string &dst, const std::string &indent,
-                          const RowScaleCode *rows) {
+std::string GemmGen::operandVector(const Operand &o, const std::string &r, const std::string &c,
+                                   bool alongRows, const std::string &dst,
+                                   const std::string &indent) const {
   if (!o.computed)
     return indent + "fz_load<" + elem + ", 8>(" + o.ptr + ", " + offsetExpr(o, "fz_b", r, c) +
            ", " + dst + ");\n";
   // Lane l of 8 along the unit-stride dim: inputs contiguous along it are
   // one vector load, those constant along it one scalar, both before the loop.
   Index idx;
-  std::vector<int64_t> domain;
-  ElementEmitter e = operandEmitter(fusion, batchShape, o, alongRows ? "(" + r + " + l)" : r,
-                                    alongRows ? c : "(" + c + " + l)", indent + "    ", idx,
-                                    &domain);
+  ElementEmitter e = operandEmitter(*this, o, alongRows ? "(" + r + " + l)" : r,
+                                    alongRows ? c : "(" + c + " + l)", indent + "    ", idx);
   int dim = static_cast<int>(batchShape.size()) + (alongRows ? 0 : 1);
   HoistedLoads hoist{dim, 8, alongRows ? r : c, indent + "  "};
   e.load = [&](ElementEmitter &em, BlockArgument arg, const Index &i) {
@@ -100,24 +92,11 @@ std::string operandVector(FusionOp fusion, ArrayRef<int64_t> batchShape, const s
              em.offset(shapeOf(arg), i) + ")";
     return hoist.load(em, arg, i);
   };
-  std::string accumulate;
-  if (rows)
-    accumulate = rows->accumulate(e, domain, r, indent + "    ");
   std::string v = e.emit(o.value, idx), code = e.takeCode();
-  // A row-scaled A stays in fp32: its rows are not normalized yet, and a
-  // 16-bit type may not hold them (f16's range).
-  std::string element = rows ? v : "fz_in(fz_out<" + elem + ">::of(" + v + "))";
   return indent + "{  // the operand's prologue\n" + hoist.pre + indent +
          "  #pragma unroll\n" + indent + "  for (int l = 0; l < 8; ++l) {\n" + code + indent +
-         "    " + dst + "[l] = " + element + ";\n" + accumulate + indent + "  }\n" + indent +
-         "}\n";
-}
-
-std::string GemmGen::operandVector(const Operand &o, const std::string &r, const std::string &c,
-                                   bool alongRows, const std::string &dst,
-                                   const std::string &indent) const {
-  return detail::operandVector(fusion, batchShape, elem, o, r, c, alongRows, dst, indent,
-                               &o == &a && aRows ? &*aRows : nullptr);
+         "    " + dst + "[l] = fz_in(fz_out<" + elem + ">::of(" + v + "));\n" + indent + "  }\n" +
+         indent + "}\n";
 }
 
 // The copy of k-step `kt` into stage `st`, for one operand. For A the tile

@@ -158,14 +158,6 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
   g.b.value = g.mm.getRhs();
   g.a.computed = !ia;
   g.b.computed = !ib;
-  if (g.a.computed) {
-    std::string why;
-    g.aRows = RowScaleCode::of(fusion, g.mm, why);
-    if (!why.empty())
-      return fail(why);
-    if (g.aRows && (path != KernelFamily::FusecGemv || g.shape.batch != 1))
-      return mismatch("a prologue that scales A's rows runs on the dot-product kernel of 1-8 rows");
-  }
   // A sibling product's weight (a dual product's second, or a part's): a
   // K-contiguous input of the group, with its own tensor map.
   auto weightOf = [&](MatmulOp m) -> std::optional<GemmGen::Part> {
@@ -204,8 +196,7 @@ llvm::Expected<KernelSpec> generateGemm(FusionOp fusion, KernelFamily path,
                     str(g.shape.n) + " k" + str(g.shape.k) + " b" + str(g.shape.batch) +
                     (g.a.kContiguous ? " aK" : " aM") + (g.b.kContiguous ? " bK" : " bN") +
                     (g.mm2 ? " dual" : "") + (g.a.computed ? " aP" : "") +
-                    (g.b.computed ? " bP" : "") + (g.aRows ? " aRows" : "") +
-                    (g.rowStats ? " rowstats" : "");
+                    (g.b.computed ? " bP" : "") + (g.rowStats ? " rowstats" : "");
   if (!g.parts.empty()) {
     key += " parts";
     for (const GemmGen::Part &p : g.parts)

@@ -99,9 +99,7 @@ int GemmGen::gemvRowsPerWarpStep() const {
 }
 
 bool GemmGen::gemvStagesA() const {
-  // A row-scaled A is computed per warp with its row statistics
-  // (RowScaledA.cpp): staged, the block would wait for them first.
-  return a.computed && !aRows && shape.m * shape.k * 2 <= kGemvStageBytes;
+  return a.computed && shape.m * shape.k * 2 <= kGemvStageBytes;
 }
 
 KernelText GemmGen::gemvSource(int smCount) {
@@ -141,8 +139,6 @@ KernelText GemmGen::gemvSource(int smCount) {
   s += "  const int fz_enc = min(fz_en, " + str(N - 1) + ");\n";
   std::string prefetch, epilogue = scalarEpilogue(&prefetch);
   s += prefetch;
-  if (aRows)
-    s += aRows->decls("  ");
   s += "  float acc[" + str(M) + "][" + str(C) + "];\n";
   s += "  #pragma unroll\n  for (int m = 0; m < " + str(M) + "; ++m)\n    #pragma unroll\n"
        "    for (int c = 0; c < " + str(C) + "; ++c) acc[m][c] = 0.f;\n";
@@ -163,16 +159,7 @@ KernelText GemmGen::gemvSource(int smCount) {
           "      const float t = fz_warp_reduce<" + str(L) + ">(acc[m][c], fz_sum_op());\n"
           "      if (fz_l == m * " + str(C) + " + c) fz_v = t;\n"
           "    }\n";
-  std::string scaled;
-  if (aRows) {
-    // The row statistics over the row's lanes, then row fz_em's factor.
-    tail += aRows->finish(L, "  ");
-    std::string factor;
-    scaled = "    {  // the row's factor (its statistics are complete)\n" +
-             aRows->scale(fusion, "fz_em", "      ", factor) + "      fz_v *= " + factor +
-             ";\n    }\n";
-  }
-  tail += "  if (fz_en < " + str(N) + ") {\n" + scaled + epilogue + "  }\n";
+  tail += "  if (fz_en < " + str(N) + ") {\n" + epilogue + "  }\n";
   GemvLoop loop;
   loop.k = K;
   loop.laneStep = L * 8;

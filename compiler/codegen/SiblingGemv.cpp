@@ -108,20 +108,9 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
   };
   auto la = matmulOperandLayout(first.getLhs(), {}, 'r');
   auto ia = argOf(first.getLhs());
-  if (!la)
-    return fail("sibling matmuls: A is not a strided view");
-  // A read from memory, or computed by the group's prologue in each warp's
-  // K loop (an RMS norm's rows: RowScaledA.cpp).
-  Operand a{ia ? ElementEmitter::argName(*ia) : "", *la, true};
-  a.value = first.getLhs();
-  a.computed = !ia;
-  std::optional<RowScaleCode> aRows;
-  if (a.computed) {
-    std::string why;
-    aRows = RowScaleCode::of(fusion, first, why);
-    if (!why.empty())
-      return fail(why);
-  }
+  if (!la || !ia)
+    return fail("sibling matmuls: A is not a strided view of an input");
+  Operand a{ElementEmitter::argName(*ia), *la, true};
   int64_t M = la->rows, K = la->cols, rows = 0;
   std::string elem = storageType(dtypeOf(first.getLhs()));
   for (Segment &s : segs) {
@@ -180,8 +169,8 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     // 9-64 rows: the tensor-core body (TensorCoreGemv.cpp), blocks of 16 x
     // `tiles` rows of one segment, K not split across blocks (t.split stays
     // 1: splits are slower), so no scratch.
-    if (la->batch > 1 || !isHalfFloat(dtypeOf(first.getLhs())) || a.computed)
-      return fail("sibling matmuls of 9-64 rows take one matrix of 16-bit operands from memory");
+    if (la->batch > 1 || !isHalfFloat(dtypeOf(first.getLhs())))
+      return fail("sibling matmuls of 9-64 rows take one matrix of 16-bit operands");
     size_t J = 1;
     for (const Segment &s : segs)
       J = std::max(J, s.mms.size());
@@ -263,8 +252,6 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     for (MatmulOp m : s.mms)
       src += " " + label(m);
     src += "\n    const int fz_n0 = fz_row - " + str(s.first) + ";\n";
-    if (aRows)
-      src += aRows->decls("    ");
     src += "    float acc[" + str(J) + "][" + str(M) + "];\n";
     src += "    #pragma unroll\n    for (int j = 0; j < " + str(J) + "; ++j)\n      #pragma unroll\n"
            "      for (int m = 0; m < " + str(M) + "; ++m) acc[j][m] = 0.f;\n";
@@ -278,14 +265,12 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
     for (int j = 0; j < J; ++j)
       loop.weights.push_back({s.weights[j].ptr, offsetExpr(s.weights[j], "0", "k", "fz_n0")});
     loop.body = "      #pragma unroll\n      for (int m = 0; m < " + str(M) + "; ++m) {\n";
-    loop.body += "        float x[8];\n" + operandVector(fusion, {}, elem, a, "m", "k", false, "x",
-                                                      "        ", aRows ? &*aRows : nullptr);
+    loop.body += "        float x[8];\n        fz_load<" + elem + ", 8>(" + a.ptr + ", " +
+                 offsetExpr(a, "0", "m", "k") + ", x);\n";
     loop.body += "        #pragma unroll\n        for (int j = 0; j < " + str(J) + "; ++j)\n"
                  "          #pragma unroll\n          for (int i = 0; i < 8; ++i) acc[j][m] = "
                  "fmaf(x[i], w[j][i], acc[j][m]);\n      }\n";
     src += gemvWeightLoop(loop);
-    if (aRows)
-      src += aRows->finish(32, "    ");
     // Every lane ends with every sum; lane m takes row m.
     src += "    float fz_v[" + str(J) + "] = {};\n    int fz_em = -1;\n";
     src += "    #pragma unroll\n    for (int m = 0; m < " + str(M) + "; ++m)\n      #pragma unroll\n"
@@ -293,13 +278,6 @@ llvm::Expected<KernelSpec> generateSiblingGemv(FusionOp fusion, const DeviceProf
            "        const float t = fz_warp_reduce<32>(acc[j][m], fz_sum_op());\n"
            "        if (lane == m) { fz_v[j] = t; fz_em = m; }\n      }\n";
     src += "    if (fz_em >= 0) {\n      const int fz_en = fz_n0;\n";
-    if (aRows) {
-      std::string factor;
-      src += "      {  // the row's factor (its statistics are complete)\n";
-      src += aRows->scale(fusion, "fz_em", "        ", factor);
-      src += "        #pragma unroll\n        for (int j = 0; j < " + str(J) +
-             "; ++j) fz_v[j] *= " + factor + ";\n      }\n";
-    }
     src += segmentEpilogue(s, "fz_v", "      ");
     src += "    }\n  }\n";
   }

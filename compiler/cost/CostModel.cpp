@@ -243,7 +243,6 @@ Cost groupCost(ArrayRef<Operation *> ops) {
   for (Operation *op : ops)
     c += opFlops(op);
   llvm::SmallPtrSet<Value, 8> operands, prologueInputs;
-  const int64_t matmuls = llvm::count_if(ops, [](Operation *op) { return isa<MatmulOp>(op); });
   for (Operation *op : ops)
     if (auto mm = dyn_cast<MatmulOp>(op)) {
       operands.insert(viewSource(mm.getLhs()));
@@ -260,15 +259,7 @@ Cost groupCost(ArrayRef<Operation *> ops) {
       ArrayRef<int64_t> bShape = shapeOf(mm.getRhs());
       int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1, n = bShape.size() >= 2 ? bShape.back() : 1;
       int64_t aElems = shape::numElements(a), bElems = shape::numElements(bShape);
-      // The dot-product kernel computes a row-scaled A (a reduction in the
-      // prologue: RowScaledOperand.h) and siblings' shared A in each warp's
-      // K loop, under the weight stream: flops, not a wait ahead of it.
-      bool perWarp = matmuls > 1 || llvm::any_of(prologue, [](Operation *p) {
-                       return isa<SumOp, MeanOp, MaxOp, MinOp>(p);
-                     });
-      if (computed(mm.getLhs()) && perWarp) {
-        c.flops += 2 * aElems * n;
-      } else if (computed(mm.getLhs())) {
+      if (computed(mm.getLhs())) {
         c.prologueTileElements += aElems * ceilDiv(n, 64);
         bool staged = m * (a.empty() ? 1 : a.back()) * 2 <= kGemvStageBytes;
         c.prologueGemvElements += aElems * (staged ? ceilDiv(n, 8) : n);

@@ -2,7 +2,6 @@
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/AttentionForm.h"
 #include "compiler/schedule/RowStatsForm.h"
-#include "compiler/schedule/RowScaledOperand.h"
 
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
@@ -181,8 +180,6 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
   return true;
 }
 
-bool prologueFits(ArrayRef<Operation *> mms, ArrayRef<Operation *> prologue, std::string &why);
-
 /// Two sibling matmuls of more rows (SwiGLU's gate and up) as one dual
 /// product on Hopper's wgmma GEMM (the planner checks the target): the two
 /// results meet in the epilogue, which writes one 16-bit value of their
@@ -230,23 +227,17 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
                       std::string &why) {
   auto first = cast<MatmulOp>(mms.front());
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
-  // A prologue computes the A they share (an RMS norm before Q/K/V), never
-  // a weight: the same ops for every sibling.
-  SmallVector<Operation *> prologue = matmulPrologue(first, ops);
   for (Operation *op : mms) {
-    SmallVector<Operation *> mine = matmulPrologue(op, ops);
-    if (mine.empty() && prologue.empty())
+    SmallVector<Operation *> prologue = matmulPrologue(op, ops);
+    if (prologue.empty())
       continue;
-    auto upstream = llvm::find_if(mine, [](Operation *p) { return isa<MatmulOp>(p); });
-    Operation *b = viewSource(cast<MatmulOp>(op).getRhs()).getDefiningOp();
-    if (upstream == mine.end() && mine == prologue && !(b && llvm::is_contained(mine, b)))
-      continue;
-    why = upstream != mine.end()
+    auto upstream = llvm::find_if(prologue, [](Operation *p) { return isa<MatmulOp>(p); });
+    why = upstream != prologue.end()
               ? opLabel(*upstream) + " would be computed while loading an operand of " +
                     opLabel(op) + ": a kernel holds several matmuls only as siblings of one A"
-              : "a prologue of sibling matmuls computes the A they share and nothing else (" +
-                    opLabel((mine.empty() ? prologue : mine).back()) +
-                    " would be computed while loading an operand of " + opLabel(op) + ")";
+              : "a matmul prologue is built for one matmul, not for siblings (" +
+                    opLabel(prologue.back()) + " would be computed while loading an operand of " +
+                    opLabel(op) + ")";
     return false;
   }
   // The same rows of A: one view (offset, strides) of one tensor.
@@ -268,19 +259,6 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
     return gemvApplies(op) && shapeOf(cast<MatmulOp>(op).getRhs()).size() == 2 &&
            shapeOf(op->getResult(0)).size() == 2;
   });
-  if (!prologue.empty()) {
-    bool fewRows = gemv && llvm::all_of(mms, [](Operation *op) {
-      return gemvPath(op) == GemmPath::FusecGemv && matmulDims(op).batch == 1;
-    });
-    if (!fewRows) {
-      why = "sibling matmuls compute their A in the dot-product kernel of 1-8 rows only (" +
-            opLabel(prologue.back()) + " would be computed while loading an operand of " +
-            opLabel(first) + ")";
-      return false;
-    }
-    if (!prologueFits(mms, prologue, why))
-      return false;
-  }
   // 9-64 rows: the tensor-core form holds every weight's sums in shared
   // memory; its smallest configuration (one tile, 4 warps, 2 stages) must
   // fit the smallest GPU's of the profiles (an L40S's 99 KB), counting each
@@ -312,8 +290,6 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
       width[op] = shapeOf(op->getResult(0)).back();
       continue;
     }
-    if (llvm::is_contained(prologue, op))
-      continue;
     if (!isElementwise(op)) {
       why = opLabel(op) + " is not elementwise: sibling matmul epilogues are elementwise";
       return false;
@@ -342,27 +318,12 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
 
 /// A prologue computes an operand of the matmul while the kernel loads it:
 /// elementwise ops (views between them fold into the index) whose values
-/// nothing but the prologue and `mms` (the matmul, or siblings reading the
-/// same A) read, so none is ever written. The dot-product kernel also takes
-/// reductions that scale A's rows (RowScaledOperand.h).
-bool prologueFits(ArrayRef<Operation *> mms, ArrayRef<Operation *> prologue, std::string &why) {
-  Operation *mm = mms.front();
+/// nothing but the prologue and the matmul reads, so none is ever written.
+bool prologueFits(Operation *mm, ArrayRef<Operation *> prologue, std::string &why) {
   SmallVector<Operation *> readers(prologue.begin(), prologue.end());
-  readers.append(mms.begin(), mms.end());
-  std::optional<RowScaledOperand> rows = rowScaledOperand(mm, prologue, why);
-  if (!why.empty())
-    return false;
-  if (rows) {
-    MatmulDims d = matmulDims(mm);
-    if (d.rows > 8 || d.batch != 1 || !gemvApplies(mm)) {
-      why = "only the dot-product kernel (1-8 rows of one A, K-contiguous 16-bit weights) "
-            "scales A's rows by a reduction in its prologue (" + opLabel(rows->reductions.front()) +
-            " would be computed while loading an operand of " + opLabel(mm) + ")";
-      return false;
-    }
-  }
+  readers.push_back(mm);
   for (Operation *op : prologue) {
-    if (!isElementwise(op) && !(rows && isReduction(op))) {
+    if (!isElementwise(op)) {
       why = "a matmul prologue computes elementwise ops only (" + opLabel(op) +
             " would be computed while loading an operand of " + opLabel(mm) + ")";
       return false;
@@ -405,7 +366,7 @@ bool classifyMatmul(ArrayRef<Operation *> ops, Operation *mm, GroupSchedule &s,
   s.kind = GroupKind::Matmul;
   s.domain.assign(d.begin(), d.end());
   SmallVector<Operation *> prologue = matmulPrologue(mm, ops);
-  if (!prologueFits({mm}, prologue, why))
+  if (!prologueFits(mm, prologue, why))
     return false;
   for (Operation *op : ops) {
     if (op == mm || llvm::is_contained(prologue, op))

@@ -136,54 +136,6 @@ void Grouping::mergeSiblings() {
     gemvApart[g] = apart;
     joinSiblings(g, {h}, std::move(merged), apart);
   });
-  // The group computing the siblings' shared A (an RMS norm before Q/K/V,
-  // or before gate and up) joins them as their prologue where the one
-  // kernel is predicted faster: each warp computes A, and scales its sums
-  // by the row statistic (schedule/RowScaledOperand.h).
-  for (size_t g = 0; g < groups.size(); ++g) {
-    SmallVector<Operation *> mms = matmulsOf(groups[g]);
-    if (mms.size() < 2 || chosenGemmPath(mms.front()) != GemmPath::FusecGemv)
-      continue;
-    Operation *def = viewSource(cast<MatmulOp>(mms.front()).getLhs()).getDefiningOp();
-    auto it = def ? groupOf.find(def) : groupOf.end();
-    if (it == groupOf.end() || it->second == g || !matmulsOf(groups[it->second]).empty())
-      continue;
-    size_t p = it->second;
-    OpGroup merged = united(groups[p], groups[g]);
-    GroupSchedule schedule;
-    std::string why;
-    auto reject = [&](DecisionReason code, std::string reason, double fused = -1,
-                      double apart = -1) {
-      rejections.push_back(
-          {nodeLabel(def), nodeLabel(mms.front()), std::move(reason), code, fused, apart});
-    };
-    if (!classifyGroup(merged, schedule, why)) {
-      reject(DecisionReason::NoKernelFamily, why);
-      continue;
-    }
-    if (createsCycle(merged)) {
-      reject(DecisionReason::Cycle, "would create a cycle through another kernel");
-      continue;
-    }
-    double apart = seconds(groups[p]) + own(groups[g]), together = own(merged);
-    if (together >= apart) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "not faster as the siblings' prologue: %.1f us fused vs %.1f us apart",
-                    together * 1e6, apart * 1e6);
-      reject(DecisionReason::PrologueNotFaster, buf, together * 1e6, apart * 1e6);
-      continue;
-    }
-    // In g's place: A's group is read by nothing else (classifyGroup), so
-    // nothing between the two needs it.
-    auto ga = gemvApart.find(g);
-    double separate = (ga != gemvApart.end() ? ga->second : own(groups[g])) + seconds(groups[p]);
-    gemvApart[g] = separate;
-    for (Operation *op : groups[p])
-      groupOf[op] = g;
-    groups[p].clear();
-    groups[g] = std::move(merged);
-    markSiblings(groups[g], separate);
-  }
   mergeSideBySide();
 }
 
