@@ -13,6 +13,12 @@
 // of them, so each group holds its own. A reader's copies are made once for
 // all of its operands, so shared sub-expressions cost one copy a reader.
 //
+// A matmul is no such reader: a product on cuBLASLt or the wgmma kernels
+// reads its operands from memory, so a copy of its own would be one more
+// kernel writing the same table; the matmuls share one. Nor is a cone of
+// more than kMaxCopiedOps ops copied (a chain of index math read at every
+// link would copy quadratically many); masks are a few ops.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/cost/CostModel.h"
 #include "compiler/dialect/FusecDialect.h"
@@ -39,6 +45,9 @@ namespace {
 /// A one-element argument (the size a padded program takes,
 /// -fusec-pad-sizes): every thread reads it from the same 4 bytes, as free
 /// as a constant.
+/// The most ops one reader's copy takes (a causal or padding mask is 2-6).
+constexpr size_t kMaxCopiedOps = 64;
+
 bool scalarArgument(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return isa<BlockArgument>(v) && t && t.hasStaticShape() && t.getNumElements() <= 1;
@@ -86,7 +95,7 @@ struct CloneIndexMathPass : impl::FusecCloneIndexMathBase<CloneIndexMathPass> {
           for (Operation *r : readers[u])
             add(r);
         } else {
-          add(u->getBlock() == &body ? u : u->getParentOp());
+          add(body.findAncestorOpInBlock(*u));
         }
       }
     }
@@ -94,7 +103,7 @@ struct CloneIndexMathPass : impl::FusecCloneIndexMathBase<CloneIndexMathPass> {
     // it to itself, copied just ahead of it in operand order.
     llvm::SmallPtrSet<Operation *, 16> replaced;
     for (Operation *reader : order) {
-      if (copied(reader))
+      if (copied(reader) || isa<MatmulOp>(reader) || reader->getNumRegions() > 0)
         continue;
       // The reader's index math, each op once, in block order.
       std::vector<Operation *> cone;
@@ -113,7 +122,7 @@ struct CloneIndexMathPass : impl::FusecCloneIndexMathBase<CloneIndexMathPass> {
           if (Operation *d = v.getDefiningOp(); copied(d) && seen.insert(d).second)
             work.push_back(d);
       }
-      if (!shared)
+      if (!shared || cone.size() > kMaxCopiedOps)
         continue;
       llvm::sort(cone, [&](Operation *a, Operation *b) { return position[a] < position[b]; });
       IRMapping copies;
