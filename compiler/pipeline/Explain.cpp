@@ -91,7 +91,7 @@ std::string nameAttrOf(DictionaryAttr attrs, unsigned i, const char *prefix) {
 static std::string sizesText(const std::map<std::string, int64_t> &sizes) {
   std::string s;
   for (const auto &[name, size] : sizes)
-    s += (s.empty() ? " for " : ", ") + name + "=" + std::to_string(size);
+    s += (s.empty() ? " for " : ", ") + printable(name) + "=" + std::to_string(size);
   return s;
 }
 
@@ -252,8 +252,9 @@ std::string explainText(const Explanation &e) {
   if (!e.paddedSizes.empty()) {
     std::string at, serves;
     for (const auto &[name, size] : e.paddedSizes) {
-      at += (at.empty() ? "" : ", ") + name + "=" + std::to_string(size);
-      serves += (serves.empty() ? "" : ", ") + name + " from 1 to " + std::to_string(size);
+      at += (at.empty() ? "" : ", ") + printable(name) + "=" + std::to_string(size);
+      serves += (serves.empty() ? "" : ", ") + printable(name) + " from 1 to " +
+                std::to_string(size);
     }
     s.insert(s.size() - 1, "compiled at " + at + ", padded: one compile serves " + serves +
                                " (docs/graph-format.md)\n");

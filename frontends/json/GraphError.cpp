@@ -107,7 +107,13 @@ std::vector<int64_t> asShape(const Place &at, const Json &v, const std::string &
   return s;
 }
 
-std::string singleQuoted(const std::string &s) { return "'" + printable(s) + "'"; }
+std::string singleQuoted(const std::string &s) {
+  // A quote inside is escaped too: 'a\'b' is one name, not two.
+  std::string out = "'";
+  for (char c : printable(s))
+    out += c == '\'' ? std::string("\\'") : std::string(1, c);
+  return out + "'";
+}
 
 std::string suggest(const std::string &word, const std::vector<std::string> &candidates) {
   std::string best;

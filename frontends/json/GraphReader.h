@@ -46,6 +46,11 @@ llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::Strin
 /// the graph does not have is a mistake (a typo), not something to ignore.
 std::string unknownSizeError(const SizeBindings &sizes, const std::set<std::string> &named);
 
+/// Why `name` cannot name a size, or "": `--bind NAME=N` must be able to
+/// give it, so it is not empty, holds no ',', '=' or control character, and
+/// neither starts nor ends with a space.
+std::string sizeNameProblem(const std::string &name);
+
 /// Parses "NAME=N" bindings (several separated by commas, or one per entry);
 /// errors name `flag`, the option they came from.
 llvm::Expected<SizeBindings> parseSizeBindings(const std::vector<std::string> &texts,

@@ -61,11 +61,18 @@ template <typename F> void forEachShape(Json &doc, F &&f) {
 
 void bindSizes(Json &doc, const SizeBindings &sizes) {
   std::set<std::string> named;
-  forEachShape(doc, [&](Json &shape, const Place &, const std::string &) {
-    if (shape.is_array())
-      for (const Json &d : shape)
-        if (d.is_string())
-          named.insert(d.get<std::string>());
+  forEachShape(doc, [&](Json &shape, const Place &at, const std::string &field) {
+    if (!shape.is_array())
+      return;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!shape[d].is_string())
+        continue;
+      const std::string name = shape[d].get<std::string>();
+      if (std::string problem = sizeNameProblem(name); !problem.empty())
+        at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
+                           ", which cannot be given with --bind: " + problem);
+      named.insert(name);
+    }
   });
   if (std::string e = unknownSizeError(sizes, named); !e.empty())
     Place().fail(e);
@@ -79,7 +86,8 @@ void bindSizes(Json &doc, const SizeBindings &sizes) {
       auto it = sizes.find(name);
       if (it == sizes.end())
         at.fail(field, "dim " + std::to_string(d) + " is the size " + singleQuoted(name) +
-                           ", which is not bound: give it with --bind " + name + "=N");
+                           ", which is not bound: give it with --bind " + printable(name) +
+                           "=N");
       shape[d] = it->second;
     }
   });
@@ -102,9 +110,11 @@ llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::Strin
         continue;
       std::vector<std::string> dims;
       bool named = false;
+      // A name no --bind can give is left out: binding the graph reports it.
       for (const json::Json &d : spec["shape"]) {
-        dims.push_back(d.is_string() ? d.get<std::string>() : "");
-        named |= d.is_string();
+        bool name = d.is_string() && sizeNameProblem(d.get<std::string>()).empty();
+        dims.push_back(name ? d.get<std::string>() : "");
+        named |= name;
       }
       if (named)
         out[spec["name"].get<std::string>()] = dims;
@@ -112,6 +122,18 @@ llvm::Expected<NamedDims> namedDimsOfGraphText(llvm::StringRef text, llvm::Strin
   }
   (void)fileName;
   return out;
+}
+
+std::string sizeNameProblem(const std::string &name) {
+  if (name.empty())
+    return "it is empty";
+  if (std::optional<size_t> at = firstControlByte(name))
+    return "it holds a control character at byte " + std::to_string(*at);
+  if (name.find_first_of(",=") != std::string::npos)
+    return "it holds a ',' or an '=' (--bind takes NAME=N, several separated by commas)";
+  if (name.front() == ' ' || name.back() == ' ')
+    return "it starts or ends with a space (--bind trims them)";
+  return "";
 }
 
 std::string unknownSizeError(const SizeBindings &sizes, const std::set<std::string> &named) {

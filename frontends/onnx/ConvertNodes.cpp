@@ -438,8 +438,10 @@ bool Converter::enumeratesRows(const onnx::NodeProto &n, const Known &idx) {
       !shape::normalizeAxis(intAttr(n, "axis", 0), static_cast<int64_t>(s->size()), axis).empty() ||
       static_cast<int64_t>(v->size()) != (*s)[size_t(axis)])
     return false;
+  // Negative indices count from the end (ONNX): -size is row 0.
+  const int64_t size = (*s)[size_t(axis)];
   for (size_t i = 0; i < v->size(); ++i)
-    if ((*v)[i] != static_cast<int64_t>(i))
+    if ((*v)[i] != static_cast<int64_t>(i) && (*v)[i] + size != static_cast<int64_t>(i))
       return false;
   return true;
 }

@@ -135,6 +135,9 @@ private:
       if (!d.has_dim_param() || d.dim_param().empty())
         fail("input '" + v.name() + "' has a dimension of unknown size: export it with a "
              "fixed size or a named dynamic axis");
+      if (std::string problem = sizeNameProblem(d.dim_param()); !problem.empty())
+        fail("input '" + v.name() + "' has the dynamic dimension '" + d.dim_param() +
+             "', which cannot be given with --bind: " + problem);
       if (it == sizes.end())
         fail("input '" + v.name() + "' has the dynamic dimension '" + d.dim_param() +
              "': give its size with --bind " + d.dim_param() + "=N");

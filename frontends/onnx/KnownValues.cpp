@@ -64,14 +64,21 @@ double roundTo(const std::string &dtype, double v) {
 } // namespace
 
 int64_t Known::numel() const {
+  // Saturates: a fill's shape comes from the model (ConstantOfShape of any
+  // size), and a product past int64 is as unreadable as a large one.
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return std::numeric_limits<int64_t>::max();
     n *= d;
+  }
   return n;
 }
 
 std::optional<std::vector<int64_t>> Known::ints() const {
-  if (!integral())
+  // A fill is one value however large its shape; spelled out, a fill of
+  // 10^10 elements (ConstantOfShape) would exhaust memory.
+  if (!integral() || (fill() && numel() > kMaxFoldedElements))
     return std::nullopt;
   std::vector<int64_t> out;
   for (int64_t i = 0, n = numel(); i < n; ++i) {

@@ -1,5 +1,6 @@
 //===- OnnxReader.cpp - ONNX models -> fusec's graph format ---------------===//
 #include "frontends/onnx/OnnxReader.h"
+#include "compiler/support/Printable.h"
 #include "compiler/support/ReadFile.h"
 
 #include "frontends/onnx/Converter.h"
@@ -42,10 +43,13 @@ llvm::Expected<std::string> onnxToGraphJson(llvm::StringRef bytes, llvm::StringR
     Converter c(*model, fileName.str(), sizes);
     return c.convert().dump(2) + "\n";
   } catch (const Unsupported &u) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", u.message.c_str());
+    // The model's names (nodes, tensors, dynamic axes) are in the message:
+    // escaped here, once for every message the converter builds.
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                   printable(u.message).c_str());
   } catch (const std::exception &e) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s",
-                                   fileName.str().c_str(), e.what());
+                                   printable(fileName.str()).c_str(), printable(e.what()).c_str());
   }
 }
 
@@ -96,9 +100,11 @@ llvm::Expected<NamedDims> namedDimsOfModelFile(llvm::StringRef path) {
       continue;
     std::vector<std::string> dims;
     bool named = false;
+    // A name no --bind can give is left out: converting the model reports it.
     for (const auto &d : v.type().tensor_type().shape().dim()) {
-      dims.push_back(d.has_dim_param() ? d.dim_param() : "");
-      named |= d.has_dim_param() && !d.dim_param().empty();
+      bool name = d.has_dim_param() && sizeNameProblem(d.dim_param()).empty();
+      dims.push_back(name ? d.dim_param() : "");
+      named |= name;
     }
     if (named)
       out[v.name()] = dims;

@@ -271,8 +271,9 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "%s: the size '%s' is %lld in tensor '%s' and %lld in tensor '%s'",
-            inputsPath.c_str(), dims[d].c_str(), (long long)it->second.first,
-            it->second.second.c_str(), (long long)size, name.c_str());
+            printable(inputsPath).c_str(), printable(dims[d]).c_str(),
+            (long long)it->second.first, printable(it->second.second).c_str(), (long long)size,
+            printable(name).c_str());
     }
   }
   for (const auto &[name, size] : inferred)
