@@ -109,21 +109,32 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
       next.padding = paddedSignature(graphFunction(*next.original));
       ++compiles;
     }
-    swapCompiled(next);
+    swapCompiled(next);  // `next` holds the compile in use until now
+    // Loaded and bound before the switch is made: where either fails, the
+    // program stays at its sizes, whole (the new compile kept for a retry),
+    // rather than at a plan whose sizes, buffers and weights disagree.
+    auto loadAndBind = [&]() -> llvm::Error {
+      if (wasLoaded && !exe)
+        if (llvm::Error err = ensureLoaded())
+          return err;
+      // The weights bound now, whether this compile was loaded before they
+      // were bound or not at all.
+      if (exe && weights) {
+        std::vector<CUdeviceptr> ptrs = weights->pointers();
+        ptrs.resize(plan.inputs.size(), 0);  // the size arguments are passed per call
+        if (rt::Error err = exe->bindInputs(ptrs))
+          return std::move(err);
+      }
+      return llvm::Error::success();
+    };
+    if (llvm::Error err = loadAndBind()) {
+      swapCompiled(next);
+      kept[at] = std::move(next);
+      return err;
+    }
     if (!paddedAt.empty())
       kept[paddedAt] = std::move(next);
     paddedAt = at;
-    if (wasLoaded && !exe)
-      if (llvm::Error err = ensureLoaded())
-        return err;
-    // The weights bound now, whether this compile was loaded before they
-    // were bound or not at all.
-    if (exe && weights) {
-      std::vector<CUdeviceptr> ptrs = weights->pointers();
-      ptrs.resize(plan.inputs.size(), 0);  // the size arguments are passed per call
-      if (rt::Error err = exe->bindInputs(ptrs))
-        return std::move(err);
-    }
   }
   callSizes = call;
   callSpecs(*this);
@@ -206,7 +217,8 @@ rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
       return buf.takeError();
     if (rt::Error err =
             b.pad(from, call.shape, *buf, padded.shape, dtypeBytes(padded.dtype), stream))
-      return err;
+      return rt::errorf("input %zu ('%s'): %s", c - 1, printable(call.name).c_str(),
+                        err.message().c_str());
     ins[i] = *buf;
   }
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
@@ -226,7 +238,8 @@ rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
       if (rt::Error err = b.crop(outs[o], plan.outputs[o].shape, CUdeviceptr(out[o]),
                                  p.callOutputs[o].shape, dtypeBytes(plan.outputs[o].dtype),
                                  stream))
-        return err;
+        return rt::errorf("output %zu ('%s'): %s", o, printable(p.callOutputs[o].name).c_str(),
+                          err.message().c_str());
   return rt::Error::success();
 }
 

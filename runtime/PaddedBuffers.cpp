@@ -43,7 +43,9 @@ rt::Error PaddedBuffers::copyBox(CUdeviceptr from, const std::vector<int64_t> &f
   for (size_t d = 0; d < fromShape.size(); ++d)
     if (fromShape[d] != toShape[d]) {
       if (axis != fromShape.size())
-        return rt::errorf("a padded tensor differs from the call's in more than one dim");
+        return rt::errorf("it varies along dims %zu and %zu: a call pads one dim of a tensor "
+                          "in this version (an input may be passed at its padded shape: setInputPadded)",
+                          axis, d);
       axis = d;
     }
   int64_t outer = 1, inner = elementBytes, total = elementBytes;

@@ -116,7 +116,10 @@ public:
   /// every call then take tensors of these sizes. Compiles the padded size
   /// that serves them where no earlier resize (or the compile) did, and
   /// loads it where the program is loaded, with the weights bound before.
-  /// Not while calls are in flight (it waits for the GPU where it loads).
+  /// Not while another thread is inside run(), replay() or runHost() of this
+  /// program; calls already enqueued are waited for (where it loads). Where
+  /// the new padded size fails to load or bind, the program stays at its
+  /// sizes.
   /// InvalidArgument for a name not in maxSizes or a size outside 1..bound;
   /// CompileFailed where the padded size does not compile.
   Status resize(const std::map<std::string, int64_t> &sizes);
@@ -181,7 +184,10 @@ public:
   /// One 16-byte-aligned device pointer per input (less the bound weights,
   /// bindWeights) and output. With Options::maxSizes the tensors have the
   /// sizes of resize(): they are copied into padded buffers of the program's
-  /// and the outputs back (calls then must not overlap on two streams). An output may
+  /// and the outputs back. Those buffers are the program's, not a stream's:
+  /// such calls must not overlap on two streams, and the first call
+  /// allocates them (make it before capturing run() into a graph of your
+  /// own). An output may
   /// lie over an input (a cache updated in place); inputs are read only.
   /// On sm_90+ each kernel may start beside the end of the one before it, and
   /// the first reads nothing before the work already in `stream` completes.
