@@ -331,7 +331,11 @@ private:
         })
         .Case<MulOp>([&](MulOp m) {
           // 0 times a padded value that is not a number is not 0: every
-          // operand zero there, or without padded dims (its values real).
+          // operand zero there, or without padded dims. A factor without
+          // padded dims that is not finite (an inf weight, an f16
+          // overflow) makes the padding NaN, where the reference's result
+          // along that column is already not finite (inf or NaN: its real
+          // rows meet the same factor); docs/graph-format.md says so.
           bool one = false, rest = true;
           for (Value v : m->getOperands()) {
             one |= zero.contains(v) && markedAxes(v) == markedAxes(m.getResult());
@@ -407,7 +411,8 @@ private:
     OpBuilder b(r);
     TypedBuilder tb(b, r.getLoc());
     Value masked = zero.contains(x) ? x : mask(r, x, r.getAxes(), 0);
-    // Summed and divided in fp32, rounded once at the end, as mean is.
+    // Summed and divided in fp32 (16-bit inputs cast up first), so within
+    // an ulp of the reference's mean (one sum in double, rounded once).
     Type elt = elementOf(x);
     if (!elt.isF32() && !elt.isF64()) {
       masked = tb.cast(masked, b.getF32Type());
@@ -437,8 +442,15 @@ private:
   LogicalResult matmul(MatmulOp m) {
     Value lhs = m.getLhs(), rhs = m.getRhs();
     int64_t lk = shapeOf(lhs).size() - 1, rk = int64_t(shapeOf(rhs).size()) - 2;
-    if (rk < 0)
-      return refuse(m, "a vector operand");
+    if (rk < 0) {
+      // A vector on the right: the contraction is A's last dim and the
+      // vector's only one. Rows of A padded with zeros give zeros.
+      if (!sizeDimsOf(lhs)[lk].empty() || marked(rhs))
+        return refuse(m, "it contracts a padded dim with a vector");
+      if (zero.contains(lhs))
+        zero.insert(m.getResult());
+      return success();
+    }
     bool padded = !sizeDimsOf(lhs)[lk].empty() || !sizeDimsOf(rhs)[rk].empty();
     if (!padded) {
       // Padded rows (or batch entries) of zeros give zeros, where every

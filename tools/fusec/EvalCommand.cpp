@@ -64,6 +64,20 @@ int runEval(const EvalOptions &opts) {
   auto bind = bindFromInputs(opts.graph, opts.bind, opts.sources.inputs);
   if (!bind)
     return reportError(bind.takeError());
+  // A name of --max that nothing binds runs at its bound, as on the other
+  // commands: the graph is read at the call's sizes first.
+  if (!opts.max.empty()) {
+    auto given = parseSizeBindings(*bind);
+    if (!given)
+      return reportError(given.takeError());
+    auto padded = paddedSizes(*given, opts.max);  // checks the bounds first
+    if (!padded)
+      return reportError(padded.takeError());
+    auto bounds = parseSizeBindings(opts.max, "--max");
+    for (const auto &[name, bound] : *bounds)
+      if (!given->count(name))
+        bind->push_back(name + "=" + std::to_string(bound));
+  }
   TensorSources sources = opts.sources;
   noteModel(sources, opts.graph);
   auto module = loadGraph(opts.graph, *ctx, *bind);

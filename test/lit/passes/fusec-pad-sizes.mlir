@@ -115,3 +115,27 @@ func.func @joined_first(%cache: tensor<2x8x4xf32> {fusec.size_dims = ["", "S", "
   %all = fusec.concat %row, %cache {axis = 1 : i64, fusec.size_dims = [["", "S+1", ""]]} : (tensor<2x1x4xf32>, tensor<2x8x4xf32>) -> tensor<2x9x4xf32>
   return %all : tensor<2x9x4xf32>
 }
+
+// -----
+
+// A matrix times a vector contracts the matrix's last dim: rows padded
+// along S need nothing, and a sum over S of the product of zero rows needs
+// no mask either (the input is zero there).
+// CHECK-LABEL: func.func @matrix_vector(
+// CHECK:         %[[Y:.*]] = fusec.matmul %arg0, %arg1
+// CHECK-NEXT:    fusec.sum %[[Y]]
+func.func @matrix_vector(%x: tensor<8x4xf32> {fusec.size_dims = ["S", ""]}, %v: tensor<4xf32>) -> tensor<f32> {
+  %y = fusec.matmul %x, %v {fusec.size_dims = [["S"]]} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  %s = fusec.sum %y {axes = array<i64: 0>, fusec.size_dims = [[]]} : (tensor<8xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// A vector contracting a padded dim is refused, as any product of a vector
+// over S.
+func.func @vector_over_s(%x: tensor<4x8xf32> {fusec.size_dims = ["", "S"]}, %v: tensor<8xf32> {fusec.size_dims = ["S"]}) -> tensor<4xf32> {
+  // expected-error @+1 {{matmul: it contracts a padded dim with a vector; a size it depends on so cannot be padded: bind it to one size}}
+  %y = fusec.matmul %x, %v {fusec.size_dims = [[""]]} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
