@@ -186,10 +186,17 @@ void Converter::materialize(const std::string &name) {
     auto by = foldedBy.find(r);
     if (by != foldedBy.end() && by->second->op_type() != "Shape" &&
         by->second->op_type() != "Size") {
+      // Each value unfolded unfolds its inputs in turn: a chain of folded
+      // nodes thousands long would overflow the stack.
+      if (unfoldDepth >= kMaxUnfoldDepth)
+        failNode(*by->second, "it ends a chain of more than " + std::to_string(kMaxUnfoldDepth) +
+                                  " nodes computed at import whose values the graph needs");
       produced.erase(r);
       const onnx::NodeProto *reader = current;
       unfolded.insert(by->second);
+      ++unfoldDepth;
       addNode(*by->second);  // its inputs materialize in turn
+      --unfoldDepth;
       current = reader;
       if (produced.count(resolve(r)))
         return;

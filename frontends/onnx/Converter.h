@@ -280,27 +280,40 @@ private:
   /// first operand's).
   std::string dtypeOf(const std::string &name) const {
     const std::string r = resolve(name);
+    // Remembered: a chain of nodes each asking its input's (Trilu) would
+    // otherwise scan the graph down the whole chain at every link.
+    if (auto it = dtypes.find(r); it != dtypes.end())
+      return it->second;
+    std::string t = "f32";
+    bool found = false;
     for (const Json &i : graph["inputs"])
-      if (i["name"] == r)
-        return i["dtype"];
+      if (i["name"] == r) {
+        t = i["dtype"];
+        found = true;
+      }
     const Json &nodes = graph["nodes"];
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    for (auto it = nodes.rbegin(); !found && it != nodes.rend(); ++it) {
       const Json &node = *it;
       if (node["name"] != r)
         continue;
+      found = true;
       const std::string op = node["op"];
       if (node.contains("attrs") && node["attrs"].contains("dtype"))
-        return node["attrs"]["dtype"];
-      if (op == "constant")
-        return "f32";
-      if (op == "iota")
-        return "i64";
-      if (op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge")
-        return "bool";
-      return dtypeOf(node["inputs"][op == "where" ? 1 : 0]);
+        t = node["attrs"]["dtype"];
+      else if (op == "constant")
+        t = "f32";
+      else if (op == "iota")
+        t = "i64";
+      else if (op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge")
+        t = "bool";
+      else
+        t = dtypeOf(node["inputs"][op == "where" ? 1 : 0]);
     }
-    return "f32";
+    if (found)
+      dtypes[r] = t;
+    return t;
   }
+  mutable std::map<std::string, std::string> dtypes;
 
   const Known *knownValue(const std::string &name) const {
     auto it = known.find(resolve(name));
@@ -371,6 +384,9 @@ private:
   /// graph computes after all (materialize).
   std::map<std::string, const onnx::NodeProto *> foldedBy;
   std::set<const onnx::NodeProto *> unfolded;
+  /// How many unfolds materialize is inside (each recurses into its inputs).
+  int unfoldDepth = 0;
+  static constexpr int kMaxUnfoldDepth = 512;
   std::set<std::string> weights, read;  ///< weights; names an op reads
   std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
 };

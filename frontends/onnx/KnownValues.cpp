@@ -1,5 +1,6 @@
 //===- KnownValues.cpp - values the ONNX importer computes at import ------===//
 #include "frontends/onnx/KnownValues.h"
+#include "compiler/support/Float16.h"
 
 #include <algorithm>
 #include <cmath>
@@ -53,11 +54,29 @@ bool tooLarge(const shape::Shape &s) {
   return false;
 }
 
+/// `v` as a value of `dtype` holds it: floats rounded to their precision
+/// (a fold must give what the graph's op would), integers truncated and an
+/// i32 wrapped as ONNX runtimes wrap (Cast of 3e9, INT32_MAX + 1).
 double roundTo(const std::string &dtype, double v) {
   if (dtype == "bool")
     return v != 0 ? 1 : 0;
-  if (dtype == "i64" || dtype == "i32")
-    return std::trunc(v);
+  if (dtype == "f32")
+    return static_cast<double>(static_cast<float>(v));
+  if (dtype == "f16")
+    return halfToFloat(doubleToHalf(v));
+  if (dtype == "bf16")
+    return bf16ToFloat(doubleToBF16(v));
+  if (dtype == "i64" || dtype == "i32") {
+    if (std::isnan(v))
+      return 0;
+    double t = std::trunc(v);
+    if (dtype == "i64")
+      return t;
+    const int64_t whole = t >= 9.2e18 ? std::numeric_limits<int64_t>::max()
+                          : t <= -9.2e18 ? std::numeric_limits<int64_t>::min()
+                                         : static_cast<int64_t>(t);
+    return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(whole)));
+  }
   return v;
 }
 
@@ -114,8 +133,9 @@ std::optional<Known> foldElementwise(const std::string &op, const std::vector<Kn
   else if (op == "Mul") f = [](auto &v) { return v[0] * v[1]; };
   else if (op == "Div") f = [integerDiv](auto &v) { return integerDiv ? std::trunc(v[0] / v[1]) : v[0] / v[1]; };
   else if (op == "Mod") f = [](auto &v) { return v[0] - v[1] * std::floor(v[0] / v[1]); };
-  else if (op == "Max") f = [](auto &v) { return std::max(v[0], v[1]); };
-  else if (op == "Min") f = [](auto &v) { return std::min(v[0], v[1]); };
+  // NaN wins either way round, as the graph's maximum and minimum give it.
+  else if (op == "Max") f = [](auto &v) { return std::isnan(v[0]) || std::isnan(v[1]) ? NAN : std::max(v[0], v[1]); };
+  else if (op == "Min") f = [](auto &v) { return std::isnan(v[0]) || std::isnan(v[1]) ? NAN : std::min(v[0], v[1]); };
   else if (op == "Neg") f = [](auto &v) { return -v[0]; };
   else if (op == "Abs") f = [](auto &v) { return std::fabs(v[0]); };
   else if (op == "Equal") f = [](auto &v) { return double(v[0] == v[1]); };
@@ -313,6 +333,12 @@ std::optional<Known> foldGatherElements(const Known &data, const Known &indices,
     error = "takes integer indices of the data's rank";
     return std::nullopt;
   }
+  for (int64_t d = 0; d < r; ++d)
+    if (d != a && indices.shape[size_t(d)] > data.shape[size_t(d)]) {
+      error = "its indices are " + std::to_string(indices.shape[size_t(d)]) + " along dim " +
+              std::to_string(d) + ", where the data is " + std::to_string(data.shape[size_t(d)]);
+      return std::nullopt;
+    }
   if (tooLarge(indices.shape))
     return std::nullopt;
   Known out;
