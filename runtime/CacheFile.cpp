@@ -56,7 +56,7 @@ llvm::Error saveCacheEntries(const std::string &path, const std::string &tag,
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create %s: %s", dir.str().c_str(),
                                    ec.message().c_str());
-  return writeFileAtomically(path, j.dump(2) + "\n");
+  return writeFileAtomically(path, j.dump(2) + "\n", /*replaceEntry=*/true);
 }
 
 } // namespace fusec

@@ -324,7 +324,7 @@ void KernelCache::storeOnDisk(const Digest &key, const KernelSource &kernel,
                                   options.directory->c_str(),
                                   ec.message().c_str());
   else
-    err = writeFileAtomically(*path, encodeEntry(key, compiled));
+    err = writeFileAtomically(*path, encodeEntry(key, compiled), /*replaceEntry=*/true);
   if (!err) {
     ++diskWrites;
     return;

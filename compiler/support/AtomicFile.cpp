@@ -117,7 +117,13 @@ int inheritedDescriptor(llvm::StringRef path) {
 
 } // namespace
 
-llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes) {
+/// A temporary file beside `path`, written, synced and renamed over it:
+/// whatever `path` was (a link, a FIFO) is replaced, not written through.
+static llvm::Error replaceAtomically(llvm::StringRef path, llvm::StringRef bytes);
+
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes, bool replaceEntry) {
+  if (replaceEntry)
+    return replaceAtomically(path, bytes);
   if (int fd = inheritedDescriptor(path); fd >= 0) {
     if (!writeAll(fd, bytes))
       return systemError(path, "write failed", errno);
@@ -157,6 +163,12 @@ llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes) {
   bool existing = ::stat(path.str().c_str(), &st) == 0;
   if (existing && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
     return writeInPlace(path, bytes);
+  return replaceAtomically(path, bytes);
+}
+
+static llvm::Error replaceAtomically(llvm::StringRef path, llvm::StringRef bytes) {
+  struct stat st;
+  bool existing = ::lstat(path.str().c_str(), &st) == 0 && S_ISREG(st.st_mode);
   std::string tempPath;
   int fd = createTemp(path, tempPath);
   if (fd < 0)

@@ -15,6 +15,13 @@ namespace fusec {
 /// it to disk and renames it over `path`. On failure the temporary file is
 /// removed, `path` is left as it was, and the error names the path and the
 /// system's reason.
-llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes);
+/// A symbolic link at `path` is written through (what it names is replaced,
+/// as a shell's `>` writes through it), and a device or FIFO is written in
+/// place; with `replaceEntry` whatever is at `path` is replaced by the new
+/// regular file instead, never written through (the kernel cache, whose
+/// directory others may write: a link planted there must not make fusec
+/// write outside it).
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes,
+                                bool replaceEntry = false);
 
 } // namespace fusec

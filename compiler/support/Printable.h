@@ -15,10 +15,12 @@
 
 namespace fusec {
 
-/// `s` with bytes below 0x20, 0x7f and backslashes written as \xNN.
+/// `s` with its control characters (bytes below 0x20 and 0x7f, the C1
+/// controls, the bidirectional formatting characters) and backslashes
+/// written as \xNN, byte by byte.
 std::string printable(std::string_view s);
 
-/// The offset of the first control byte (below 0x20, or 0x7f) in `s`.
+/// The offset of the first control character (as printable() escapes) in `s`.
 std::optional<size_t> firstControlByte(std::string_view s);
 
 } // namespace fusec

@@ -104,4 +104,33 @@ TEST(AtomicFileTest, LinksAndDevicesAreWrittenThroughNotReplaced) {
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
+// The kernel cache's writes (replaceEntry) replace whatever holds the
+// entry's name: a link planted in a shared cache directory is replaced by the
+// entry, and what it named (anywhere on disk) is left alone.
+TEST(AtomicFileTest, ReplacingAnEntryNeverWritesThroughALink) {
+  TempDir tmp;
+  tmp.write("victim.txt", "precious");
+  ASSERT_EQ(::symlink("victim.txt", tmp.path("entry").c_str()), 0);
+  llvm::Error err = writeFileAtomically(tmp.path("entry"), "cached", /*replaceEntry=*/true);
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  struct stat st;
+  ASSERT_EQ(::lstat(tmp.path("entry").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(tmp.read("entry"), "cached");
+  EXPECT_EQ(tmp.read("victim.txt"), "precious");
+
+  // A dangling link creates nothing where it points.
+  ASSERT_EQ(::symlink("planted.sh", tmp.path("entry2").c_str()), 0);
+  err = writeFileAtomically(tmp.path("entry2"), "cached", /*replaceEntry=*/true);
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  EXPECT_NE(::access(tmp.path("planted.sh").c_str(), F_OK), 0);
+
+  // A FIFO is replaced too, not written to.
+  ASSERT_EQ(::mkfifo(tmp.path("entry3").c_str(), 0600), 0);
+  err = writeFileAtomically(tmp.path("entry3"), "cached", /*replaceEntry=*/true);
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  ASSERT_EQ(::lstat(tmp.path("entry3").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+}
+
 } // namespace

@@ -404,11 +404,13 @@ void addBenchCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--iters", opts->iters, "timed runs (the median is reported)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--warmup", opts->warmup, "untimed runs first")->capture_default_str();
+  cmd->add_option("--warmup", opts->warmup, "untimed runs first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   cmd->add_option("--warmup-s", opts->warmupSeconds,
                   "and untimed runs for at least this many seconds, so that the GPU is timed at "
                   "the clock a sustained load runs at (its power cap), not the first burst's")
-      ->check(CLI::Range(0.0, 60.0))
+      ->check(finiteIn(0.0, 60.0))
       ->capture_default_str();
   addSeedOption(cmd, opts->seed);
   cmd->add_flag("--json", opts->json, "print JSON instead of tables");

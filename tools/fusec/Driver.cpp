@@ -1,5 +1,8 @@
 //===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
 #include "tools/fusec/Driver.h"
+#include "llvm/Support/FileSystem.h"
+#include <cmath>
+#include <cstdio>
 #include "tools/fusec/GraphIO.h"
 #include "compiler/pipeline/PaddedGraph.h"
 #include "compiler/pipeline/Shards.h"
@@ -157,6 +160,51 @@ void addLaunchFlags(CLI::App *cmd, PlanFlags &flags) {
                 "for its results: programmatic dependent launch)");
 }
 
+llvm::Error notOverAnInput(const std::string &output, const std::vector<std::string> &inputs,
+                           const char *flag) {
+  if (output.empty() || output == "-")
+    return llvm::Error::success();
+  for (const std::string &in : inputs) {
+    bool same = false;
+    if (in.empty() || in == "-" || llvm::sys::fs::equivalent(output, in, same) || !same)
+      continue;  // an error: one of them does not exist, so they are not one file
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "%s %s is the file %s, which this command reads: write the output elsewhere", flag,
+        printable(output).c_str(), printable(in).c_str());
+  }
+  return llvm::Error::success();
+}
+
+std::vector<std::string> sourceFiles(const TensorSources &sources) {
+  std::vector<std::string> files = sources.weights;
+  files.push_back(sources.inputs);
+  files.push_back(sources.model);
+  return files;
+}
+
+CLI::Validator finiteIn(double lo, double hi) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g to %g", lo, hi);
+  const std::string range = buf;
+  return CLI::Validator(
+      [lo, hi, range](std::string &text) {
+        double v = 0;
+        if (llvm::StringRef(text).trim().getAsDouble(v) || !std::isfinite(v) || v < lo || v > hi)
+          return "a number from " + range + ", not '" + printable(text) + "'";
+        return std::string();
+      },
+      "NUMBER from " + range);
+}
+
+CLI::Validator nonEmptyPath() {
+  return CLI::Validator(
+      [](std::string &path) {
+        return path.empty() ? std::string("an empty path names no file") : std::string();
+      },
+      "");
+}
+
 CLI::Option *addOutputOption(CLI::App *cmd, std::string &output, const std::string &help) {
   return cmd->add_option("-o,--output", output, help)->check([](const std::string &path) {
     return path.empty() ? std::string("an empty path names no file") : std::string();
@@ -233,7 +281,8 @@ llvm::Error writeOutput(const std::string &path, llvm::StringRef text) {
 void addTensorSources(CLI::App *cmd, TensorSources &sources) {
   cmd->add_option("--inputs", sources.inputs,
                   "safetensors file with one tensor per graph input (by name); random inputs "
-                  "when left out");
+                  "when left out")
+      ->check(nonEmptyPath());
   cmd->add_option("--weights", sources.weights,
                   "safetensors file(s) with the graph's parameters (by name; repeat the option "
                   "or separate with commas for shards). Default: an ONNX model's own weights, "
@@ -287,11 +336,15 @@ void noteModel(TensorSources &sources, const std::string &graph) {
 }
 
 void addExpectOptions(CLI::App *cmd, std::string &expect, double &tolerance) {
-  cmd->add_option("--expect", expect,
-                  "safetensors file of reference outputs (by name): compare, exit 1 on a mismatch");
+  CLI::Option *given = cmd->add_option("--expect", expect,
+                                       "safetensors file of reference outputs (by name): "
+                                       "compare, exit 1 on a mismatch")
+                           ->check(nonEmptyPath());
   cmd->add_option("--tolerance", tolerance,
                   "normwise relative tolerance for --expect (default: the dtype's: f32 1e-5, "
-                  "f16/bf16 1e-2)");
+                  "f16/bf16 1e-2)")
+      ->check(finiteIn(0.0, 1.0))
+      ->needs(given);
 }
 
 int exitForExpected(const std::vector<std::string> &names, const std::vector<HostTensor> &results,

@@ -39,6 +39,21 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> loadGraph(const std::string &p
 /// (the bound where it has none); an error for a size outside 1..bound.
 llvm::Expected<SizeBindings> paddedSizes(const SizeBindings &sizes,
                                          const std::vector<std::string> &max);
+/// An error where `output` (a file the command writes; "-" is stdout) is
+/// the same file as one of `inputs` (any spelling or link of it): writing
+/// it would destroy what the command reads, whether or not it then fails.
+llvm::Error notOverAnInput(const std::string &output, const std::vector<std::string> &inputs,
+                           const char *flag = "-o");
+/// The files `sources` names.
+struct TensorSources;
+std::vector<std::string> sourceFiles(const TensorSources &sources);
+
+/// A CLI11 check: a number from `lo` to `hi`, not NaN (which CLI::Range
+/// lets through: it fails every comparison).
+CLI::Validator finiteIn(double lo, double hi);
+/// A CLI11 check: a path that is not empty (an empty one names no file).
+CLI::Validator nonEmptyPath();
+
 /// --max NAME=BOUND: the named dims that vary from call to call.
 void addMaxOption(CLI::App *cmd, std::vector<std::string> &max);
 

@@ -136,6 +136,8 @@ llvm::Error timeKernels(const PlanDesc &plan, mlir::TimingScope &root) {
 }
 
 int runExplain(const ExplainOptions &opts) {
+  if (llvm::Error err = notOverAnInput(opts.output, {opts.graph}))
+    return reportError(std::move(err));
   if (isArtifactPath(opts.graph)) {
     if (opts.timings)
       return reportError("--timings times a compile; an artifact is compiled already");

@@ -167,13 +167,14 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
     if (t.dtype() != dt || llvm::ArrayRef<int64_t>(t.shape()) != shape)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(), "%s: tensor '%s' is %s but the %s is %s",
-          it->second.second.c_str(), names[i].c_str(), describe(t.dtype(), t.shape()).c_str(),
+          printable(it->second.second).c_str(), printable(names[i]).c_str(),
+          describe(t.dtype(), t.shape()).c_str(),
           kind, describe(dt, shape).c_str());
     tensors.push_back(t);
     pool->erase(it);
   }
   for (const auto &[name, t] : inputs)
-    llvm::errs() << "fusec: note: " << t.second << ": tensor '" << name
+    llvm::errs() << "fusec: note: " << printable(t.second) << ": tensor '" << printable(name)
                  << "' is not a graph input; ignored\n";
   if (drawnParameters)
     llvm::errs() << "fusec: note: parameters drawn at random (pass --weights FILE)\n";

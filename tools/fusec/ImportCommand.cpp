@@ -1,6 +1,7 @@
 //===- ImportCommand.cpp - `fusec import`: an ONNX model as a fusec graph --===//
 #include "tools/fusec/Commands.h"
 #include "tools/fusec/Driver.h"
+#include "compiler/support/Printable.h"
 
 #include "compiler/support/AtomicFile.h"
 #include "frontends/json/GraphReader.h"
@@ -10,6 +11,7 @@
 #include "tools/fusec/GraphIO.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,9 +48,30 @@ int runImport(const ImportOptions &opts) {
   mlir::func::FuncOp func = graphFunction(**module);
   const std::set<std::string> parameters = parameterNames(func);
   const bool hasParameters = !parameters.empty();
+  if (llvm::Error err = notOverAnInput(opts.output, {opts.model}))
+    return reportError(std::move(err));
   if (hasParameters && !weightsPath.empty()) {
-    if (weightsPath == opts.output)
-      return reportError("the weights file and the graph file are both '" + weightsPath + "'");
+    bool same = false;
+    if (weightsPath == opts.output ||
+        (!llvm::sys::fs::equivalent(weightsPath, opts.output, same) && same))
+      return reportError("the weights file and the graph file are both '" + printable(weightsPath) +
+                         "'");
+    if (llvm::Error err = notOverAnInput(weightsPath, {opts.model}, "--weights"))
+      return reportError(std::move(err));
+    // The weights go first (a graph is never left without them), so the
+    // graph's place is checked before: a directory, or a folder that cannot
+    // be written, would leave the weights alone.
+    if (!toStdout) {
+      llvm::SmallString<256> dir(opts.output);
+      llvm::sys::path::remove_filename(dir);
+      if (dir.empty())
+        dir = ".";
+      if (llvm::sys::fs::is_directory(opts.output) ||
+          llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
+        return reportError("cannot write the graph to '" + printable(opts.output) +
+                           "' (a directory, or in a folder that cannot be written): nothing "
+                           "written");
+    }
     auto weights = onnxFileWeights(opts.model, parameters);
     if (!weights)
       return reportError(weights.takeError());

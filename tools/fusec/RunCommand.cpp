@@ -97,6 +97,13 @@ int runArtifact(const RunOptions &opts) {
 }
 
 int runRun(const RunOptions &opts) {
+  {
+    std::vector<std::string> read = sourceFiles(opts.sources);
+    read.push_back(opts.graph);
+    read.push_back(opts.expect);
+    if (llvm::Error err = notOverAnInput(opts.output, read))
+      return reportError(std::move(err));
+  }
   if (isArtifactPath(opts.graph))
     return runArtifact(opts);
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
