@@ -41,6 +41,8 @@ CheckResult compareTensors(const HostTensor &out, const HostTensor &ref, double 
     }
     if (!bf)
       continue;
+    if (a != b)
+      ++r.differing;  // what an exact comparison (tolerance 0) counts
     diff2 += (a - b) * (a - b);
     ref2 += b * b;
     r.maxAbs = std::max(r.maxAbs, std::fabs(a - b));
@@ -54,7 +56,7 @@ std::string CheckResult::describe() const {
   char buf[256];
   if (tolerance == 0) {
     std::snprintf(buf, sizeof buf, "%s: %lld of the elements differ (exact match required)",
-                  pass ? "ok" : "FAIL", (long long)mismatches);
+                  pass ? "ok" : "FAIL", (long long)(mismatches + differing + nanMismatch));
     return buf;
   }
   std::snprintf(buf, sizeof buf,

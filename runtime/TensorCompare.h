@@ -12,6 +12,7 @@ struct CheckResult {
   double maxAbs = 0;     ///< largest |out - ref|
   int64_t nanMismatch = 0;  ///< NaN/Inf in one and not the other (unwritten outputs show here)
   int64_t mismatches = 0;   ///< integer/bool elements that differ
+  int64_t differing = 0;    ///< finite float elements that differ at all
   double tolerance = 0;
   bool pass = false;
   std::string describe() const;

@@ -41,13 +41,26 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "unknown GEMM choice '%s' (known: auto, fusec, cublaslt)",
                                    options.gemm.c_str());
-  std::string diag;
+  std::string diag, why;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
     llvm::raw_string_ostream os(diag);
     os << d.getLocation() << ": " << d.str() << "\n";
+    why += (why.empty() ? "" : "; ") + d.str();
     return success();
   });
+  // Which pass failed: the partition's failures are the graph's (a sharded
+  // dim the ranks do not divide), not fusec's.
+  struct FailedPass : PassInstrumentation {
+    std::string *name;
+    explicit FailedPass(std::string *name) : name(name) {}
+    void runAfterPassFailed(Pass *pass, Operation *) override {
+      if (name->empty())
+        *name = pass->getArgument().str();
+    }
+  };
+  std::string failedPass;
   PassManager pm(module.getContext());
+  pm.addInstrumentation(std::make_unique<FailedPass>(&failedPass));
   FusionPipelineOptions o;
   o.fuse = options.fuse;
   o.ranks = options.ranks;
@@ -60,9 +73,14 @@ llvm::Error fuseModule(ModuleOp module, const CompileOptions &options) {
   TimingScope passes = options.timing ? options.timing->nest("fusion passes") : TimingScope();
   if (options.timing)
     pm.enableTiming(passes);
-  if (failed(pm.run(module)))
+  if (failed(pm.run(module))) {
+    if (failedPass == "fusec-partition")
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cannot split the graph over %d ranks: %s", options.ranks,
+                                     why.c_str());
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "internal error: fusion failed:\n%s", diag.c_str());
+  }
   return llvm::Error::success();
 }
 
