@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Safetensors.h"
 
+#include "compiler/support/ReadBytes.h"
 #include "compiler/support/ReadFile.h"
 
 #include "compiler/support/AtomicFile.h"
@@ -47,6 +48,43 @@ llvm::Expected<TensorMap> readSafetensors(llvm::StringRef path,
   if (!buffer)
     return buffer.takeError();
   return parseSafetensors(path, (*buffer)->getBuffer(), metadata);
+}
+
+llvm::Expected<TensorMap> readSafetensorsSelected(
+    llvm::StringRef path, const std::function<bool(const std::string &)> &wanted,
+    std::vector<std::string> *others) {
+  auto file = InputFile::open(path.str(), "tensors file");
+  if (!file)
+    return file.takeError();
+  char first8[8] = {};
+  if (file->size() >= 8)
+    if (rt::Error err = file->read(0, 8, first8))
+      return std::move(err);
+  auto length = safetensorsHeaderLength(path, std::string_view(first8, 8), file->size());
+  if (!length)
+    return length.takeError();
+  std::string text(*length, '\0');
+  if (rt::Error err = file->read(8, *length, text.data()))
+    return std::move(err);
+  auto header = parseSafetensorsHeader(path, text, file->size() - 8 - *length);
+  if (!header)
+    return header.takeError();
+  const uint64_t dataStart = 8 + *length;
+  TensorMap tensors;
+  for (const SafetensorsEntry &e : header->entries) {
+    if (!wanted(e.name)) {
+      if (others)
+        others->push_back(e.name);
+      continue;
+    }
+    HostTensor t(e.dtype, e.shape);
+    if (t.nbytes() > 0)
+      if (rt::Error err = file->read(dataStart + e.begin, uint64_t(t.nbytes()),
+                                     reinterpret_cast<char *>(t.data())))
+        return std::move(err);
+    tensors.emplace(e.name, std::move(t));
+  }
+  return tensors;
 }
 
 llvm::Expected<std::string> serializeSafetensors(const TensorMap &tensors,

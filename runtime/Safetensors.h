@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -28,6 +29,14 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 /// returned there.
 llvm::Expected<TensorMap> readSafetensors(llvm::StringRef path,
                                           SafetensorsMetadata *metadata = nullptr);
+
+/// The tensors of `path` that `wanted` accepts by name: its header first,
+/// then only their bytes, each at its offset (a file of many other tensors,
+/// or one whose size is past what its header states, is not read whole).
+/// `others` (if given) receives the names left out.
+llvm::Expected<TensorMap> readSafetensorsSelected(
+    llvm::StringRef path, const std::function<bool(const std::string &)> &wanted,
+    std::vector<std::string> *others = nullptr);
 
 /// Parses the bytes of a safetensors file; `file` names it in error messages.
 llvm::Expected<TensorMap> parseSafetensors(llvm::StringRef file, llvm::StringRef bytes,

@@ -59,6 +59,26 @@ TEST_F(SafetensorsTest, RoundTripsEveryDtype) {
   EXPECT_EQ(tmp.entries(), std::vector<std::string>{"all.safetensors"});
 }
 
+// --inputs and --expect read only the tensors a graph takes: the header
+// first, then each wanted tensor's bytes; the others are named, not read.
+TEST_F(SafetensorsTest, ReadsOnlyTheSelectedTensors) {
+  TensorMap tensors;
+  tensors["x"] = randomTensor(DType::F32, {4, 3}, 1);
+  tensors["y"] = randomTensor(DType::BF16, {2}, 2);
+  tensors["z"] = randomTensor(DType::I64, {5}, 3);
+  std::string file = tmp.path("three.safetensors");
+  llvm::Error err = writeSafetensors(file, tensors);
+  ASSERT_FALSE(err) << llvm::toString(std::move(err));
+  std::vector<std::string> others;
+  auto back = readSafetensorsSelected(
+      file, [](const std::string &n) { return n == "y" || n == "z"; }, &others);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_TRUE(back->at("y") == tensors["y"]);
+  EXPECT_TRUE(back->at("z") == tensors["z"]);
+  EXPECT_EQ(others, std::vector<std::string>{"x"});
+}
+
 TEST_F(SafetensorsTest, LayoutIsSortedAlignedAndPadded) {
   TensorMap tensors;
   tensors["b"] = HostTensor(DType::I32, {2});

@@ -303,7 +303,10 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
   llvm::Expected<SizeBindings> given = parseSizeBindings(bind);
   if (!given)
     return given.takeError();
-  auto tensors = readSafetensors(inputsPath);
+  // The shapes only: the named inputs' tensors (their bytes are read again
+  // with the inputs; a file's other tensors never).
+  auto tensors = readSafetensorsSelected(
+      inputsPath, [&](const std::string &n) { return named->count(n) > 0; });
   if (!tensors)
     return tensors.takeError();
   std::map<std::string, std::pair<int64_t, std::string>> inferred;  // size, from which tensor

@@ -97,8 +97,15 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
   std::vector<HostTensor> tensors;
   // Each tensor with the file it came from, for messages.
   std::map<std::string, std::pair<HostTensor, std::string>> inputs, weights;
+  // Only the graph's tensors are read from --inputs (its header first): a
+  // file of other tensors, or a huge one, is not read whole.
+  std::vector<std::string> unread;
   if (!sources.inputs.empty()) {
-    auto read = readSafetensors(sources.inputs);
+    std::set<std::string> argNames;
+    for (const GraphArgument &arg : args)
+      argNames.insert(arg.name);
+    auto read = readSafetensorsSelected(
+        sources.inputs, [&](const std::string &n) { return argNames.count(n) > 0; }, &unread);
     if (!read)
       return read.takeError();
     for (auto &[name, t] : *read)
@@ -176,6 +183,9 @@ llvm::Expected<std::vector<HostTensor>> prepareInputs(const std::vector<GraphArg
   for (const auto &[name, t] : inputs)
     llvm::errs() << "fusec: note: " << printable(t.second) << ": tensor '" << printable(name)
                  << "' is not a graph input; ignored\n";
+  for (const std::string &name : unread)
+    llvm::errs() << "fusec: note: " << printable(sources.inputs) << ": tensor '"
+                 << printable(name) << "' is not a graph input; ignored\n";
   if (drawnParameters)
     llvm::errs() << "fusec: note: parameters drawn at random (pass --weights FILE)\n";
   return tensors;
@@ -189,7 +199,9 @@ llvm::Expected<bool> checkExpected(mlir::func::FuncOp func, const std::vector<Ho
 llvm::Expected<bool> checkExpected(const std::vector<std::string> &names,
                                    const std::vector<HostTensor> &results,
                                    const std::string &path, double tolerance) {
-  auto expected = readSafetensors(path);
+  const std::set<std::string> outputs(names.begin(), names.end());
+  auto expected = readSafetensorsSelected(
+      path, [&](const std::string &n) { return outputs.count(n) > 0; });
   if (!expected)
     return expected.takeError();
   bool all = true;
