@@ -46,6 +46,9 @@ bool Converter::fold(const onnx::NodeProto &n) {
     allowAttrs(n, {"value"});
     Known k;
     k.shape = constInput(n, 0, "shape");
+    for (int64_t d : k.shape)
+      if (d < 0)
+        failNode(n, "its shape has the negative dim " + std::to_string(d));
     k.dtype = "f32";
     k.values = {0};
     if (const onnx::AttributeProto *v = attr(n, "value")) {
@@ -88,7 +91,10 @@ bool Converter::fold(const onnx::NodeProto &n) {
   }
   if (op == "CumSum") {
     expect(2, {"exclusive", "reverse"});
-    return check(onnx_import::foldCumSum(args[0], constInput(n, 1, "axis").at(0),
+    std::vector<int64_t> axis = constInput(n, 1, "axis");
+    if (axis.size() != 1)
+      failNode(n, "its axis is " + std::to_string(axis.size()) + " values, not one");
+    return check(onnx_import::foldCumSum(args[0], axis.front(),
                                          intAttr(n, "exclusive", 0) != 0,
                                          intAttr(n, "reverse", 0) != 0, error));
   }
