@@ -56,20 +56,10 @@ llvm::Expected<TensorMap> readSafetensorsSelected(
   auto file = InputFile::open(path.str(), "tensors file");
   if (!file)
     return file.takeError();
-  char first8[8] = {};
-  if (file->size() >= 8)
-    if (rt::Error err = file->read(0, 8, first8))
-      return std::move(err);
-  auto length = safetensorsHeaderLength(path, std::string_view(first8, 8), file->size());
-  if (!length)
-    return length.takeError();
-  std::string text(*length, '\0');
-  if (rt::Error err = file->read(8, *length, text.data()))
-    return std::move(err);
-  auto header = parseSafetensorsHeader(path, text, file->size() - 8 - *length);
+  auto header = readSafetensorsHeader(*file);
   if (!header)
     return header.takeError();
-  const uint64_t dataStart = 8 + *length;
+  const uint64_t dataStart = header->dataStart;
   TensorMap tensors;
   for (const SafetensorsEntry &e : header->entries) {
     if (!wanted(e.name)) {

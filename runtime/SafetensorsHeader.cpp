@@ -9,6 +9,7 @@
 
 #include "compiler/support/HostTensor.h"
 #include "compiler/support/Printable.h"
+#include "compiler/support/ReadBytes.h"
 #include "compiler/support/StrictJson.h"
 
 #include <nlohmann/json.hpp>
@@ -189,6 +190,24 @@ rt::Expected<SafetensorsHeader> parseSafetensorsPrefix(std::string_view file,
   auto header = parseSafetensorsHeader(file, bytes.substr(8, *length), fileSize - 8 - *length);
   if (header)
     header->dataStart = 8 + *length;
+  return header;
+}
+
+rt::Expected<SafetensorsHeader> readSafetensorsHeader(const InputFile &file) {
+  char first8[8] = {};
+  if (file.size() >= 8)
+    if (rt::Error err = file.read(0, 8, first8))
+      return std::move(err);
+  auto length = safetensorsHeaderLength(file.path(), std::string_view(first8, 8), file.size());
+  if (!length)
+    return length.takeError();
+  std::string text(*length, '\0');
+  if (rt::Error err = file.read(8, *length, text.data()))
+    return std::move(err);
+  auto header = parseSafetensorsHeader(file.path(), text, file.size() - 8 - *length);
+  if (!header)
+    return header.takeError();
+  header->dataStart = 8 + *length;
   return header;
 }
 

@@ -56,4 +56,9 @@ rt::Expected<SafetensorsHeader> parseSafetensorsHeader(std::string_view file,
 rt::Expected<SafetensorsHeader> parseSafetensorsPrefix(std::string_view file,
                                                        std::string_view bytes, uint64_t fileSize);
 
+class InputFile;
+/// The header of the safetensors file `file` is, read at its start (the
+/// length, then the JSON: nothing of the data region), with `dataStart` set.
+rt::Expected<SafetensorsHeader> readSafetensorsHeader(const InputFile &file);
+
 } // namespace fusec

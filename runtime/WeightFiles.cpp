@@ -14,20 +14,9 @@ rt::Expected<WeightFiles> WeightFiles::open(const std::vector<std::string> &path
     auto file = InputFile::open(path, "weights file");
     if (!file)
       return file.takeError();
-    char first8[8] = {};
-    if (file->size() >= 8)
-      if (rt::Error err = file->read(0, 8, first8))
-        return std::move(err);
-    auto length = safetensorsHeaderLength(path, std::string_view(first8, 8), file->size());
-    if (!length)
-      return length.takeError();
-    std::string text(*length, '\0');
-    if (rt::Error err = file->read(8, *length, text.data()))
-      return std::move(err);
-    auto header = parseSafetensorsHeader(path, text, file->size() - 8 - *length);
+    auto header = readSafetensorsHeader(*file);
     if (!header)
       return header.takeError();
-    header->dataStart = 8 + *length;
     w.sources.push_back({path, std::move(*file), {}});
     if (rt::Error err = w.add(w.sources.size() - 1, std::move(*header)))
       return std::move(err);
