@@ -386,7 +386,7 @@ private:
   std::set<const onnx::NodeProto *> unfolded;
   /// How many unfolds materialize is inside (each recurses into its inputs).
   int unfoldDepth = 0;
-  static constexpr int kMaxUnfoldDepth = 512;
+  static constexpr int kMaxUnfoldDepth = 128;
   std::set<std::string> weights, read;  ///< weights; names an op reads
   std::map<std::string, std::vector<int64_t>> shapes;  ///< see shapeOf
 };
