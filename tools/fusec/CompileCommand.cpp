@@ -177,12 +177,8 @@ int emitArtifact(const CompileOptions &opts) {
 }
 
 int runCompile(const CompileOptions &opts) {
-  {
-    std::vector<std::string> read = sourceFiles(opts.sources);
-    read.push_back(opts.graph);
-    if (llvm::Error err = notOverAnInput(opts.output, read))
-      return reportError(std::move(err));
-  }
+  if (llvm::Error err = notOverAnInput(opts.output, sourceFiles(opts.sources, {opts.graph})))
+    return reportError(std::move(err));
   if (opts.emit == "artifact" && !opts.plan.max.empty())
     return reportError("--max: an artifact holds a graph at fixed sizes in this version");
   if (opts.emit == "artifact")

@@ -1,8 +1,5 @@
 //===- Driver.cpp - shared plumbing of the fusec subcommands --------------===//
 #include "tools/fusec/Driver.h"
-#include "llvm/Support/FileSystem.h"
-#include <cmath>
-#include <cstdio>
 #include "tools/fusec/GraphIO.h"
 #include "compiler/pipeline/PaddedGraph.h"
 #include "compiler/pipeline/Shards.h"
@@ -20,9 +17,13 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include "compiler/support/LlvmError.h"
 #include "compiler/support/Printable.h"
+
+#include <cmath>
+#include <cstdio>
 
 namespace fusec::cli {
 
@@ -176,10 +177,12 @@ llvm::Error notOverAnInput(const std::string &output, const std::vector<std::str
   return llvm::Error::success();
 }
 
-std::vector<std::string> sourceFiles(const TensorSources &sources) {
+std::vector<std::string> sourceFiles(const TensorSources &sources,
+                                     std::initializer_list<std::string> others) {
   std::vector<std::string> files = sources.weights;
   files.push_back(sources.inputs);
   files.push_back(sources.model);
+  files.insert(files.end(), others.begin(), others.end());
   return files;
 }
 
@@ -206,9 +209,7 @@ CLI::Validator nonEmptyPath() {
 }
 
 CLI::Option *addOutputOption(CLI::App *cmd, std::string &output, const std::string &help) {
-  return cmd->add_option("-o,--output", output, help)->check([](const std::string &path) {
-    return path.empty() ? std::string("an empty path names no file") : std::string();
-  });
+  return cmd->add_option("-o,--output", output, help)->check(nonEmptyPath());
 }
 
 CLI::Option *addSeedOption(CLI::App *cmd, uint64_t &seed) {

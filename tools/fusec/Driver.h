@@ -13,6 +13,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <initializer_list>
 #include <string>
 
 namespace fusec::cli {
@@ -44,9 +45,10 @@ llvm::Expected<SizeBindings> paddedSizes(const SizeBindings &sizes,
 /// it would destroy what the command reads, whether or not it then fails.
 llvm::Error notOverAnInput(const std::string &output, const std::vector<std::string> &inputs,
                            const char *flag = "-o");
-/// The files `sources` names.
+/// The files `sources` names, and `others` (the graph, --expect).
 struct TensorSources;
-std::vector<std::string> sourceFiles(const TensorSources &sources);
+std::vector<std::string> sourceFiles(const TensorSources &sources,
+                                     std::initializer_list<std::string> others = {});
 
 /// A CLI11 check: a number from `lo` to `hi`, not NaN (which CLI::Range
 /// lets through: it fails every comparison).

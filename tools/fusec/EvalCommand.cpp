@@ -60,13 +60,8 @@ int evalPadded(const EvalOptions &opts, const std::vector<std::string> &bind,
 }
 
 int runEval(const EvalOptions &opts) {
-  {
-    std::vector<std::string> read = sourceFiles(opts.sources);
-    read.push_back(opts.graph);
-    read.push_back(opts.expect);
-    if (llvm::Error err = notOverAnInput(opts.output, read))
-      return reportError(std::move(err));
-  }
+  if (llvm::Error err = notOverAnInput(opts.output, sourceFiles(opts.sources, {opts.graph, opts.expect})))
+    return reportError(std::move(err));
   auto ctx = makeContext();
   auto bind = bindFromInputs(opts.graph, opts.bind, opts.sources.inputs);
   if (!bind)

@@ -97,13 +97,8 @@ int runArtifact(const RunOptions &opts) {
 }
 
 int runRun(const RunOptions &opts) {
-  {
-    std::vector<std::string> read = sourceFiles(opts.sources);
-    read.push_back(opts.graph);
-    read.push_back(opts.expect);
-    if (llvm::Error err = notOverAnInput(opts.output, read))
-      return reportError(std::move(err));
-  }
+  if (llvm::Error err = notOverAnInput(opts.output, sourceFiles(opts.sources, {opts.graph, opts.expect})))
+    return reportError(std::move(err));
   if (isArtifactPath(opts.graph))
     return runArtifact(opts);
   auto bind = bindFromInputs(opts.graph, opts.plan.bind, opts.sources.inputs);
