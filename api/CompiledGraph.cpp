@@ -6,12 +6,15 @@
 #include "api/RankGroup.h"
 
 #include "compiler/support/HostTensor.h"
+#include "compiler/support/Printable.h"
 #include "runtime/ArtifactFile.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffers.h"
 #include "runtime/Executable.h"
+#include "runtime/PaddedCall.h"
 
 #include <chrono>
+#include <map>
 #include <optional>
 
 namespace fusec {
@@ -24,7 +27,91 @@ struct CompiledGraph::Impl {
   std::unique_ptr<Executable> exe;
   std::unique_ptr<DeviceWeights> weights;
   LoadTimes times;
+
+  /// An artifact whose sizes vary (Artifact::padded): the target's padded
+  /// compiles, the sizes calls run at and what they pass and get, the
+  /// compile that serves them (`target`, `exe`) and its buffers; the
+  /// compiles loaded before, kept for the sizes that return to them.
+  std::vector<const ArtifactTarget *> compiles;
+  PaddedCallSpecs call;
+  std::unique_ptr<PaddedBuffers> padBuffers;
+  std::vector<bool> inputPadded;
+  struct Loaded {
+    std::unique_ptr<Executable> exe;
+    std::unique_ptr<PaddedBuffers> padBuffers;
+  };
+  std::map<SizeMap, Loaded> kept;
+
+  /// Whether its sizes vary (the compile in use may still be exact: at 1).
+  bool varies() const { return !target->plan.sizeBounds.empty(); }
+  const SizeMap &bounds() const { return target->plan.sizeBounds; }
+  /// resize(): the compile that serves `sizes`, loaded, weights bound.
+  Status resize(const SizeMap &sizes);
 };
+
+Status CompiledGraph::Impl::resize(const SizeMap &sizes) {
+  if (bounds().empty())
+    return Status::error("resize: the artifact was compiled without --max (its sizes are fixed)",
+                         ErrorCode::InvalidArgument);
+  SizeMap now = call.sizes;
+  for (const auto &[name, size] : sizes) {
+    auto bound = bounds().find(name);
+    if (bound == bounds().end())
+      return Status::error("resize: '" + printable(name) + "' is not a size that varies",
+                           ErrorCode::InvalidArgument);
+    if (size < 1 || size > bound->second)
+      return Status::error("resize: " + printable(name) + "=" + std::to_string(size) +
+                               " is outside 1.." + std::to_string(bound->second),
+                           ErrorCode::InvalidArgument);
+    now[name] = size;
+  }
+  SizeMap at;
+  for (const auto &[name, bound] : bounds())
+    at[name] = paddedSize(now.at(name), bound);
+  if (at != target->plan.paddedAt) {
+    const ArtifactTarget *next = nullptr;
+    for (const ArtifactTarget *t : compiles)
+      if (t->plan.paddedAt == at)
+        next = t;
+    if (!next) {
+      std::string want;
+      for (const auto &[name, size] : at)
+        want += (want.empty() ? "" : ",") + printable(name) + "=" + std::to_string(size);
+      return Status::error("resize: the artifact holds no compile at " + want +
+                               " (compile it again with --max)",
+                           ErrorCode::InvalidArgument);
+    }
+    CudaDriver &drv = gpu->driver();
+    // Calls in flight still read this compile's buffers.
+    if (Status s = toStatus(drv.check(drv.cuCtxSynchronize(), "resize")); !s)
+      return s;
+    Loaded loaded;
+    if (auto it = kept.find(at); it != kept.end()) {
+      loaded = std::move(it->second);
+      kept.erase(it);
+    } else {
+      std::vector<std::string_view> images(next->cubins.begin(), next->cubins.end());
+      auto made = Executable::create(next->plan, images, *gpu);
+      if (!made)
+        return toStatus(made.takeError());
+      loaded.exe = std::move(*made);
+    }
+    if (weights) {
+      std::vector<CUdeviceptr> ptrs = weights->pointers();
+      ptrs.resize(next->plan.inputs.size(), 0);
+      if (Status s = toStatus(loaded.exe->bindInputs(ptrs)); !s) {
+        kept[at] = std::move(loaded);  // this compile stays as it was
+        return s;
+      }
+    }
+    std::swap(loaded.exe, exe);
+    std::swap(loaded.padBuffers, padBuffers);
+    kept[target->plan.paddedAt] = std::move(loaded);
+    target = next;
+  }
+  call = paddedCallSpecs(target->plan.padding, target->plan.inputs, target->plan.outputs, now);
+  return Status::success();
+}
 
 namespace {
 /// Milliseconds since `start`, and restarts it.
@@ -60,6 +147,15 @@ Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGrap
   if (!target)
     return toStatus(target.takeError(), ErrorCode::WrongArchitecture);
   impl.target = *target;
+  if (impl.artifact.sizesVary()) {
+    // Loaded at the bounds (the first compile of each architecture).
+    impl.compiles = impl.artifact.targetsOf((*target)->plan.arch);
+    for (const ArtifactTarget *t : impl.compiles)
+      if (t->plan.paddedAt == t->plan.sizeBounds)
+        impl.target = t;
+    impl.call = paddedCallSpecs(impl.target->plan.padding, impl.target->plan.inputs,
+                                impl.target->plan.outputs, impl.target->plan.paddedAt);
+  }
   auto gpu = GpuContext::create(ordinal);
   if (!gpu)
     return toStatus(gpu.takeError(), ErrorCode::NoGpu);
@@ -85,8 +181,44 @@ Status CompiledGraph::load(const std::string &path, std::unique_ptr<CompiledGrap
   return Status::success();
 }
 
-const std::vector<TensorSpec> &CompiledGraph::inputs() const { return p->artifact.inputs(); }
-const std::vector<TensorSpec> &CompiledGraph::outputs() const { return p->artifact.outputs(); }
+const std::vector<TensorSpec> &CompiledGraph::inputs() const {
+  return p->varies() ? p->call.inputs : p->target->plan.inputs;
+}
+const std::vector<TensorSpec> &CompiledGraph::outputs() const {
+  return p->varies() ? p->call.outputs : p->target->plan.outputs;
+}
+
+Status CompiledGraph::resize(const std::map<std::string, int64_t> &sizes) {
+  return p->resize(sizes);
+}
+std::map<std::string, int64_t> CompiledGraph::sizes() const {
+  return p->varies() ? p->call.sizes : SizeMap();
+}
+std::map<std::string, int64_t> CompiledGraph::maxSizes() const { return p->bounds(); }
+std::map<std::string, int64_t> CompiledGraph::paddedSizes() const {
+  return p->target->plan.paddedAt;
+}
+std::vector<std::string> CompiledGraph::inputDimNames(size_t i) const {
+  if (i >= inputs().size())
+    return {};
+  const std::vector<std::vector<std::string>> &dims = p->target->plan.padding.argDims;
+  return i < dims.size() ? dims[i] : std::vector<std::string>(inputs()[i].shape.size());
+}
+std::vector<int64_t> CompiledGraph::paddedShape(size_t i) const {
+  return i < inputs().size() ? p->target->plan.inputs[i].shape : std::vector<int64_t>();
+}
+Status CompiledGraph::setInputPadded(size_t i, bool padded) {
+  if (!p->varies())
+    return Status::error("setInputPadded: the artifact was compiled without --max",
+                         ErrorCode::InvalidArgument);
+  if (i >= p->call.inputs.size())
+    return Status::error("setInputPadded: input " + std::to_string(i) + " of " +
+                             std::to_string(p->call.inputs.size()),
+                         ErrorCode::InvalidArgument);
+  p->inputPadded.resize(p->call.inputs.size(), false);
+  p->inputPadded[i] = padded;
+  return Status::success();
+}
 bool CompiledGraph::isParameter(size_t i) const {
   return i < p->artifact.parameters.size() && p->artifact.parameters[i];
 }
@@ -125,20 +257,49 @@ const std::string &CompiledGraph::arch() const { return p->target->plan.arch; }
 const std::string &CompiledGraph::producer() const { return p->artifact.producer; }
 const CompiledGraph::LoadTimes &CompiledGraph::loadTimes() const { return p->times; }
 
+/// run() and replay() of a padded artifact (runtime/PaddedCall.h).
+static Status runPadded(CompiledGraph::Impl &p, const std::vector<uint64_t> &in,
+                        const std::vector<uint64_t> &out, void *stream, bool asGraph) {
+  if (!p.padBuffers)
+    p.padBuffers = std::make_unique<PaddedBuffers>(p.gpu->driver());
+  return toStatus(enqueuePadded(*p.exe, *p.padBuffers, p.call, p.artifact.parameters,
+                                p.weights != nullptr, p.inputPadded, in, out,
+                                static_cast<CUstream>(stream), asGraph));
+}
+
 Status CompiledGraph::run(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
                           void *stream) {
+  if (p->varies())
+    return runPadded(*p, in, out, stream, false);
   std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
   return toStatus(p->exe->enqueue(i, o, static_cast<CUstream>(stream)));
 }
 
 Status CompiledGraph::replay(const std::vector<uint64_t> &in, const std::vector<uint64_t> &out,
                              void *stream) {
+  if (p->varies())
+    return runPadded(*p, in, out, stream, true);
   std::vector<CUdeviceptr> i(in.begin(), in.end()), o(out.begin(), out.end());
   return toStatus(p->exe->replay(i, o, static_cast<CUstream>(stream)));
 }
 
 Status CompiledGraph::runHost(const std::vector<HostTensor> &inputs,
                               std::vector<HostTensor> &outputs, bool asGraph) {
+  if (p->varies()) {
+    // With weights bound, the calls pass the other inputs only.
+    std::vector<bool> skip;
+    if (p->weights && inputs.size() < p->call.inputs.size())
+      skip = p->artifact.parameters;
+    auto args = padInputs(p->target->plan.padding, inputs, p->call.sizes, skip);
+    if (!args)
+      return toStatus(args.takeError(), ErrorCode::InvalidArgument);
+    std::vector<HostTensor> padded;
+    if (Status s = toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), *args, padded, asGraph));
+        !s)
+      return s;
+    outputs = cropOutputs(p->target->plan.padding, padded, p->call.sizes);
+    return Status::success();
+  }
   return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "api/ProgramImpl.h"
 #include "api/RuntimeStatus.h"
+#include "runtime/PaddedCall.h"
 
 #include "compiler/support/Printable.h"
 #include "frontends/json/GraphReader.h"
@@ -20,25 +21,9 @@ llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
 }
 
-/// The specs of what calls at `sizes` pass and get: the plan's, less the
-/// size arguments, with the marked dims at the call's sizes.
+/// The specs of what calls at the program's sizes pass and get.
 void callSpecs(Program::Impl &p) {
-  p.callInputs.clear();
-  p.callOutputs.clear();
-  for (size_t i = 0; i < p.plan.inputs.size(); ++i) {
-    if (i < p.padding.sizeArgs.size() && !p.padding.sizeArgs[i].empty())
-      continue;
-    TensorSpec t = p.plan.inputs[i];
-    if (i < p.padding.argDims.size())
-      t.shape = shapeAtSizes(t.shape, p.padding.argDims[i], p.callSizes);
-    p.callInputs.push_back(std::move(t));
-  }
-  for (size_t i = 0; i < p.plan.outputs.size(); ++i) {
-    TensorSpec t = p.plan.outputs[i];
-    if (i < p.padding.resultDims.size())
-      t.shape = shapeAtSizes(t.shape, p.padding.resultDims[i], p.callSizes);
-    p.callOutputs.push_back(std::move(t));
-  }
+  p.call = paddedCallSpecs(p.plan.padding, p.plan.inputs, p.plan.outputs, p.call.sizes);
 }
 
 } // namespace
@@ -48,7 +33,6 @@ void Program::Impl::swapCompiled(Compiled &c) {
   std::swap(original, c.original);
   std::swap(fused, c.fused);
   std::swap(plan, c.plan);
-  std::swap(padding, c.padding);
   std::swap(parameters, c.parameters);
   std::swap(exe, c.exe);
   std::swap(padBuffers, c.padBuffers);
@@ -69,13 +53,13 @@ llvm::Error Program::Impl::checkSizes(const SizeMap &sizes) const {
 llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
   if (llvm::Error err = checkSizes(sizes))
     return err;
-  SizeMap call = callSizes;
+  SizeMap now = call.sizes;
   for (const auto &[name, size] : sizes)
-    call[name] = size;
+    now[name] = size;
   SizeMap at;
   for (const auto &[name, bound] : bounds)
-    at[name] = paddedSize(call.count(name) ? call[name] : bound, bound);
-  if (at != paddedAt) {
+    at[name] = paddedSize(now.count(name) ? now[name] : bound, bound);
+  if (at != plan.paddedAt) {
     const bool wasLoaded = exe != nullptr;
     if (wasLoaded)  // calls in flight still read this compile's buffers
       if (rt::Error err = gpu->driver().check(gpu->driver().cuCtxSynchronize(), "resize"))
@@ -106,7 +90,9 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
       next.fused = std::move(n.fused);
       next.plan = std::move(n.plan);
       next.parameters = n.parameters;
-      next.padding = paddedSignature(graphFunction(*next.original));
+      next.plan.padding = paddedSignature(graphFunction(*next.original));
+      next.plan.paddedAt = at;
+      next.plan.sizeBounds = bounds;
       ++compiles;
     }
     swapCompiled(next);  // `next` holds the compile in use until now
@@ -132,11 +118,10 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
       kept[at] = std::move(next);
       return err;
     }
-    if (!paddedAt.empty())
-      kept[paddedAt] = std::move(next);
-    paddedAt = at;
+    if (!next.plan.paddedAt.empty())
+      kept[next.plan.paddedAt] = std::move(next);
   }
-  callSizes = call;
+  call.sizes = now;
   callSpecs(*this);
   return llvm::Error::success();
 }
@@ -173,74 +158,10 @@ llvm::Expected<std::unique_ptr<Program>> compilePadded(
 
 rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
                     const std::vector<uint64_t> &out, CUstream stream, bool asGraph) {
-  const PlanDesc &plan = p.plan;
-  // Every input, or (weights bound) those that are not parameters.
-  size_t passedCount = 0;
-  for (size_t i = 0; i < p.callInputs.size(); ++i)
-    passedCount += !(i < p.parameters.size() && p.parameters[i]);
-  const bool onlyPassed = p.weights && in.size() == passedCount && passedCount != p.callInputs.size();
-  if (in.size() != p.callInputs.size() && !onlyPassed)
-    return rt::errorf("the graph takes %zu inputs (or those not bound), %zu were given",
-                      p.callInputs.size(), in.size());
-  if (out.size() != plan.outputs.size())
-    return rt::errorf("the graph has %zu outputs, %zu were given", plan.outputs.size(),
-                      out.size());
-  if (rt::Error err = p.exe->makeCurrent())
-    return err;
   if (!p.padBuffers)
     p.padBuffers = std::make_unique<PaddedBuffers>(p.gpu->driver());
-  PaddedBuffers &b = *p.padBuffers;
-  std::vector<CUdeviceptr> ins(plan.inputs.size(), 0), outs(plan.outputs.size(), 0);
-  size_t k = 0, c = 0;  // the caller's next input; the next of callInputs
-  for (size_t i = 0; i < plan.inputs.size(); ++i) {
-    const TensorSpec &padded = plan.inputs[i];
-    if (i < p.padding.sizeArgs.size() && !p.padding.sizeArgs[i].empty()) {
-      auto buf = b.input(i, padded);
-      if (!buf)
-        return buf.takeError();
-      if (rt::Error err = b.setSize(*buf, int32_t(p.callSizes.at(p.padding.sizeArgs[i])), stream))
-        return err;
-      ins[i] = *buf;
-      continue;
-    }
-    const bool inPlace = c < p.inputPadded.size() && p.inputPadded[c];
-    const TensorSpec &call = p.callInputs[c++];
-    if (onlyPassed && i < p.parameters.size() && p.parameters[i])
-      continue;  // bound
-    CUdeviceptr from = CUdeviceptr(in[k++]);
-    if (call.shape == padded.shape || !from || inPlace) {
-      ins[i] = from;
-      continue;
-    }
-    auto buf = b.input(i, padded);
-    if (!buf)
-      return buf.takeError();
-    if (rt::Error err =
-            b.pad(from, call.shape, *buf, padded.shape, dtypeBytes(padded.dtype), stream))
-      return rt::errorf("input %zu ('%s'): %s", c - 1, printable(call.name).c_str(),
-                        err.message().c_str());
-    ins[i] = *buf;
-  }
-  for (size_t o = 0; o < plan.outputs.size(); ++o) {
-    if (p.callOutputs[o].shape == plan.outputs[o].shape) {
-      outs[o] = CUdeviceptr(out[o]);
-      continue;
-    }
-    auto buf = b.output(o, plan.outputs[o]);
-    if (!buf)
-      return buf.takeError();
-    outs[o] = *buf;
-  }
-  if (rt::Error err = asGraph ? p.exe->replay(ins, outs, stream) : p.exe->enqueue(ins, outs, stream))
-    return err;
-  for (size_t o = 0; o < plan.outputs.size(); ++o)
-    if (outs[o] != CUdeviceptr(out[o]))
-      if (rt::Error err = b.crop(outs[o], plan.outputs[o].shape, CUdeviceptr(out[o]),
-                                 p.callOutputs[o].shape, dtypeBytes(plan.outputs[o].dtype),
-                                 stream))
-        return rt::errorf("output %zu ('%s'): %s", o, printable(p.callOutputs[o].name).c_str(),
-                          err.message().c_str());
-  return rt::Error::success();
+  return enqueuePadded(*p.exe, *p.padBuffers, p.call, p.parameters, p.weights != nullptr,
+                       p.inputPadded, in, out, stream, asGraph);
 }
 
 Status Program::resize(const std::map<std::string, int64_t> &sizes) {
@@ -258,11 +179,11 @@ Status Program::resize(const std::map<std::string, int64_t> &sizes) {
 std::map<std::string, int64_t> Program::sizes() const {
   std::map<std::string, int64_t> out;
   for (const auto &[name, bound] : p->bounds)
-    out[name] = p->callSizes.count(name) ? p->callSizes.at(name) : bound;
+    out[name] = p->call.sizes.count(name) ? p->call.sizes.at(name) : bound;
   return out;
 }
 
-std::map<std::string, int64_t> Program::paddedSizes() const { return p->paddedAt; }
+std::map<std::string, int64_t> Program::paddedSizes() const { return p->plan.paddedAt; }
 
 int Program::compiles() const { return p->compiles; }
 
@@ -275,11 +196,11 @@ Status Program::setInputPadded(size_t i, bool padded) {
   if (p->bounds.empty())
     return Status::error("setInputPadded: the program was compiled without Options::maxSizes",
                          ErrorCode::InvalidArgument);
-  if (i >= p->callInputs.size())
+  if (i >= p->call.inputs.size())
     return Status::error("setInputPadded: input " + std::to_string(i) + " of " +
-                             std::to_string(p->callInputs.size()),
+                             std::to_string(p->call.inputs.size()),
                          ErrorCode::InvalidArgument);
-  p->inputPadded.resize(p->callInputs.size(), false);
+  p->inputPadded.resize(p->call.inputs.size(), false);
   p->inputPadded[i] = padded;
   return Status::success();
 }

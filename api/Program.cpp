@@ -178,10 +178,10 @@ Status Program::compileText(const std::string &json, const std::string &name,
 }
 
 const std::vector<TensorSpec> &Program::inputs() const {
-  return p->padded() ? p->callInputs : p->plan.inputs;
+  return p->padded() ? p->call.inputs : p->plan.inputs;
 }
 const std::vector<TensorSpec> &Program::outputs() const {
-  return p->padded() ? p->callOutputs : p->plan.outputs;
+  return p->padded() ? p->call.outputs : p->plan.outputs;
 }
 bool Program::isParameter(size_t i) const {
   return i < p->parameters.size() && p->parameters[i];
@@ -228,7 +228,7 @@ Status Program::evaluateReference(const std::vector<HostTensor> &inputs,
                                   std::vector<HostTensor> &outputs) const {
   mlir::func::FuncOp func = graphFunction(*p->original);
   auto results =
-      p->padded() ? interpretPadded(func, inputs, p->callSizes) : interpret(func, inputs);
+      p->padded() ? interpretPadded(func, inputs, p->call.sizes) : interpret(func, inputs);
   if (!results)
     return toStatus(results.takeError(), ErrorCode::InvalidArgument);
   outputs = std::move(*results);
@@ -324,19 +324,19 @@ Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostT
                         bool asGraph) {
   if (Status s = p->load(); !s)
     return s;
-  if (p->padding.padded()) {
+  if (p->plan.padded()) {
     // With weights bound, the calls pass the other inputs only.
     std::vector<bool> skip;
-    if (p->weights && inputs.size() < p->callInputs.size())
+    if (p->weights && inputs.size() < p->call.inputs.size())
       skip = p->parameters;
-    auto args = padInputs(p->padding, inputs, p->callSizes, skip);
+    auto args = padInputs(p->plan.padding, inputs, p->call.sizes, skip);
     if (!args)
       return toStatus(args.takeError(), ErrorCode::InvalidArgument);
     std::vector<HostTensor> padded;
     if (Status s = toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), *args, padded, asGraph));
         !s)
       return s;
-    outputs = cropOutputs(p->padding, padded, p->callSizes);
+    outputs = cropOutputs(p->plan.padding, padded, p->call.sizes);
     return Status::success();
   }
   return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));

@@ -38,19 +38,17 @@ struct Program::Impl {
   std::mutex loading;  ///< the first calls from several threads load once
 
   /// Options::maxSizes (api/PaddedProgram.cpp). The graph compiled at padded
-  /// sizes (compiler/pipeline/PaddedGraph.h): where it takes its sizes, the
-  /// sizes calls run at, and what those calls pass and get.
-  PaddedSignature padding;
-  SizeMap callSizes;
-  std::vector<TensorSpec> callInputs, callOutputs;
+  /// sizes (plan.padding says where it takes its sizes): the sizes calls run
+  /// at, and what those calls pass and get.
+  PaddedCallSpecs call;
   /// Per call input: run() takes it at the padded shape, in place.
   std::vector<bool> inputPadded;
-  /// Reads the graph again at other sizes; the fixed sizes, the bounds of
-  /// the varying ones and the padded sizes the program is compiled at now.
+  /// Reads the graph again at other sizes; the fixed sizes and the bounds of
+  /// the varying ones (plan.paddedAt: the padded sizes it is compiled at now).
   std::function<llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>(mlir::MLIRContext &,
                                                                   const SizeMap &)>
       reread;
-  SizeMap fixedSizes, bounds, paddedAt;
+  SizeMap fixedSizes, bounds;
   /// The padded buffers of the calls' device tensors (PaddedBuffers.h).
   std::unique_ptr<PaddedBuffers> padBuffers;
   /// The other padded compiles, kept for the sizes that return to them.
@@ -58,7 +56,6 @@ struct Program::Impl {
     std::unique_ptr<mlir::MLIRContext> ctx;
     mlir::OwningOpRef<mlir::ModuleOp> original, fused;
     PlanDesc plan;
-    PaddedSignature padding;
     std::vector<bool> parameters;
     std::unique_ptr<Executable> exe;
     std::unique_ptr<PaddedBuffers> padBuffers;
@@ -72,7 +69,7 @@ struct Program::Impl {
   /// An error for a name that does not vary or a size outside its bounds.
   llvm::Error checkSizes(const SizeMap &sizes) const;
   /// Whether calls pass tensors of other sizes than the plan's.
-  bool padded() const { return padding.padded(); }
+  bool padded() const { return plan.padded(); }
 
   /// Creates the GPU context, kernel cache and executable once.
   llvm::Error ensureLoaded();
@@ -101,9 +98,14 @@ struct ProgramAccess {
 /// Compiles the kernels of `programs` (one graph compiled for several
 /// architectures, one program each) and writes them to `path` as one
 /// artifact (runtime/ArtifactFile.h), whole or not at all; `weights`, a
-/// safetensors image of the parameters, embedded where not empty.
+/// safetensors image of the parameters, embedded where not empty. A program
+/// with Options::maxSizes is compiled at every padded size up to its bounds
+/// (at most kMaxPaddedCompiles), `progress` told of each.
 llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::string &path,
-                         KernelCache &cache, std::string weights = {});
+                         KernelCache &cache, std::string weights = {},
+                         const std::function<void(const std::string &)> &progress = {});
+/// The most padded compiles an artifact holds for one architecture.
+constexpr size_t kMaxPaddedCompiles = 128;
 
 /// Where the device profile or the target is left empty, the GPU's
 /// (selectedDeviceOrdinal()): its profile where fusec has one, its
@@ -129,7 +131,8 @@ llvm::Error onRanks(Program::Impl &p,
                     const std::function<llvm::Error(int, const GpuContext &, Executable &)> &body);
 
 /// run() and replay() of a program with Options::maxSizes: the call's device
-/// tensors padded into the program's buffers, the outputs cut back.
+/// tensors padded into the program's buffers, the outputs cut back
+/// (runtime/PaddedCall.h).
 rt::Error runPadded(Program::Impl &p, const std::vector<uint64_t> &in,
                     const std::vector<uint64_t> &out, CUstream stream, bool asGraph);
 

@@ -246,6 +246,36 @@ py::list specs(const std::vector<fusec::TensorSpec> &v) {
   return l;
 }
 
+/// Sizes that vary, Program (max_sizes) and CompiledGraph (an artifact
+/// compiled with --max) alike: resize between sizes, and what calls then take.
+template <typename Cls>
+void addSizes(Cls &cls, const char *resizeDoc) {
+  using G = typename Cls::type;
+  cls.def("resize",
+          [](G &g, py::kwargs sizes) {
+            std::map<std::string, int64_t> m;
+            for (auto [k, v] : sizes)
+              m[py::str(k).cast<std::string>()] = v.template cast<int64_t>();
+            fusec::Status st = fusec::Status::success();
+            {
+              py::gil_scoped_release unlocked;
+              st = g.resize(m);
+            }
+            check(std::move(st));
+          },
+          resizeDoc)
+      .def_property_readonly("sizes", &G::sizes, "the sizes of the names that vary the calls take")
+      .def_property_readonly("padded_sizes", &G::paddedSizes,
+                             "the padded sizes the program those calls run is compiled at")
+      .def("padded_shape", &G::paddedShape, py::arg("i"),
+           "input i's shape at the padded sizes the calls run at now")
+      .def("set_input_padded",
+           [](G &g, size_t i, bool padded) { check(g.setInputPadded(i, padded)); },
+           py::arg("i"), py::arg("padded") = true,
+           "calls pass input i at padded_shape(i), read in place (a KV cache kept padded, its "
+           "rows past the size zero), instead of at the call's sizes, copied");
+}
+
 /// What a loaded graph offers, Program and CompiledGraph alike: its
 /// parameters, their binding, and the call.
 template <typename G>
@@ -345,33 +375,10 @@ PYBIND11_MODULE(_fusec, m) {
            "compile the kernels (NVRTC, cached) and load them on the GPU")
       .def("save", [](fusec::Program &p, const std::string &path) { check(p.saveArtifact(path)); },
            py::arg("path"), "write an artifact that fusec.load runs without the compiler")
-      .def("resize",
-           [](fusec::Program &p, py::kwargs sizes) {
-             std::map<std::string, int64_t> m;
-             for (auto [k, v] : sizes)
-               m[py::str(k).cast<std::string>()] = v.cast<int64_t>();
-             fusec::Status st = fusec::Status::success();
-             {
-               py::gil_scoped_release unlocked;
-               st = p.resize(m);
-             }
-             check(std::move(st));
-           },
-           "a program compiled with max_sizes: the sizes the calls that follow take "
-           "(resize(S=1000)); compiles the padded size that serves them on its first use")
-      .def_property_readonly("sizes", &fusec::Program::sizes,
-                             "the sizes of the max_sizes names the calls take")
-      .def_property_readonly("padded_sizes", &fusec::Program::paddedSizes,
-                             "the padded sizes the program those calls run is compiled at")
       .def_property_readonly("compiles", &fusec::Program::compiles,
-                             "how many padded sizes have been compiled")
-      .def("padded_shape", &fusec::Program::paddedShape, py::arg("i"),
-           "input i's shape at the padded sizes the calls run at now")
-      .def("set_input_padded",
-           [](fusec::Program &p, size_t i, bool padded) { check(p.setInputPadded(i, padded)); },
-           py::arg("i"), py::arg("padded") = true,
-           "calls pass input i at padded_shape(i), read in place (a KV cache kept padded, its "
-           "rows past the size zero), instead of at the call's sizes, copied");
+                             "how many padded sizes have been compiled");
+  addSizes(program, "a program compiled with max_sizes: the sizes the calls that follow take "
+                    "(resize(S=1000)); compiles the padded size that serves them on its first use");
   addCalls(program);
 
   py::class_<fusec::CompiledGraph> compiled(m, "CompiledGraph",
@@ -382,7 +389,11 @@ PYBIND11_MODULE(_fusec, m) {
       .def_property_readonly("outputs",
                              [](const fusec::CompiledGraph &g) { return specs(g.outputs()); })
       .def_property_readonly("arch", &fusec::CompiledGraph::arch)
-      .def_property_readonly("producer", &fusec::CompiledGraph::producer);
+      .def_property_readonly("producer", &fusec::CompiledGraph::producer)
+      .def_property_readonly("max_sizes", &fusec::CompiledGraph::maxSizes,
+                             "the bounds of the sizes that vary (`fusec compile --max`)");
+  addSizes(compiled, "an artifact compiled with --max: the sizes the calls that follow take "
+                     "(resize(S=1000)); loads the compile that serves them on its first use");
   addCalls(compiled);
 
   m.def(

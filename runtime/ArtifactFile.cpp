@@ -12,6 +12,8 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <map>
+#include <set>
 
 namespace fusec {
 namespace {
@@ -73,6 +75,8 @@ rt::Expected<std::string> serializeArtifact(const Artifact &a) {
     return rt::errorf("an artifact needs at least one target");
   nlohmann::json targets = nlohmann::json::array();
   std::string blobs;
+  // A body two targets share (one architecture's padded compiles) is stored once.
+  std::map<std::pair<std::string, std::string>, std::pair<size_t, size_t>> stored;
   for (const ArtifactTarget &t : a.targets) {
     std::vector<std::string> bodies;
     nlohmann::json plan = planToJson(t.plan, bodies);
@@ -81,10 +85,14 @@ rt::Expected<std::string> serializeArtifact(const Artifact &a) {
                         bodies.size(), t.cubins.size());
     nlohmann::json kernels = nlohmann::json::array();
     for (size_t b = 0; b < bodies.size(); ++b) {
-      kernels.push_back({{"source", bodies[b]}, {"cubinOffset", blobs.size()},
-                         {"cubinBytes", t.cubins[b].size()}});
-      blobs += t.cubins[b];
-      blobs.append((16 - blobs.size() % 16) % 16, '\0');  // each cubin 16-byte aligned
+      auto [it, fresh] =
+          stored.try_emplace({t.plan.arch, bodies[b]}, blobs.size(), t.cubins[b].size());
+      if (fresh) {
+        blobs += t.cubins[b];
+        blobs.append((16 - blobs.size() % 16) % 16, '\0');  // each cubin 16-byte aligned
+      }
+      kernels.push_back({{"source", bodies[b]}, {"cubinOffset", it->second.first},
+                         {"cubinBytes", it->second.second}});
     }
     targets.push_back({{"arch", t.plan.arch}, {"plan", plan}, {"bodies", kernels}});
   }
@@ -115,8 +123,9 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
   if (bytes.size() < kPreamble || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     return fail("not a fusec artifact (no FUSECART header)");
   uint64_t version = get(bytes, 8, 4);
-  if (version != Artifact::kFormatVersion)
-    return fail("format version " + std::to_string(version) + ", but this fusec reads version " +
+  if (version < Artifact::kOldestFormatVersion || version > Artifact::kFormatVersion)
+    return fail("format version " + std::to_string(version) + ", but this fusec reads versions " +
+                std::to_string(Artifact::kOldestFormatVersion) + " to " +
                 std::to_string(Artifact::kFormatVersion) +
                 "; compile the graph again with this fusec");
   uint64_t headerBytes = get(bytes, 16, 8), blobBytes = get(bytes, 24, 8);
@@ -174,18 +183,43 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
   } catch (const std::exception &e) {
     return fail("its header: " + jsonWhy(e));
   }
+  // Every target takes and gives the same tensors: at the same shapes, or
+  // (sizes that vary) at the same shapes but in the dims the sizes mark, and
+  // each architecture's padded compiles are of distinct sizes. A compile at
+  // size 1 marks nothing (its shapes are exact), and takes no size argument.
+  const PlanDesc &first = a.targets.front().plan;
+  std::set<std::pair<std::string, SizeMap>> seen;
   for (const ArtifactTarget &t : a.targets) {
-    const PlanDesc &first = a.targets.front().plan;
-    auto same = [](const std::vector<TensorSpec> &x, const std::vector<TensorSpec> &y) {
-      if (x.size() != y.size())
-        return false;
-      for (size_t i = 0; i < x.size(); ++i)
-        if (x[i].name != y[i].name || x[i].dtype != y[i].dtype || x[i].shape != y[i].shape)
+    auto marked = [](const PlanDesc &p, bool input, size_t i, size_t d) {
+      const auto &dims = input ? p.padding.argDims : p.padding.resultDims;
+      return i < dims.size() && d < dims[i].size() && !dims[i][d].empty();
+    };
+    auto same = [&](bool input) {
+      const std::vector<TensorSpec> &x = input ? t.plan.inputs : t.plan.outputs;
+      const std::vector<TensorSpec> &y = input ? first.inputs : first.outputs;
+      for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+        if (x[i].name != y[i].name || x[i].dtype != y[i].dtype ||
+            x[i].shape.size() != y[i].shape.size())
           return false;
+        for (size_t d = 0; d < x[i].shape.size(); ++d)
+          if (x[i].shape[d] != y[i].shape[d] && !marked(t.plan, input, i, d) &&
+              !marked(first, input, i, d))
+            return false;
+      }
       return true;
     };
-    if (!same(t.plan.inputs, first.inputs) || !same(t.plan.outputs, first.outputs))
+    // The size arguments come after the graph's own inputs.
+    auto graphInputs = [](const PlanDesc &p) {
+      size_t n = 0;
+      for (size_t i = 0; i < p.inputs.size(); ++i)
+        n += i >= p.padding.sizeArgs.size() || p.padding.sizeArgs[i].empty();
+      return n;
+    };
+    if (t.plan.sizeBounds != first.sizeBounds || graphInputs(t.plan) != graphInputs(first) ||
+        t.plan.outputs.size() != first.outputs.size() || !same(true) || !same(false))
       return fail("its targets disagree on the graph's inputs or outputs");
+    if (!seen.insert({t.plan.arch, t.plan.paddedAt}).second)
+      return fail("it holds target " + printable(t.plan.arch) + " twice at the same sizes");
   }
   if (a.parameters.size() != a.inputs().size())
     return fail("parameter flags for " + std::to_string(a.parameters.size()) + " inputs, but " +
@@ -209,6 +243,14 @@ rt::Expected<Artifact> readArtifact(const std::string &path) {
   return parseArtifact(*bytes, path);
 }
 
+std::vector<const ArtifactTarget *> Artifact::targetsOf(const std::string &arch) const {
+  std::vector<const ArtifactTarget *> out;
+  for (const ArtifactTarget &t : targets)
+    if (t.plan.arch == arch)
+      out.push_back(&t);
+  return out;
+}
+
 rt::Expected<const ArtifactTarget *> Artifact::targetFor(const DeviceInfo &device,
                                                           const std::string &path) const {
   const ArtifactTarget *best = nullptr;
@@ -221,8 +263,10 @@ rt::Expected<const ArtifactTarget *> Artifact::targetFor(const DeviceInfo &devic
   if (best)
     return best;
   std::string held;
+  std::set<std::string> archs;
   for (const ArtifactTarget &t : targets)
-    held += (held.empty() ? "" : ", ") + printable(t.plan.arch);
+    if (archs.insert(t.plan.arch).second)
+      held += (held.empty() ? "" : ", ") + printable(t.plan.arch);
   return rt::Error::failure("artifact '" + printable(path) + "' holds kernels for " + held +
                             ", none of which device " + std::to_string(device.ordinal) + " (" +
                             printable(device.name) + ", " + device.nvrtcArch() +

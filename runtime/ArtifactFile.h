@@ -2,9 +2,11 @@
 //
 // What `fusec compile -o model.fusec` writes and the runtime loads without
 // the compiler: one plan per target architecture (the kernels differ by
-// target), each kernel body's source and cubin, which graph inputs are
-// parameters, and on request the weights themselves (a safetensors image;
-// else they stay in their files and are bound at load). Layout
+// target), or where sizes vary (`--max`) one per architecture and padded
+// size; each kernel body's source and cubin (a body stored once per
+// architecture); which graph inputs are parameters; and on request the
+// weights themselves (a safetensors image; else they stay in their files and
+// are bound at load). Layout
 // (docs/artifact.md):
 //
 //   "FUSECART"  u32 format version  u32 zero  u64 header bytes  u64 blob bytes
@@ -38,8 +40,10 @@ struct ArtifactTarget {
 };
 
 struct Artifact {
-  /// 2: embedded weights.
-  static constexpr uint32_t kFormatVersion = 2;
+  /// 2: embedded weights. 3: plans compiled at padded sizes (several targets
+  /// of one architecture, each at its sizes; PlanDesc::paddedAt).
+  static constexpr uint32_t kFormatVersion = 3;
+  static constexpr uint32_t kOldestFormatVersion = 2;
   std::string producer;            ///< "fusec 0.1.0"
   std::vector<bool> parameters;    ///< per graph input: bound from weights
   std::vector<ArtifactTarget> targets;
@@ -47,7 +51,8 @@ struct Artifact {
   /// where they stay in files of their own.
   std::string weights;
 
-  /// The graph's inputs and outputs (every target's are the same).
+  /// The graph's inputs and outputs (every target's are the same, but for
+  /// the dims that vary, which are the first target's padded sizes).
   const std::vector<TensorSpec> &inputs() const { return targets.front().plan.inputs; }
   const std::vector<TensorSpec> &outputs() const { return targets.front().plan.outputs; }
 
@@ -56,6 +61,11 @@ struct Artifact {
   /// sm_86 GPU). The error lists what the file holds.
   rt::Expected<const ArtifactTarget *> targetFor(const DeviceInfo &device,
                                                   const std::string &path) const;
+  /// Every target of `arch`: one, or one per padded size compiled.
+  std::vector<const ArtifactTarget *> targetsOf(const std::string &arch) const;
+  /// Whether its dims vary (`fusec compile --max`): resize() picks among
+  /// the padded compiles.
+  bool sizesVary() const { return !targets.front().plan.paddedAt.empty(); }
 };
 
 /// The file's bytes for `artifact`.

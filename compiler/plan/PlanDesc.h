@@ -11,6 +11,7 @@
 #include "compiler/support/DType.h"
 #include "compiler/plan/MatmulDesc.h"
 #include "compiler/plan/KernelLaunch.h"
+#include "compiler/plan/PlanPadding.h"
 #include "compiler/plan/TensorSpec.h"
 
 #include <cstdint>
@@ -130,6 +131,12 @@ struct PlanDesc {
   /// reduce_scatter along a dim with elements before it (NCCL joins and
   /// cuts whole buffers): the largest such collective's whole tensor.
   int64_t collectiveScratchBytes = 0;
+  /// A plan compiled at padded sizes (Options::maxSizes, `--max`): the
+  /// sizes it is compiled at and their bounds (empty for a plan at fixed
+  /// sizes), and how its calls pass and get tensors (compiler/plan/PlanPadding.h).
+  SizeMap paddedAt, sizeBounds;
+  PaddedSignature padding;
+  bool padded() const { return padding.padded(); }
 };
 
 /// The bytes of `c` laid out block by block around NCCL's call, 0 where its

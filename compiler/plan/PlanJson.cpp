@@ -1,6 +1,7 @@
 //===- PlanJson.cpp - a plan as JSON, and back, checked -------------------===//
 #include "compiler/plan/PlanJson.h"
 #include "compiler/plan/PeerRegion.h"
+#include "compiler/support/Printable.h"
 
 #include <algorithm>
 #include <cmath>
@@ -295,7 +296,7 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
     }
     steps.push_back(std::move(step));
   }
-  return {{"graphName", plan.graphName}, {"device", plan.device}, {"arch", plan.arch},
+  json out = {{"graphName", plan.graphName}, {"device", plan.device}, {"arch", plan.arch},
           {"fused", plan.fused}, {"overlapLaunches", plan.overlapLaunches},
           {"inputs", inputs}, {"outputs", outputs}, {"inputScales", plan.inputScales},
           {"buffers", buffers}, {"steps", steps}, {"sharedLaunches", plan.sharedLaunches},
@@ -303,6 +304,11 @@ nlohmann::json planToJson(const PlanDesc &plan, std::vector<std::string> &bodies
           {"workspaceBytes", plan.workspaceBytes}, {"ranks", plan.ranks},
           {"inputShards", plan.inputShards}, {"outputShards", plan.outputShards},
           {"collectiveScratchBytes", plan.collectiveScratchBytes}};
+  if (!plan.paddedAt.empty())
+    out["padding"] = {{"at", plan.paddedAt}, {"bounds", plan.sizeBounds},
+                      {"sizeArgs", plan.padding.sizeArgs}, {"argDims", plan.padding.argDims},
+                      {"resultDims", plan.padding.resultDims}};
+  return out;
 }
 
 rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
@@ -373,6 +379,19 @@ rt::Expected<PlanDesc> planFromJson(const nlohmann::json &j,
     plan.collectiveScratchBytes = j.contains("collectiveScratchBytes")
                                       ? jsonInteger<int64_t>(j.at("collectiveScratchBytes"))
                                       : 0;
+    if (j.contains("padding")) {
+      at = "padding";
+      const json &pad = j.at("padding");
+      for (const auto &[name, size] : pad.at("at").items())
+        plan.paddedAt[name] = jsonInteger<int64_t>(size);
+      for (const auto &[name, bound] : pad.at("bounds").items())
+        plan.sizeBounds[name] = jsonInteger<int64_t>(bound);
+      plan.padding.sizeArgs = pad.at("sizeArgs").get<std::vector<std::string>>();
+      plan.padding.argDims = pad.at("argDims").get<std::vector<std::vector<std::string>>>();
+      plan.padding.resultDims = pad.at("resultDims").get<std::vector<std::vector<std::string>>>();
+      for (const TensorSpec &t : plan.inputs)
+        plan.padding.argShapes.push_back(t.shape);
+    }
   } catch (const std::exception &e) {
     return rt::errorf("%s: %s: %s", where.c_str(), at.c_str(), jsonWhy(e).c_str());
   }
@@ -411,6 +430,59 @@ int64_t extent(const MatrixLayout &l) {
 }
 } // namespace
 
+namespace {
+/// A padded plan's sizes and signature agree with each other and with its
+/// inputs and outputs: every name has a size and a bound with 1 <= size <=
+/// bound, every size argument is an i32 scalar, and every marked dim is a
+/// named size's padded size (so that a call's tensors fit the buffers).
+rt::Error checkPadding(const PlanDesc &plan) {
+  const PaddedSignature &sig = plan.padding;
+  if (plan.paddedAt.empty())
+    return sig.padded() || !plan.sizeBounds.empty()
+               ? rt::Error::failure("dims that vary without the sizes they are compiled at")
+               : rt::Error::success();
+  if (plan.paddedAt.size() != plan.sizeBounds.size())
+    return rt::Error::failure("sizes and bounds name different dims");
+  for (const auto &[name, size] : plan.paddedAt) {
+    auto bound = plan.sizeBounds.find(name);
+    if (bound == plan.sizeBounds.end())
+      return rt::Error::failure("'" + printable(name) + "' has a size but no bound");
+    if (size < 1 || size > bound->second || bound->second > kMaxPaddedBound)
+      return rt::Error::failure("'" + printable(name) + "' is compiled at " +
+                                std::to_string(size) + " with a bound of " +
+                                std::to_string(bound->second));
+    if (paddedSize(size, bound->second) != size)
+      return rt::Error::failure("'" + printable(name) + "' is compiled at " +
+                                std::to_string(size) + ", which is not a padded size");
+  }
+  auto named = [&](const std::string &n) { return n.empty() || plan.paddedAt.count(n); };
+  if (sig.sizeArgs.size() != plan.inputs.size() || sig.argDims.size() != plan.inputs.size() ||
+      sig.resultDims.size() != plan.outputs.size())
+    return rt::Error::failure("its signature does not match the inputs and outputs");
+  auto dimsOk = [&](const std::vector<std::string> &dims, const TensorSpec &t) {
+    if (dims.size() != t.shape.size())
+      return false;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (!named(dims[d]) || (!dims[d].empty() && t.shape[d] != plan.paddedAt.at(dims[d])))
+        return false;
+    return true;
+  };
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    if (!named(sig.sizeArgs[i]))
+      return rt::Error::failure("input " + std::to_string(i) + " takes a size not named");
+    if (!sig.sizeArgs[i].empty() &&
+        (plan.inputs[i].dtype != DType::I32 || !plan.inputs[i].shape.empty()))
+      return rt::Error::failure("input " + std::to_string(i) + " takes a size but is not an i32 scalar");
+    if (!dimsOk(sig.argDims[i], plan.inputs[i]))
+      return rt::Error::failure("input " + std::to_string(i) + "'s marked dims do not match it");
+  }
+  for (size_t i = 0; i < plan.outputs.size(); ++i)
+    if (!dimsOk(sig.resultDims[i], plan.outputs[i]))
+      return rt::Error::failure("output " + std::to_string(i) + "'s marked dims do not match it");
+  return rt::Error::success();
+}
+} // namespace
+
 rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
   auto fail = [&](const std::string &at, const std::string &why) {
     return rt::Error::failure(where + ": " + at + ": " + why);
@@ -434,6 +506,8 @@ rt::Error checkPlan(const PlanDesc &plan, const std::string &where) {
   };
   if (!shardsOk(plan.inputShards, plan.inputs) || !shardsOk(plan.outputShards, plan.outputs))
     return fail("plan", "the split of the inputs or outputs does not match them");
+  if (rt::Error err = checkPadding(plan))
+    return fail("padding", err.message());
   auto bufferOk = [&](int id) { return id >= 0 && size_t(id) < plan.buffers.size(); };
   std::vector<bool> inputSeen(plan.inputs.size()), outputSeen(plan.outputs.size());
   for (size_t i = 0; i < plan.buffers.size(); ++i) {

@@ -18,6 +18,7 @@
 #include "fusec/Tensor.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -127,6 +128,29 @@ public:
   /// With `asGraph`, the run is one CUDA graph launch, as replay() makes it.
   Status runHost(const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
                  bool asGraph = false);
+
+  /// An artifact compiled with sizes that vary (`fusec compile --max
+  /// S=4096`) holds a compile per padded size and calls at any sizes up to
+  /// the bounds, as a Program with Options::maxSizes: it loads at the
+  /// bounds; resize() sets the sizes of the calls that follow (names left
+  /// out keep theirs), loading the compile that serves them on its first
+  /// use (the weights bound to it), and inputs(), outputs() and every call
+  /// then take tensors of those sizes. Not while another thread is inside
+  /// run(), replay() or runHost(); calls already enqueued are waited for.
+  /// InvalidArgument for an artifact of fixed sizes, a name that does not
+  /// vary or a size outside 1..bound.
+  Status resize(const std::map<std::string, int64_t> &sizes);
+  /// The sizes calls run at, the bounds, and the padded sizes of the
+  /// compile that serves them (all empty for an artifact of fixed sizes).
+  std::map<std::string, int64_t> sizes() const;
+  std::map<std::string, int64_t> maxSizes() const;
+  std::map<std::string, int64_t> paddedSizes() const;
+  /// The names of input `i`'s dims that vary ("" for a fixed dim; all ""
+  /// for an artifact of fixed sizes).
+  std::vector<std::string> inputDimNames(size_t i) const;
+  /// As Program::paddedShape and Program::setInputPadded.
+  std::vector<int64_t> paddedShape(size_t i) const;
+  Status setInputPadded(size_t i, bool padded = true);
 
   struct Impl;
 

@@ -63,4 +63,25 @@ for run in "emb.fusec" "plain.fusec --weights $work/w.safetensors,$work/b.safete
     echo "FAIL weights: ${run%% *}:"; cat "$work/err" "$work/cmp" 2>/dev/null; status=1
   fi
 done
+# Sizes that vary: one artifact compiled with --max (every padded size), run
+# at sequence lengths it was not compiled at, the sizes taken from the
+# --inputs tensors, against onnxruntime's stored outputs (test/models).
+m=$src/test/models
+for model in llama gpt2; do
+  if ! "$fusec" compile "$m/$model/model.onnx" --max sequence=64 --embed-weights \
+       -o "$work/$model-max.fusec" 2>"$work/err"; then
+    echo "FAIL $model --max: compile -o: $(tail -1 "$work/err")"; status=1; continue
+  fi
+  for s in 7 33; do
+    for graph in "" --graph; do
+      # shellcheck disable=SC2086
+      if "$fusec" run "$work/$model-max.fusec" $graph --inputs "$m/$model/inputs_s$s.safetensors" \
+           --expect "$m/$model/expected_s$s.safetensors" --tolerance 1e-4 >"$work/out" 2>"$work/err"; then
+        echo "ok $model --max sequence=64 at $s ${graph:-(stream)}: $(grep -o 'rel error [^ ]*' "$work/out" | head -1)"
+      else
+        echo "FAIL $model --max sequence=64 at $s $graph:"; cat "$work/err" "$work/out"; status=1
+      fi
+    done
+  done
+done
 exit $status

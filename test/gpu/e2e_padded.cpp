@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "include/fusec/fusec.h"
+#include "include/fusec/Runtime.h"
 #include "runtime/DeviceBuffers.h"
 #include "runtime/Safetensors.h"
 #include "runtime/TensorCompare.h"
@@ -60,9 +61,10 @@ Status compileVarying(const std::string &json, const char *dim, int64_t bound,
   return Program::compileText(json, "padded.json", o, p);
 }
 
-/// `in` uploaded, the program run (or replayed) on it, and each output
-/// against `ref`; "" where all match, else what differs.
-std::string runPaddedCall(CudaDriver &drv, Program &p, const std::vector<HostTensor> &in,
+/// `in` uploaded, the program (or artifact: CompiledGraph) run or replayed
+/// on it, and each output against `ref`; "" where all match, else what differs.
+template <typename P>
+std::string runPaddedCall(CudaDriver &drv, P &p, const std::vector<HostTensor> &in,
                           const std::vector<HostTensor> &ref, bool asGraph) {
   DeviceBuffers din(drv), dout(drv);
   if (llvm::Error err = din.upload(in))
@@ -246,12 +248,88 @@ void checkPaddedWeights(CudaDriver &drv, Tally &t) {
   ++t.passed;
 }
 
+/// The decode step with parameters compiled with maxSizes into an artifact
+/// (every padded size of T up to 1000), loaded by the runtime alone
+/// (CompiledGraph), its weights bound from a file, and resized between
+/// compiles: each call through runHost, run and replay against the
+/// interpreter of the graph at its size.
+void checkPaddedArtifact(CudaDriver &drv, Tally &t) {
+  const std::string label = "padded artifact (compile --max, CompiledGraph::resize)";
+  if (!selected(label))
+    return;
+  auto fail = [&](const std::string &why) { failed(t, label, why); };
+  std::string json = kPaddedDecode;
+  const std::string from = "{\"name\": \"w_q\"", to = "{\"name\": \"cache_k\"";
+  const size_t a = json.find(from), b = json.find(to);
+  std::string weightsJson = json.substr(a, b - a);
+  json.erase(a, b - a);
+  weightsJson.erase(weightsJson.find_last_of(','));
+  json.insert(json.find("\"nodes\""), "\"parameters\": [" + weightsJson + "],\n  ");
+  std::unique_ptr<Program> p;
+  Status s = compileVarying(json, "T", 1000, p);
+  const std::string path = "/tmp/fusec-e2e-padded.fusec", file = "/tmp/fusec-e2e-padded-art.safetensors";
+  if (s)
+    s = p->saveArtifact(path);
+  if (!s)
+    return fail(s.message());
+  std::vector<HostTensor> all = p->randomInputs(7);
+  TensorMap weights;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (p->isParameter(i))
+      weights[p->inputs()[i].name] = all[i];
+  auto bytes = serializeSafetensors(weights);
+  if (!bytes)
+    return fail(llvm::toString(bytes.takeError()));
+  if (FILE *f = std::fopen(file.c_str(), "wb")) {
+    std::fwrite(bytes->data(), 1, bytes->size(), f);
+    std::fclose(f);
+  }
+  std::unique_ptr<CompiledGraph> g;
+  if (Status r = CompiledGraph::load(path, g); !r)
+    return fail(r.message());
+  if (g->maxSizes() != std::map<std::string, int64_t>{{"T", 1000}} ||
+      g->sizes() != std::map<std::string, int64_t>{{"T", 1000}})
+    return fail("an artifact of T up to 1000 loads at T=1000");
+  if (Status r = g->resize({{"T", 77}}); !r)  // loaded before the weights are bound
+    return fail(r.message());
+  if (Status r = g->bindWeights({file}); !r)
+    return fail(r.message());
+  if (g->resize({{"T", 1001}}) || g->resize({{"S", 3}}))
+    return fail("resize past the bound, or of a name that does not vary, succeeded");
+  for (int64_t size : {77, 1000, 1, 700, 77}) {
+    if (Status r = g->resize({{"T", size}}); !r)
+      return fail("T=" + std::to_string(size) + " " + r.message());
+    std::vector<HostTensor> in = g->randomInputs(uint64_t(size)), ref, call, host;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (g->isParameter(i))
+        in[i] = all[i];
+    if (Status r = referenceAt(json, "T", size, in, ref); !r)
+      return fail(r.message());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!g->isParameter(i))
+        call.push_back(in[i]);
+    if (Status r = g->runHost(call, host); !r)
+      return fail("T=" + std::to_string(size) + " runHost: " + r.message());
+    for (size_t k = 0; k < host.size(); ++k)
+      if (CheckResult c = compareTensors(host[k], ref[k], -1); !c.pass)
+        return fail("T=" + std::to_string(size) + " runHost, output " + std::to_string(k) + ": " +
+                    c.describe());
+    for (bool asGraph : {false, true})
+      if (std::string why = runPaddedCall(drv, *g, call, ref, asGraph); !why.empty())
+        return fail("T=" + std::to_string(size) + " " + why);
+  }
+  std::remove(file.c_str());
+  std::remove(path.c_str());
+  ++t.passed;
+}
+
 } // namespace
 
 void checkPaddedPrograms(CudaDriver &drv, Tally &t) {
   checkPaddedProgram(drv, t);
   checkPaddedDecode(drv, t);
   checkPaddedWeights(drv, t);
+  checkPaddedArtifact(drv, t);
 }
 
 } // namespace fusec::e2e

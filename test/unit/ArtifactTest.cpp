@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 using namespace fusec;
@@ -141,6 +143,96 @@ TEST(Artifact, PicksTheTargetTheDeviceRuns) {
   EXPECT_EQ(t.takeError().message(),
             "artifact 'm.fusec' holds kernels for sm_80, sm_90a, none of which device 0 (T4, "
             "sm_75) runs: compile it again with --arch sm_75");
+}
+
+/// A softmax over rows of x [at, 4096] planned as the compile at N = `at`
+/// of rows that vary up to 4096: the rows of x and y marked N.
+PlanDesc paddedAt(int64_t at) {
+  const std::string text = R"({"fusec": 1, "name": "softmax", "inputs": [
+      {"name": "x", "dtype": "bf16", "shape": [)" + std::to_string(at) + R"(, 4096]}],
+    "nodes": [{"name": "y", "op": "softmax", "inputs": ["x"], "attrs": {"axis": -1}}],
+    "outputs": ["y"]})";
+  mlir::MLIRContext ctx;
+  auto made = fusec::testing::planFor(ctx, text, "softmax.json", true, "sm_90a", "auto");
+  EXPECT_TRUE(bool(made)) << llvm::toString(made.takeError());
+  PlanDesc plan = *made;
+  plan.paddedAt = {{"N", at}};
+  plan.sizeBounds = {{"N", 4096}};
+  plan.padding.sizeArgs.assign(plan.inputs.size(), "");
+  plan.padding.argDims = {{"N", ""}};
+  plan.padding.resultDims = {{"N", ""}};
+  plan.padding.argShapes = {plan.inputs[0].shape};
+  return plan;
+}
+
+TEST(Artifact, PaddedCompilesReadBackAndAreChecked) {
+  Artifact a = artifactOf(paddedAt(4096));
+  a.targets.push_back(artifactOf(paddedAt(3072)).targets.front());
+  auto bytes = serializeArtifact(a);
+  ASSERT_TRUE(bool(bytes));
+  auto back = parseArtifact(*bytes, "m.fusec");
+  ASSERT_TRUE(bool(back)) << back.takeError().message();
+  ASSERT_TRUE(back->sizesVary());
+  ASSERT_EQ(back->targetsOf("sm_90a").size(), 2u);
+  const PlanDesc &second = back->targets[1].plan;
+  EXPECT_EQ(second.paddedAt, (SizeMap{{"N", 3072}}));
+  EXPECT_EQ(second.sizeBounds, (SizeMap{{"N", 4096}}));
+  EXPECT_EQ(second.padding.argDims, a.targets[1].plan.padding.argDims);
+  EXPECT_EQ(second.padding.argShapes, (std::vector<std::vector<int64_t>>{{3072, 4096}}));
+  // What a call at N = 77 passes and gets.
+  PaddedCallSpecs call = paddedCallSpecs(second.padding, second.inputs, second.outputs, {{"N", 77}});
+  EXPECT_EQ(call.inputs[0].shape, (std::vector<int64_t>{77, 4096}));
+  EXPECT_EQ(call.outputs[0].shape, (std::vector<int64_t>{77, 4096}));
+  // One compile twice, and compiles that disagree on what they take.
+  Artifact twice = a;
+  twice.targets[1] = twice.targets[0];
+  EXPECT_EQ(messageOf(parseArtifact(*serializeArtifact(twice), "m")),
+            "artifact 'm': it holds target sm_90a twice at the same sizes");
+  Artifact other = a;
+  other.targets[1].plan.inputs[0].name = "z";
+  EXPECT_EQ(messageOf(parseArtifact(*serializeArtifact(other), "m")),
+            "artifact 'm': its targets disagree on the graph's inputs or outputs");
+  // Sizes, bounds and marked dims that do not fit together.
+  auto refused = [&](const std::function<void(PlanDesc &)> &change) {
+    PlanDesc p = paddedAt(3072);
+    change(p);
+    auto b = serializeArtifact(artifactOf(p));
+    return b ? messageOf(parseArtifact(*b, "m")) : b.takeError().message();
+  };
+  const std::string where = "artifact 'm', target sm_90a: padding: ";
+  EXPECT_EQ(refused([](PlanDesc &p) { p.paddedAt["N"] = 5000; }),
+            where + "'N' is compiled at 5000 with a bound of 4096");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.paddedAt["N"] = 0; }),
+            where + "'N' is compiled at 0 with a bound of 4096");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.paddedAt["N"] = 3000; }),
+            where + "'N' is compiled at 3000, which is not a padded size");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.sizeBounds = {{"M", 4096}}; }),
+            where + "'N' has a size but no bound");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.padding.argDims = {{"M", ""}}; }),
+            where + "input 0's marked dims do not match it");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.padding.resultDims = {{"", "N"}}; }),
+            where + "output 0's marked dims do not match it");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.padding.sizeArgs = {"N"}; }),
+            where + "input 0 takes a size but is not an i32 scalar");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.padding.argDims.clear(); }),
+            where + "its signature does not match the inputs and outputs");
+  PlanDesc unsized = paddedAt(3072);
+  unsized.paddedAt.clear();  // not written so: checked where a plan is made
+  EXPECT_EQ(checkPlan(unsized, "m").message(),
+            "m: padding: dims that vary without the sizes they are compiled at");
+}
+
+TEST(PlanPadding, PaddedSizesUpToABound) {
+  EXPECT_EQ(paddedSizesUpTo(1), (std::vector<int64_t>{1}));
+  EXPECT_EQ(paddedSizesUpTo(13), (std::vector<int64_t>{1, 2, 3, 4, 6, 8, 12, 13}));
+  EXPECT_EQ(paddedSizesUpTo(16), (std::vector<int64_t>{1, 2, 3, 4, 6, 8, 12, 16}));
+  // Every size up to the bound is served by one of them, the next above it.
+  for (int64_t bound : {1, 5, 77, 300, 4096}) {
+    std::vector<int64_t> all = paddedSizesUpTo(bound);
+    for (int64_t s = 1; s <= bound; ++s)
+      EXPECT_NE(std::find(all.begin(), all.end(), paddedSize(s, bound)), all.end()) << s;
+  }
+  EXPECT_EQ(paddedSizesUpTo(kMaxPaddedBound).size(), 62u);
 }
 
 TEST(Artifact, DamagedFilesAreRefusedWithTheCause) {

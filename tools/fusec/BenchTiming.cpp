@@ -247,9 +247,9 @@ hostInputs(const Program &program, const BenchSettings &settings) {
     uint64_t seed = settings.seed;
     return std::function<std::vector<HostTensor>(int)>([&program, &impl, seed](int k) {
       auto padded =
-          padInputs(impl.padding, program.randomInputs(seed * 1000003 + k), impl.callSizes);
+          padInputs(impl.plan.padding, program.randomInputs(seed * 1000003 + k), impl.call.sizes);
       if (!padded) {  // the program's own specs: cannot fail
-        llvm::consumeError(padded.takeError());
+        (void)padded.takeError();
         return std::vector<HostTensor>();
       }
       return std::move(*padded);

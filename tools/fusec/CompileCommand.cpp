@@ -165,11 +165,24 @@ int emitArtifact(const CompileOptions &opts) {
     weights = std::move(*image);
   }
   KernelCache cache(CacheOptions::fromEnvironment());
-  if (llvm::Error err = saveArtifact(raw, opts.output, cache, weights))
+  auto progress = [](const std::string &what) {
+    llvm::errs() << "fusec: compiling " << what << "\n";
+  };
+  if (llvm::Error err = saveArtifact(raw, opts.output, cache, weights, progress))
     return reportError(std::move(err));
   llvm::errs() << "fusec: wrote " << printable(opts.output) << " (";
-  for (size_t i = 0; i < raw.size(); ++i)
-    llvm::errs() << (i ? ", " : "") << ProgramAccess::of(*raw[i]).plan.arch;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const Program::Impl &impl = ProgramAccess::of(*raw[i]);
+    llvm::errs() << (i ? ", " : "") << impl.plan.arch;
+    size_t compiles = 1;
+    std::string bounds;
+    for (const auto &[name, bound] : impl.bounds) {
+      compiles *= paddedSizesUpTo(bound).size();
+      bounds += (bounds.empty() ? "" : ", ") + printable(name) + " up to " + std::to_string(bound);
+    }
+    if (!impl.bounds.empty())
+      llvm::errs() << " at " << compiles << " padded sizes of " << bounds;
+  }
   if (!weights.empty())
     llvm::errs() << "; weights embedded, " << byteCount(weights.size());
   llvm::errs() << ")\n";
@@ -179,8 +192,6 @@ int emitArtifact(const CompileOptions &opts) {
 int runCompile(const CompileOptions &opts) {
   if (llvm::Error err = notOverAnInput(opts.output, sourceFiles(opts.sources, {opts.graph})))
     return reportError(std::move(err));
-  if (opts.emit == "artifact" && !opts.plan.max.empty())
-    return reportError("--max: an artifact holds a graph at fixed sizes in this version");
   if (opts.emit == "artifact")
     return emitArtifact(opts);
   if (opts.embedWeights || !opts.sources.weights.empty())

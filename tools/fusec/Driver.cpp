@@ -299,7 +299,14 @@ llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph
   llvm::Expected<NamedDims> named = namedDimsOfModelFile(graph);
   if (!named)
     return named.takeError();
-  if (named->empty())
+  return bindFromInputs(*named, std::move(bind), inputsPath);
+}
+
+llvm::Expected<std::vector<std::string>> bindFromInputs(const NamedDims &dims,
+                                                        std::vector<std::string> bind,
+                                                        const std::string &inputsPath) {
+  const NamedDims *named = &dims;
+  if (inputsPath.empty() || named->empty())
     return bind;
   llvm::Expected<SizeBindings> given = parseSizeBindings(bind);
   if (!given)

@@ -103,6 +103,10 @@ void addTensorSources(CLI::App *cmd, TensorSources &sources);
 llvm::Expected<std::vector<std::string>> bindFromInputs(const std::string &graph,
                                                         std::vector<std::string> bind,
                                                         const std::string &inputsPath);
+/// The same for dims named per input (a compiled artifact's that vary).
+llvm::Expected<std::vector<std::string>> bindFromInputs(const NamedDims &named,
+                                                        std::vector<std::string> bind,
+                                                        const std::string &inputsPath);
 /// Sets `sources.model` where `graph` is an ONNX model.
 void noteModel(TensorSources &sources, const std::string &graph);
 /// --expect FILE and --tolerance (a stored reference, GraphIO's checkExpected).

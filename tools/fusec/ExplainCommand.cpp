@@ -16,6 +16,7 @@
 #include "runtime/CompileKernels.h"
 
 #include <algorithm>
+#include <set>
 #include "compiler/support/ReadBytes.h"
 
 #include <cstdio>
@@ -58,6 +59,8 @@ int explainArtifact(const ExplainOptions &opts) {
         bytes += c.size();
       j["targets"].push_back({{"arch", t.plan.arch}, {"cubin_bytes", bytes},
                               {"distinct_kernels", bodies.size()}, {"plan", plan}});
+      if (!t.plan.paddedAt.empty())
+        j["targets"].back()["sizes"] = t.plan.paddedAt;
     }
     text = j.dump(2) + "\n";
   } else {
@@ -74,19 +77,45 @@ int explainArtifact(const ExplainOptions &opts) {
       return "  (a rank's block: split along dim " + std::to_string(shards[i]) + " over " +
              std::to_string(first->ranks) + " ranks)";
     };
+    // Sizes that vary: the dims they mark, and the padded compiles held.
+    auto varying = [&](const std::vector<std::vector<std::string>> &dims, size_t i) {
+      std::string marked;
+      if (i < dims.size())
+        for (size_t d = 0; d < dims[i].size(); ++d)
+          if (!dims[i][d].empty())
+            marked += (marked.empty() ? "" : ", ") + std::string("dim ") + std::to_string(d) +
+                      " is " + printable(dims[i][d]);
+      return marked.empty() ? marked : "  (" + marked + ")";
+    };
+    if (a.sizesVary()) {
+      std::string bounds;
+      for (const auto &[name, bound] : first->sizeBounds)
+        bounds += (bounds.empty() ? "" : ", ") + printable(name) + " up to " +
+                  std::to_string(bound);
+      line("sizes that vary: " + bounds + " (shapes below at the bounds; `fusec run --bind` "
+           "picks the sizes)");
+    }
     line(std::string("inputs") + (first && first->ranks > 1 ? " (of each rank)" : "") + ":");
-    for (size_t i = 0; i < a.inputs().size(); ++i)
+    for (size_t i = 0; i < a.inputs().size(); ++i) {
+      if (i < first->padding.sizeArgs.size() && !first->padding.sizeArgs[i].empty())
+        continue;  // the size itself, passed by the runtime
       line("  " + spec(a.inputs()[i]) + (a.parameters[i] ? "  (parameter)" : "") +
-           (first ? block(first->inputShards, i) : ""));
+           (first ? block(first->inputShards, i) : "") + varying(first->padding.argDims, i));
+    }
     line("outputs:");
     for (size_t i = 0; i < a.outputs().size(); ++i)
-      line("  " + spec(a.outputs()[i]) + (first ? block(first->outputShards, i) : ""));
+      line("  " + spec(a.outputs()[i]) + (first ? block(first->outputShards, i) : "") +
+           varying(first->padding.resultDims, i));
     if (std::count(a.parameters.begin(), a.parameters.end(), true) > 0)
       line(a.weights.empty() ? "weights: not embedded (bind them at load: fusec run --weights)"
                              : "weights: embedded, " + byteCount(a.weights.size()) +
                                    " (bound at load)");
+    std::set<std::string> shown;  // the steps of each architecture's first compile
     for (const ArtifactTarget &t : a.targets) {
       const PlanDesc &p = t.plan;
+      std::string at;
+      for (const auto &[name, size] : p.paddedAt)
+        at += (at.empty() ? " at " : ",") + printable(name) + "=" + std::to_string(size);
       size_t bytes = 0;
       for (const std::string &c : t.cubins)
         bytes += c.size();
@@ -95,11 +124,13 @@ int explainArtifact(const ExplainOptions &opts) {
         us += s.cost.predictedUs;
       char buf[256];
       std::snprintf(buf, sizeof buf,
-                    "target %s (profile %s): %zu steps, %zu distinct kernels (%zu bytes of "
+                    "target %s%s (profile %s): %zu steps, %zu distinct kernels (%zu bytes of "
                     "cubin), arena %lld bytes a stream, predicted %.1f us",
-                    printable(p.arch).c_str(), printable(p.device).c_str(), p.steps.size(),
-                    t.cubins.size(), bytes, (long long)p.arenaBytes, us);
+                    printable(p.arch).c_str(), at.c_str(), printable(p.device).c_str(),
+                    p.steps.size(), t.cubins.size(), bytes, (long long)p.arenaBytes, us);
       line(buf);
+      if (!shown.insert(p.arch).second)
+        continue;
       if (p.ranks > 1) {
         std::snprintf(buf, sizeof buf, "  split over %d ranks: each GPU runs this plan on its shards",
                       p.ranks);

@@ -15,9 +15,9 @@ Explanation explainProgram(Program &program, const std::vector<std::string> &bin
   else
     llvm::consumeError(sizes.takeError());  // compiling has reported it
   if (impl.padded()) {
-    for (const auto &[name, size] : impl.callSizes)
+    for (const auto &[name, size] : impl.call.sizes)
       e.sizes[name] = size;
-    e.paddedSizes = impl.paddedAt;
+    e.paddedSizes = impl.plan.paddedAt;
   }
   e.sharedLaunches = impl.plan.sharedLaunches;
   e.sharedSavedUs = impl.plan.sharedLaunchSavedUs;

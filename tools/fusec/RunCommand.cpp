@@ -37,11 +37,11 @@ int runArtifact(const RunOptions &opts) {
                        "run the graph file with --check, or write the outputs with -o and compare them");
   const PlanFlags none;
   if (opts.plan.noFuse || !opts.plan.device.empty() || !opts.plan.arch.empty() ||
-      opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.bind.empty() ||
+      opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.max.empty() ||
       opts.plan.noOverlap || opts.plan.ranks != none.ranks || !opts.plan.shard.empty())
     return reportError("'" + printable(opts.graph) +
                        "' is compiled already: planning flags (--no-fuse, --device, --arch, "
-                       "--gemm, --no-share, --bind, --no-overlap, --ranks, --shard) do not "
+                       "--gemm, --no-share, --max, --no-overlap, --ranks, --shard) do not "
                        "apply to it");
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CompiledGraph> graph;
@@ -54,6 +54,25 @@ int runArtifact(const RunOptions &opts) {
                        "(CompiledGraph::joinGroup; docs/tensor-parallel.md), or run the graph "
                        "file with `fusec run GRAPH --ranks " + std::to_string(graph->ranks()) +
                        "`");
+  // Sizes that vary (`fusec compile --max`): --bind's, else those of the
+  // --inputs tensors, else the bounds the artifact loads at.
+  if (!graph->maxSizes().empty()) {
+    NamedDims named;
+    for (size_t i = 0; i < graph->inputs().size(); ++i)
+      named[graph->inputs()[i].name] = graph->inputDimNames(i);
+    auto bind = bindFromInputs(named, opts.plan.bind, opts.sources.inputs);
+    if (!bind)
+      return reportError(bind.takeError());
+    auto sizes = parseSizeBindings(*bind);
+    if (!sizes)
+      return reportError(sizes.takeError());
+    if (Status s = graph->resize(*sizes); !s)
+      return reportError("'" + printable(opts.graph) + "': " + s.message());
+  } else if (!opts.plan.bind.empty()) {
+    return reportError("'" + printable(opts.graph) +
+                       "' is compiled at fixed sizes: --bind applies to an artifact compiled "
+                       "with --max");
+  }
   // Weights given on the command line replace those the artifact embeds.
   if (!opts.sources.weights.empty())
     if (Status s = graph->bindWeights(opts.sources.weights); !s)

@@ -1,0 +1,32 @@
+//===- PaddedCall.h - a call of a plan compiled at padded sizes -----------===//
+//
+// A plan compiled at padded sizes (PlanDesc::padded, compiler/plan/PlanPadding.h)
+// runs calls made at smaller sizes: the caller's device tensors are copied
+// into the padded buffers (PaddedBuffers.h), the sizes written where the
+// plan takes them, the plan run, and each output cut back into the caller's
+// tensor, all on the call's stream. Program (api/PaddedProgram.cpp) and
+// CompiledGraph (api/CompiledGraph.cpp) run their padded calls through it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/plan/PlanPadding.h"
+#include "runtime/Executable.h"
+#include "runtime/PaddedBuffers.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace fusec {
+
+/// Runs `exe` (a padded plan) for a call at `call`'s sizes on `stream`, as a
+/// CUDA graph where `asGraph`. `in` and `out` are the call's device
+/// pointers: every input of `call`, or, where `weightsBound`, those that are
+/// not `parameters` (per plan input). `inputPadded` marks call inputs passed
+/// at their padded shape, in place.
+rt::Error enqueuePadded(Executable &exe, PaddedBuffers &buffers, const PaddedCallSpecs &call,
+                        const std::vector<bool> &parameters, bool weightsBound,
+                        const std::vector<bool> &inputPadded, const std::vector<uint64_t> &in,
+                        const std::vector<uint64_t> &out, CUstream stream, bool asGraph);
+
+} // namespace fusec
