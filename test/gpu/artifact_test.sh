@@ -68,7 +68,7 @@ done
 # --inputs tensors, against onnxruntime's stored outputs (test/models).
 m=$src/test/models
 for model in llama gpt2; do
-  if ! "$fusec" compile "$m/$model/model.onnx" --max sequence=64 --embed-weights \
+  if ! "$fusec" compile "$m/$model/model.onnx" --bind batch=2 --max sequence=64 --embed-weights \
        -o "$work/$model-max.fusec" 2>"$work/err"; then
     echo "FAIL $model --max: compile -o: $(tail -1 "$work/err")"; status=1; continue
   fi
