@@ -92,6 +92,13 @@ def constant(value, dtype, shape, device):
     return cast(src, dtype)
 
 
+def iota(shape, dim, dtype, device):
+    """Each element's index along dim (a broadcast view, as fusec's iota)."""
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return torch.arange(shape[dim], dtype=dtype, device=device).reshape(view).expand(shape)
+
+
 # ---------------------------------------------------------------------------------------------
 # Reductions and layout
 # ---------------------------------------------------------------------------------------------
@@ -190,6 +197,9 @@ def op_function(node):
         dtype = DTYPES[a.get("dtype", node.get("dtype", "f32"))]
         shape = tuple(a.get("shape", node.get("shape", [])))
         return functools.partial(constant, a["value"], dtype, shape)
+    if op == "iota":
+        return functools.partial(iota, tuple(a["shape"]), a.get("dim", 0),
+                                 DTYPES[a.get("dtype", "i64")])
     if op in ("sum", "mean", "max", "min"):
         keep = a.get("keepdims", False)
         return lambda x: reduce(op, x, _axes(a, x.dim()), keep)
@@ -234,7 +244,7 @@ class TorchGraph:
         self.nodes = {n["name"]: n for n in graph["nodes"]}
         # (name, callable, operand names, takes_device); operands "" are left out (None).
         self.steps = [(n["name"], op_function(n), list(n.get("inputs", [])),
-                       n["op"] == "constant") for n in graph["nodes"]]
+                       n["op"] in ("constant", "iota")) for n in graph["nodes"]]
         self.shapes = None
         if fast_gqa:
             self.shapes = infer_shapes(self)

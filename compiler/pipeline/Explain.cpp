@@ -193,6 +193,7 @@ Explanation explain(ModuleOp fused, const DeviceProfile &profile) {
           ArrayRef<int64_t> s = shapeOf(m->product.getResult());
           k.streamedShape.assign(s.begin(), s.end());
           k.streamedBytes = tensorBytes(m->product.getResult());
+          k.picks = static_cast<int>(m->picks.size());
         }
       for (Value v : f.getInputs())
         k.tripBytes = std::max(k.tripBytes, tensorBytes(v));
@@ -308,7 +309,10 @@ std::string explainText(const Explanation &e) {
         shape += (shape.empty() ? "" : ", ") + std::to_string(d);
       if (k.kind == "streamed_rows")
         s += "  streamed: the product [" + shape + "] (" + mb(k.streamedBytes) +
-             ") and its exponentials stay on chip, reduced to a row max and sum per tile";
+             ") and its exponentials stay on chip, reduced to a row max and sum per tile" +
+             (k.picks ? " and " + std::to_string(k.picks) + " row sum" + (k.picks > 1 ? "s" : "") +
+                            " of a function of it (a picked logit)"
+                      : "");
       else
         s += "  streamed: the scores [" + shape + "] (" + mb(k.streamedBytes) +
              ") and the probabilities stay on chip, never written or read back";
@@ -442,6 +446,8 @@ std::string explainJson(const Explanation &e) {
                                      {"shape", e.kernels[i].streamedShape},
                                      {"bytes", e.kernels[i].streamedBytes},
                                      {"computed_share", e.kernels[i].computedShare}};
+    if (e.kernels[i].picks > 0)
+      j["kernels"][i]["streamed"]["picks"] = e.kernels[i].picks;
     if (!e.kernels[i].schedule.empty())
       j["kernels"][i]["schedule"] = e.kernels[i].schedule;
     if (!e.kernels[i].collective.empty()) {

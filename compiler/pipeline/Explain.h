@@ -44,6 +44,9 @@ struct ExplainedKernel {
   /// (below 1 where a causal mask skips tiles).
   std::vector<int64_t> streamedShape;
   int64_t streamedBytes = 0;
+  /// Streamed row statistics: the sums over the same columns that ride along
+  /// (a target's logit picked: RowStatsMatch::picks).
+  int picks = 0;
   double computedShare = 1;
   /// Collectives, and a row kernel that begins with an all-reduce
   /// (`reducedFirst`): bytes each rank sends over the GPU-to-GPU link (ring

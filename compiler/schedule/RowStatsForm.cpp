@@ -27,6 +27,10 @@ std::vector<Operation *> tailOf(const RowStatsMatch &m, ArrayRef<int64_t> rowSha
   MatmulOp product = m.product;
   llvm::SmallPtrSet<Operation *, 8> accepted{max, sum};
   std::vector<Operation *> candidates, work{max, sum}, tail;
+  for (SumOp pick : m.picks) {
+    accepted.insert(pick);
+    work.push_back(pick);
+  }
   llvm::SmallPtrSet<Operation *, 8> seen;
   while (!work.empty()) {
     Operation *op = work.back();
@@ -55,6 +59,35 @@ std::vector<Operation *> tailOf(const RowStatsMatch &m, ArrayRef<int64_t> rowSha
   return tail;
 }
 
+/// The picks of logits `x` (RowStatsMatch::picks): each sum over the last
+/// axis of a chain of elementwise ops of x's shape from x, their other
+/// operands not reading x, and the chain's ops (`chain`). Empty where a
+/// reader of x (other than `max` and `sub`) is anything else.
+std::optional<std::vector<SumOp>> picksOf(Value x, MaxOp max, SubOp sub,
+                                          std::vector<Operation *> &chain) {
+  std::vector<SumOp> picks;
+  ArrayRef<int64_t> shape = shapeOf(x);
+  std::vector<Value> work{x};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value v = work.back();
+    work.pop_back();
+    for (Operation *u : v.getUsers()) {
+      if (u == max.getOperation() || u == sub.getOperation() || !seen.insert(u).second)
+        continue;
+      if (auto s = dyn_cast<SumOp>(u); s && reducesLastAxis(s)) {
+        picks.push_back(s);
+        continue;
+      }
+      if (!isElementwise(u) || u->getNumResults() != 1 || shapeOf(u->getResult(0)) != shape)
+        return std::nullopt;
+      chain.push_back(u);
+      work.push_back(u->getResult(0));
+    }
+  }
+  return picks;
+}
+
 } // namespace
 
 std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
@@ -79,13 +112,42 @@ std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
   std::vector<Operation *> group{m.product, m.max, m.sub, m.exp, m.sum};
   group.insert(group.end(), chain->onScores.begin(), chain->onScores.end());
   addSideOps(group, chain->onScores);
+  // Sums of functions of x alone (and of indices and per-row values) over
+  // the same columns ride along; each sum's operand chain is the group's.
+  std::vector<Operation *> pickChain;
+  std::optional<std::vector<SumOp>> picks = picksOf(m.logits, m.max, m.sub, pickChain);
+  if (!picks)
+    return std::nullopt;
+  m.picks = *picks;
+  group.insert(group.end(), pickChain.begin(), pickChain.end());
+  for (SumOp p : m.picks)
+    group.push_back(p);
+  addSideOps(group, pickChain);
   // The product, the logits and the exponentials stay inside: that is the
-  // point. m and l may be read outside.
+  // point. m, l and the picks may be read outside.
+  auto isPick = [&](Operation *g) {
+    return llvm::any_of(m.picks, [&](SumOp p) { return p.getOperation() == g; });
+  };
+  auto keptInside = [&](Operation *g) {
+    return g != m.max.getOperation() && g != m.sum.getOperation() && !isPick(g);
+  };
   for (Operation *g : group)
-    if (g != m.max.getOperation() && g != m.sum.getOperation())
+    if (keptInside(g))
       for (Operation *u : g->getUsers())
         if (!llvm::is_contained(group, u))
           return std::nullopt;
+  // A pick's other operands are computed before the product or by the
+  // group's side ops: never from the logits' row statistics.
+  for (Operation *c : pickChain)
+    for (Value o : c->getOperands()) {
+      Operation *d = o.getDefiningOp();
+      if (d && d->getNumOperands() > 0 && !llvm::is_contained(group, d) &&
+          !before(d, m.product))
+        return std::nullopt;
+      if (d == m.max.getOperation() || d == m.sub.getOperation() ||
+          d == m.exp.getOperation() || d == m.sum.getOperation() || isPick(d))
+        return std::nullopt;
+    }
   m.tail = tailOf(m, shapeOf(m.sum.getResult()));
   group.insert(group.end(), m.tail.begin(), m.tail.end());
   std::sort(group.begin(), group.end(), before);

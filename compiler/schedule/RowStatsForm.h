@@ -9,7 +9,10 @@
 // product reduces its rows to a partial (max, sum) pair in its epilogue;
 // the last tile of each row tile merges the pairs (the online softmax's
 // rescaling) and computes the ops the group keeps on the rows' values, such
-// as log(l) + m.
+// as log(l) + m. Sums over the same columns of an elementwise function of
+// the logits, the column index and per-row values ("picks": the target's
+// logit, sum over j of (j == t) x_j) ride along: each tile adds its columns'
+// terms, the last one adds the tiles', so a cross-entropy reads neither.
 //
 // matchRowStats finds the group; the planner (transforms/FormAttention.cpp)
 // forms it where the streamed kernel is predicted faster than the product
@@ -39,6 +42,9 @@ struct RowStatsMatch {
   SubOp sub;
   ExpOp exp;
   mlir::Value logits;  ///< x: S after the elementwise ops between them
+  /// Sums over N of elementwise functions of x, the column index and values
+  /// that do not vary along N (a target's logit: sum(where(iota == t, x, 0))).
+  std::vector<SumOp> picks;
   /// Every op of the group in program order: the product, the ops from S
   /// to x and the side ops they alone read, max, sub, exp, sum, and the
   /// tail: elementwise ops of the rows' shape on m, l and inputs.

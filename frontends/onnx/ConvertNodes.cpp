@@ -605,26 +605,53 @@ void Converter::crossEntropy(const onnx::NodeProto &n) {
     failNode(n, "its target must be of shape [" + std::to_string(s[0]) + "]");
   const std::string out = n.output(0);
   // Log-probabilities: the scores' log-softmax, or (NLL) the input itself.
+  // Without its log-probabilities as an output, SoftmaxCrossEntropyLoss
+  // picks the target's score instead: -logp[t] = lse(x) - x[t], so that a
+  // product's scores stream (schedule/RowStatsForm.h: the row max, the sum
+  // of exponentials and the pick in its epilogue) and are never written.
+  const bool logProbOut = n.output_size() > 1 && !n.output(1).empty();
+  const bool pickScores = softmax && !logProbOut;
   std::string logp = n.input(0);
-  if (softmax) {
-    logp = n.output_size() > 1 && !n.output(1).empty() ? n.output(1) : fresh(out, "log_prob");
-    emit(logp, "log_softmax", {n.input(0)}, {{"axis", 1}});
-  }
+  if (softmax && logProbOut)
+    emit(logp = n.output(1), "log_softmax", {n.input(0)}, {{"axis", 1}});
   const std::string dt = dtypeOf(logp);
   std::string target = n.input(1);
   if (dtypeOf(target) != "i64") {
     emit(fresh(out, "target64"), "cast", {target}, {{"dtype", "i64"}});
     target = fresh(out, "target64");
   }
-  // -logp[i, target[i]]: the column equal to the row's target, summed.
+  // logp[i, target[i]] (or the score): the column equal to the row's
+  // target, summed.
   emit(fresh(out, "cols"), "iota", {}, {{"shape", s}, {"dim", 1}});
   emit(fresh(out, "target_col"), "reshape", {target}, {{"shape", std::vector<int64_t>{s[0], 1}}});
   emit(fresh(out, "hit"), "eq", {fresh(out, "cols"), fresh(out, "target_col")});
   emit(fresh(out, "zero"), "constant", {}, {{"value", 0}, {"dtype", dt}});
   emit(fresh(out, "one"), "constant", {}, {{"value", 1}, {"dtype", dt}});
   emit(fresh(out, "picked"), "where", {fresh(out, "hit"), logp, fresh(out, "zero")});
-  emit(fresh(out, "pick"), "sum", {fresh(out, "picked")}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", false}});
-  emit(fresh(out, "nll"), "neg", {fresh(out, "pick")});
+  const std::vector<int64_t> axis{1}, rows{s[0]};
+  // The rows' reductions keep their dim ([N, 1]) where what follows them
+  // fuses (the streamed epilogue's tail), and drop it at the end.
+  emit(fresh(out, "pick"), "sum", {fresh(out, "picked")}, {{"axes", axis}, {"keepdims", pickScores}});
+  if (pickScores) {
+    // lse(x) = log(sum(exp(x - m))) + m over each row, counted only where
+    // the target is a column (-logp[t] picks 0 elsewhere, as above).
+    emit(fresh(out, "row_max"), "max", {logp}, {{"axes", axis}, {"keepdims", true}});
+    emit(fresh(out, "shifted"), "sub", {logp, fresh(out, "row_max")});
+    emit(fresh(out, "exps"), "exp", {fresh(out, "shifted")});
+    emit(fresh(out, "exp_sum"), "sum", {fresh(out, "exps")}, {{"axes", axis}, {"keepdims", true}});
+    emit(fresh(out, "log_sum"), "log", {fresh(out, "exp_sum")});
+    emit(fresh(out, "lse"), "add", {fresh(out, "log_sum"), fresh(out, "row_max")});
+    emit(fresh(out, "first_col"), "constant", {}, {{"value", 0}, {"dtype", "i64"}});
+    emit(fresh(out, "classes"), "constant", {}, {{"value", s[1]}, {"dtype", "i64"}});
+    emit(fresh(out, "from_first"), "ge", {fresh(out, "target_col"), fresh(out, "first_col")});
+    emit(fresh(out, "below_end"), "lt", {fresh(out, "target_col"), fresh(out, "classes")});
+    emit(fresh(out, "in_range"), "where", {fresh(out, "from_first"), fresh(out, "below_end"), fresh(out, "from_first")});
+    emit(fresh(out, "lse_kept"), "where", {fresh(out, "in_range"), fresh(out, "lse"), fresh(out, "zero")});
+    emit(fresh(out, "row_loss"), "sub", {fresh(out, "lse_kept"), fresh(out, "pick")});
+    emit(fresh(out, "nll"), "reshape", {fresh(out, "row_loss")}, {{"shape", rows}});
+  } else {
+    emit(fresh(out, "nll"), "neg", {fresh(out, "pick")});
+  }
   std::string loss = fresh(out, "nll");
   // Each row's weight: its target's class weight, 0 where the target is
   // ignore_index (that row adds nothing, to the loss or to the mean's sum).

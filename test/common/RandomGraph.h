@@ -55,7 +55,8 @@ std::string randomDecodeAttentionGraph(uint64_t seed);
 /// the logits upcast to f32 or not, scaled, a bias added, columns past a
 /// vocabulary size masked to -inf (all of them in some graphs); lse =
 /// log(sum(exp(x - max))) + max as the output, with the max beside it, or
-/// less a target logit (a cross-entropy loss). Deterministic in `seed`.
+/// less a target logit, given or picked from the logits by a target index
+/// (a cross-entropy loss). Deterministic in `seed`.
 std::string randomRowStatsGraph(uint64_t seed);
 
 /// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand

@@ -81,8 +81,24 @@ std::string randomRowStatsGraph(uint64_t seed) {
   if (outputs == 1)
     outs.push_back("mx");
   if (outputs == 2) {
-    inputs.push_back({{"name", "target_logit"}, {"dtype", ct}, {"shape", shape({m, 1})}});
-    nodes.push_back({{"name", "loss"}, {"op", "sub"}, {"inputs", {"lse", "target_logit"}}});
+    // The target's logit given, or picked from the logits by its index
+    // (i32 or i64; random ints fall outside [0, N) too, and pick 0 there).
+    const int picked = rng.pick(3);
+    std::string targetLogit = "target_logit";
+    if (picked) {
+      const std::string it = picked == 1 ? "i32" : "i64";
+      inputs.push_back({{"name", "target"}, {"dtype", it}, {"shape", shape({m, 1})}});
+      nodes.push_back({{"name", "tcol"}, {"op", "iota"},
+                       {"attrs", {{"shape", shape({m, n})}, {"dim", lead.size() + 1}, {"dtype", it}}}});
+      nodes.push_back({{"name", "hit"}, {"op", "eq"}, {"inputs", {"tcol", "target"}}});
+      nodes.push_back({{"name", "zero"}, {"op", "constant"}, {"attrs", {{"value", 0}, {"dtype", ct}}}});
+      nodes.push_back({{"name", "xt"}, {"op", "where"}, {"inputs", {"hit", x, "zero"}}});
+      nodes.push_back({{"name", "picked"}, {"op", "sum"}, {"inputs", {"xt"}}, {"attrs", lastAxis}});
+      targetLogit = "picked";
+    } else {
+      inputs.push_back({{"name", "target_logit"}, {"dtype", ct}, {"shape", shape({m, 1})}});
+    }
+    nodes.push_back({{"name", "loss"}, {"op", "sub"}, {"inputs", {"lse", targetLogit}}});
     outs = {"loss"};
   }
   g["inputs"] = inputs;

@@ -82,6 +82,45 @@ TEST(RowStats, LogSumExpOverAProductIsOneKernel) {
   }
 }
 
+// Cross-entropy as written with labels: lse less the target's logit picked
+// from the logits (sum over columns of where(iota == t, x, 0)). The pick
+// rides in the same epilogue: one kernel, the logits never written, a third
+// partial a row and tile; its values as the interpreter's.
+TEST(RowStats, TheTargetsLogitIsPickedInTheEpilogue) {
+  bool nvrtc = true;
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    nvrtc = false;
+  }
+  std::string graph = lseGraph(300, 8192, 64);
+  const std::string pick =
+      "{\"name\": \"col\", \"op\": \"iota\", \"attrs\": {\"shape\": [300, 8192], \"dim\": 1, \"dtype\": \"i32\"}},"
+      "{\"name\": \"hit\", \"op\": \"eq\", \"inputs\": [\"col\", \"t\"]},"
+      "{\"name\": \"zero\", \"op\": \"constant\", \"attrs\": {\"value\": 0, \"dtype\": \"f32\"}},"
+      "{\"name\": \"xt\", \"op\": \"where\", \"inputs\": [\"hit\", \"x\", \"zero\"]},"
+      "{\"name\": \"picked\", \"op\": \"sum\", \"inputs\": [\"xt\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
+      "{\"name\": \"loss\", \"op\": \"sub\", \"inputs\": [\"lse\", \"picked\"]},";
+  graph.replace(graph.find("{\"name\": \"lsm\""), 0, pick);
+  graph.replace(graph.find("\"outputs\": [\"lse\"]"), std::string("\"outputs\": [\"lse\"]").size(),
+                "\"outputs\": [\"loss\"]");
+  graph.replace(graph.find("], \"nodes\""), 0,
+                ", {\"name\": \"t\", \"dtype\": \"i32\", \"shape\": [300, 1]}");
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    mlir::MLIRContext ctx;
+    auto plan = planFor(ctx, graph, "ce.json", true, arch);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << graph;
+    ASSERT_EQ(plan->steps.size(), 1u) << arch;
+    const PlanKernel *k = streamedKernel(*plan);
+    ASSERT_NE(k, nullptr) << arch;
+    // A counter per row tile, then three floats a row and tile column.
+    EXPECT_EQ(k->scratchBytes, 256u + 3u * 300u * 64u * 4u) << k->schedule;
+    EXPECT_NE(k->source.find("fz_pp["), std::string::npos);
+    if (nvrtc)
+      expectKernelsCompile(std::string("cross-entropy ") + arch, *plan);
+  }
+  expectSameResults(graph, 7, true);
+}
+
 // Where the whole log-softmax is the output, the product is read anyway:
 // nothing is streamed.
 TEST(RowStats, LogSoftmaxIsNotStreamed) {
