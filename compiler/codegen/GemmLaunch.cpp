@@ -61,9 +61,12 @@ std::string prologueNote(const GemmGen &g) {
 
 /// What the schedule line says of streamed row statistics.
 std::string rowStatsNote(const GemmGen &g) {
-  return g.rowStats ? "; rows reduced to a (max, sum of exponentials) pair a tile, merged by each "
-                      "row tile's last tile; the product never written"
-                    : "";
+  if (!g.rowStats)
+    return "";
+  const size_t picks = g.rowStats->picks.size();
+  return std::string("; rows reduced to a (max, sum of exponentials) pair a tile") +
+         (picks ? " and " + std::to_string(picks) + " picked sum" + (picks > 1 ? "s" : "") : "") +
+         ", merged by each row tile's last tile; the product never written";
 }
 
 } // namespace

@@ -81,12 +81,18 @@ void check(const std::string &label, const std::string &json, const std::string 
     ++t.failed;
     return;
   }
+  // A value picked from a 16-bit product by the streamed row statistics (a
+  // label's logit) is that product element rounded to 16 bits, which the
+  // reference's and the kernel's orders of summation can round one unit
+  // apart: an output reading it is held to the 16-bit tolerance.
+  const bool picked = fuse && static_cast<bool>(expectSchedule(*p, "picked sum"));
   for (size_t i = 0; i < out.size(); ++i) {
     // A random matmul graph computes in bf16/f16 throughout; an f32 output is
     // a cast of a 16-bit value, whose rounding (which the reference applies to
     // every intermediate and the fused kernel only where it stores) the cast
     // keeps. It is held to the 16-bit tolerance.
-    double tolerance = name == "random_matmul.json" ? toleranceFor(DType::BF16) : -1;
+    double tolerance =
+        name == "random_matmul.json" || picked ? toleranceFor(DType::BF16) : -1;
     CheckResult c = compareTensors(out[i], ref[i], tolerance);
     if (!c.pass) {
       std::printf("FAIL %s output %zu (%s): %s\n", label.c_str(), i,
