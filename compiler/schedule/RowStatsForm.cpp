@@ -5,6 +5,7 @@
 #include "compiler/schedule/GemmForms.h"
 #include "compiler/schedule/StridedView.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
@@ -16,9 +17,28 @@ namespace {
 
 bool before(Operation *a, Operation *b) { return a->isBeforeInBlock(b); }
 
-/// The ops of the rows' shape that compute on m and l (and on inputs, or
-/// values computed before the product, which cannot depend on the group):
-/// log(l) + m and what follows it.
+/// Whether `v` is computed from the graph's inputs and constants alone, not
+/// from the product (values computed before it cannot be; a constant or a
+/// label's cast written after it are not either).
+bool independentOf(Value v, Operation *product, llvm::DenseMap<Operation *, bool> &memo,
+                   int depth = 0) {
+  Operation *d = v.getDefiningOp();
+  if (!d || d->isBeforeInBlock(product))
+    return true;
+  if (d == product || depth > 32)
+    return false;
+  if (auto it = memo.find(d); it != memo.end())
+    return it->second;
+  bool ok = true;
+  for (Value o : d->getOperands())
+    if (!(ok = independentOf(o, product, memo, depth + 1)))
+      break;
+  return memo[d] = ok;
+}
+
+/// The ops of the rows' shape that compute on m and l (and on values that do
+/// not depend on the product: inputs, constants): log(l) + m and what
+/// follows it.
 std::vector<Operation *> tailOf(const RowStatsMatch &m, ArrayRef<int64_t> rowShape) {
   // (Op handles are copied: their accessors are not const.)
   MaxOp max = m.max;
@@ -43,11 +63,12 @@ std::vector<Operation *> tailOf(const RowStatsMatch &m, ArrayRef<int64_t> rowSha
       }
   }
   std::sort(candidates.begin(), candidates.end(), before);
+  llvm::DenseMap<Operation *, bool> memo;
   for (Operation *c : candidates) {
     bool ok = true;
     for (Value o : c->getOperands()) {
       Operation *d = o.getDefiningOp();
-      if (!d || accepted.count(d) || before(d, product))
+      if (!d || accepted.count(d) || independentOf(o, product, memo))
         continue;
       ok = false;
     }
@@ -150,6 +171,9 @@ std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
     }
   m.tail = tailOf(m, shapeOf(m.sum.getResult()));
   group.insert(group.end(), m.tail.begin(), m.tail.end());
+  // What only the tail reads of those values (a label's range check) is
+  // computed with it.
+  addSideOps(group, m.tail);
   std::sort(group.begin(), group.end(), before);
   m.ops = std::move(group);
   m.rows = sShape.end()[-2];
