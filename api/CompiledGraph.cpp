@@ -211,13 +211,8 @@ Status CompiledGraph::setInputPadded(size_t i, bool padded) {
   if (!p->varies())
     return Status::error("setInputPadded: the artifact was compiled without --max",
                          ErrorCode::InvalidArgument);
-  if (i >= p->call.inputs.size())
-    return Status::error("setInputPadded: input " + std::to_string(i) + " of " +
-                             std::to_string(p->call.inputs.size()),
-                         ErrorCode::InvalidArgument);
-  p->inputPadded.resize(p->call.inputs.size(), false);
-  p->inputPadded[i] = padded;
-  return Status::success();
+  return toStatus(setInputPaddedFlag(p->inputPadded, p->call.inputs.size(), i, padded),
+                  ErrorCode::InvalidArgument);
 }
 bool CompiledGraph::isParameter(size_t i) const {
   return i < p->artifact.parameters.size() && p->artifact.parameters[i];
@@ -286,19 +281,10 @@ Status CompiledGraph::replay(const std::vector<uint64_t> &in, const std::vector<
 Status CompiledGraph::runHost(const std::vector<HostTensor> &inputs,
                               std::vector<HostTensor> &outputs, bool asGraph) {
   if (p->varies()) {
-    // With weights bound, the calls pass the other inputs only.
-    std::vector<bool> skip;
-    if (p->weights && inputs.size() < p->call.inputs.size())
-      skip = p->artifact.parameters;
-    auto args = padInputs(p->target->plan.padding, inputs, p->call.sizes, skip);
-    if (!args)
-      return toStatus(args.takeError(), ErrorCode::InvalidArgument);
-    std::vector<HostTensor> padded;
-    if (Status s = toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), *args, padded, asGraph));
-        !s)
-      return s;
-    outputs = cropOutputs(p->target->plan.padding, padded, p->call.sizes);
-    return Status::success();
+    bool inputsWrong = false;
+    rt::Error err = runPaddedOnHost(*p->exe, p->gpu->driver(), p->call, p->artifact.parameters,
+                                    p->weights != nullptr, inputs, outputs, asGraph, inputsWrong);
+    return toStatus(std::move(err), inputsWrong ? ErrorCode::InvalidArgument : ErrorCode::RuntimeFailed);
   }
   return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));
 }

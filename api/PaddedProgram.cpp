@@ -196,13 +196,8 @@ Status Program::setInputPadded(size_t i, bool padded) {
   if (p->bounds.empty())
     return Status::error("setInputPadded: the program was compiled without Options::maxSizes",
                          ErrorCode::InvalidArgument);
-  if (i >= p->call.inputs.size())
-    return Status::error("setInputPadded: input " + std::to_string(i) + " of " +
-                             std::to_string(p->call.inputs.size()),
-                         ErrorCode::InvalidArgument);
-  p->inputPadded.resize(p->call.inputs.size(), false);
-  p->inputPadded[i] = padded;
-  return Status::success();
+  return toStatus(setInputPaddedFlag(p->inputPadded, p->call.inputs.size(), i, padded),
+                  ErrorCode::InvalidArgument);
 }
 
 } // namespace fusec

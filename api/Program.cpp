@@ -1,5 +1,6 @@
 //===- Program.cpp - the public C++ API -----------------------------------===//
 #include "api/ProgramImpl.h"
+#include "runtime/PaddedCall.h"
 #include "api/RuntimeStatus.h"
 #include "api/BoundWeights.h"
 
@@ -325,19 +326,10 @@ Status Program::runHost(const std::vector<HostTensor> &inputs, std::vector<HostT
   if (Status s = p->load(); !s)
     return s;
   if (p->plan.padded()) {
-    // With weights bound, the calls pass the other inputs only.
-    std::vector<bool> skip;
-    if (p->weights && inputs.size() < p->call.inputs.size())
-      skip = p->parameters;
-    auto args = padInputs(p->plan.padding, inputs, p->call.sizes, skip);
-    if (!args)
-      return toStatus(args.takeError(), ErrorCode::InvalidArgument);
-    std::vector<HostTensor> padded;
-    if (Status s = toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), *args, padded, asGraph));
-        !s)
-      return s;
-    outputs = cropOutputs(p->plan.padding, padded, p->call.sizes);
-    return Status::success();
+    bool inputsWrong = false;
+    rt::Error err = runPaddedOnHost(*p->exe, p->gpu->driver(), p->call, p->parameters,
+                                    p->weights != nullptr, inputs, outputs, asGraph, inputsWrong);
+    return toStatus(std::move(err), inputsWrong ? ErrorCode::InvalidArgument : ErrorCode::RuntimeFailed);
   }
   return toStatus(runOnHostTensors(*p->exe, p->gpu->driver(), inputs, outputs, asGraph));
 }

@@ -2,6 +2,7 @@
 #include "runtime/PaddedCall.h"
 
 #include "compiler/support/Printable.h"
+#include "runtime/DeviceBuffers.h"
 
 namespace fusec {
 
@@ -78,6 +79,36 @@ rt::Error enqueuePadded(Executable &exe, PaddedBuffers &b, const PaddedCallSpecs
                                  call.outputs[o].shape, dtypeBytes(plan.outputs[o].dtype), stream))
         return rt::errorf("output %zu ('%s'): %s", o, printable(call.outputs[o].name).c_str(),
                           err.message().c_str());
+  return rt::Error::success();
+}
+
+rt::Error runPaddedOnHost(Executable &exe, CudaDriver &drv, const PaddedCallSpecs &call,
+                          const std::vector<bool> &parameters, bool weightsBound,
+                          const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
+                          bool asGraph, bool &inputsWrong) {
+  inputsWrong = false;
+  const PaddedSignature &sig = exe.plan().padding;
+  // With weights bound, the calls pass the other inputs only.
+  std::vector<bool> skip;
+  if (weightsBound && inputs.size() < call.inputs.size())
+    skip = parameters;
+  auto args = padInputs(sig, inputs, call.sizes, skip);
+  if (!args) {
+    inputsWrong = true;
+    return args.takeError();
+  }
+  std::vector<HostTensor> padded;
+  if (rt::Error err = runOnHostTensors(exe, drv, *args, padded, asGraph))
+    return err;
+  outputs = cropOutputs(sig, padded, call.sizes);
+  return rt::Error::success();
+}
+
+rt::Error setInputPaddedFlag(std::vector<bool> &flags, size_t callInputs, size_t i, bool padded) {
+  if (i >= callInputs)
+    return rt::errorf("setInputPadded: input %zu of %zu", i, callInputs);
+  flags.resize(callInputs, false);
+  flags[i] = padded;
   return rt::Error::success();
 }
 

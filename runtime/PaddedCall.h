@@ -29,4 +29,17 @@ rt::Error enqueuePadded(Executable &exe, PaddedBuffers &buffers, const PaddedCal
                         const std::vector<bool> &inputPadded, const std::vector<uint64_t> &in,
                         const std::vector<uint64_t> &out, CUstream stream, bool asGraph);
 
+/// runHost() of a padded plan: `inputs` (every input of `call`, or where
+/// `weightsBound` those that are not `parameters`) padded on the host, run
+/// on `exe` (runOnHostTensors: outputs poisoned first), the outputs cut back
+/// to `call`'s sizes. `inputsWrong` is set where the inputs do not fit.
+rt::Error runPaddedOnHost(Executable &exe, CudaDriver &drv, const PaddedCallSpecs &call,
+                          const std::vector<bool> &parameters, bool weightsBound,
+                          const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
+                          bool asGraph, bool &inputsWrong);
+
+/// setInputPadded(i, padded) of a program or artifact whose calls take
+/// `callInputs` inputs: the flag set, or an error for an input out of range.
+rt::Error setInputPaddedFlag(std::vector<bool> &flags, size_t callInputs, size_t i, bool padded);
+
 } // namespace fusec

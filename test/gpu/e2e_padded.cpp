@@ -85,6 +85,23 @@ std::string runPaddedCall(CudaDriver &drv, P &p, const std::vector<HostTensor> &
   return "";
 }
 
+/// runHost, run and replay of `p` on `in`, each output against `ref`; ""
+/// where all match, else what differs.
+template <typename P>
+std::string runEveryWay(CudaDriver &drv, P &p, const std::vector<HostTensor> &in,
+                        const std::vector<HostTensor> &ref) {
+  std::vector<HostTensor> host;
+  if (Status r = p.runHost(in, host); !r)
+    return "runHost: " + r.message();
+  for (size_t k = 0; k < host.size(); ++k)
+    if (CheckResult c = compareTensors(host[k], ref[k], -1); !c.pass)
+      return "runHost, output " + std::to_string(k) + ": " + c.describe();
+  for (bool asGraph : {false, true})
+    if (std::string why = runPaddedCall(drv, p, in, ref, asGraph); !why.empty())
+      return why;
+  return "";
+}
+
 void checkPaddedProgram(CudaDriver &drv, Tally &t) {
   const std::string label = "padded program (maxSizes)";
   if (!selected(label))
@@ -99,18 +116,11 @@ void checkPaddedProgram(CudaDriver &drv, Tally &t) {
   for (int64_t size : {77, 96, 1, 300, 200, 90}) {
     if (Status r = p->resize({{"S", size}}); !r)
       return fail(r.message());
-    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), ref, host;
+    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), ref;
     if (Status r = referenceAt(kPaddedGraph, "S", size, in, ref); !r)
       return fail(r.message());
-    if (Status r = p->runHost(in, host); !r)
-      return fail("S=" + std::to_string(size) + " runHost: " + r.message());
-    for (size_t k = 0; k < host.size(); ++k)
-      if (CheckResult c = compareTensors(host[k], ref[k], -1); !c.pass)
-        return fail("S=" + std::to_string(size) + " runHost, output " + std::to_string(k) + ": " +
-                    c.describe());
-    for (bool asGraph : {false, true})
-      if (std::string why = runPaddedCall(drv, *p, in, ref, asGraph); !why.empty())
-        return fail("S=" + std::to_string(size) + " " + why);
+    if (std::string why = runEveryWay(drv, *p, in, ref); !why.empty())
+      return fail("S=" + std::to_string(size) + " " + why);
   }
   // 77, 96 and 90 -> 96; 1; 300; 200 -> 256: four compiles.
   if (p->compiles() != 4)
@@ -186,6 +196,38 @@ void checkPaddedDecode(CudaDriver &drv, Tally &t) {
   ++t.passed;
 }
 
+/// The decode step with its projections (w_q ... up to the cache) moved
+/// from the inputs to the parameters.
+std::string decodeWithParameters() {
+  std::string json = kPaddedDecode;
+  const std::string from = "{\"name\": \"w_q\"", to = "{\"name\": \"cache_k\"";
+  const size_t a = json.find(from), b = json.find(to);
+  std::string weightsJson = json.substr(a, b - a);
+  json.erase(a, b - a);
+  weightsJson.erase(weightsJson.find_last_of(','));  // the list's last entry
+  json.insert(json.find("\"nodes\""), "\"parameters\": [" + weightsJson + "],\n  ");
+  return json;
+}
+
+/// The parameters among `all` (p's inputs) written to `file` as safetensors;
+/// "" or what failed.
+template <typename P>
+std::string writeWeights(const P &p, const std::vector<HostTensor> &all, const std::string &file) {
+  TensorMap weights;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (p.isParameter(i))
+      weights[p.inputs()[i].name] = all[i];
+  auto bytes = serializeSafetensors(weights);
+  if (!bytes)
+    return llvm::toString(bytes.takeError());
+  FILE *f = std::fopen(file.c_str(), "wb");
+  if (!f)
+    return "cannot write " + file;
+  std::fwrite(bytes->data(), 1, bytes->size(), f);
+  std::fclose(f);
+  return "";
+}
+
 /// The decode step with its projections as parameters, bound once from a
 /// file, while resize() moves between padded compiles: each compile, also
 /// one loaded before the weights were bound, runs with them.
@@ -194,14 +236,7 @@ void checkPaddedWeights(CudaDriver &drv, Tally &t) {
   if (!selected(label))
     return;
   auto fail = [&](const std::string &why) { failed(t, label, why); };
-  // The projections moved from the inputs to the parameters.
-  std::string json = kPaddedDecode;
-  const std::string from = "{\"name\": \"w_q\"", to = "{\"name\": \"cache_k\"";
-  const size_t a = json.find(from), b = json.find(to);
-  std::string weightsJson = json.substr(a, b - a);
-  json.erase(a, b - a);
-  weightsJson.erase(weightsJson.find_last_of(','));  // the list's last entry
-  json.insert(json.find("\"nodes\""), "\"parameters\": [" + weightsJson + "],\n  ");
+  const std::string json = decodeWithParameters();
   std::unique_ptr<Program> p;
   Status s = compileVarying(json, "T", 1000, p);
   if (s)
@@ -213,18 +248,9 @@ void checkPaddedWeights(CudaDriver &drv, Tally &t) {
   if (!s)
     return fail(s.message());
   std::vector<HostTensor> all = p->randomInputs(5);
-  TensorMap weights;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (p->isParameter(i))
-      weights[p->inputs()[i].name] = all[i];
-  auto bytes = serializeSafetensors(weights);
   const std::string file = "/tmp/fusec-e2e-padded-weights.safetensors";
-  if (!bytes)
-    return fail(llvm::toString(bytes.takeError()));
-  if (FILE *f = std::fopen(file.c_str(), "wb")) {
-    std::fwrite(bytes->data(), 1, bytes->size(), f);
-    std::fclose(f);
-  }
+  if (std::string why = writeWeights(*p, all, file); !why.empty())
+    return fail(why);
   if (Status r = p->resize({{"T", 700}}); !r)
     return fail(r.message());
   if (Status r = p->bindWeights({file}); !r)
@@ -258,13 +284,7 @@ void checkPaddedArtifact(CudaDriver &drv, Tally &t) {
   if (!selected(label))
     return;
   auto fail = [&](const std::string &why) { failed(t, label, why); };
-  std::string json = kPaddedDecode;
-  const std::string from = "{\"name\": \"w_q\"", to = "{\"name\": \"cache_k\"";
-  const size_t a = json.find(from), b = json.find(to);
-  std::string weightsJson = json.substr(a, b - a);
-  json.erase(a, b - a);
-  weightsJson.erase(weightsJson.find_last_of(','));
-  json.insert(json.find("\"nodes\""), "\"parameters\": [" + weightsJson + "],\n  ");
+  const std::string json = decodeWithParameters();
   std::unique_ptr<Program> p;
   Status s = compileVarying(json, "T", 1000, p);
   const std::string path = "/tmp/fusec-e2e-padded.fusec", file = "/tmp/fusec-e2e-padded-art.safetensors";
@@ -273,17 +293,8 @@ void checkPaddedArtifact(CudaDriver &drv, Tally &t) {
   if (!s)
     return fail(s.message());
   std::vector<HostTensor> all = p->randomInputs(7);
-  TensorMap weights;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (p->isParameter(i))
-      weights[p->inputs()[i].name] = all[i];
-  auto bytes = serializeSafetensors(weights);
-  if (!bytes)
-    return fail(llvm::toString(bytes.takeError()));
-  if (FILE *f = std::fopen(file.c_str(), "wb")) {
-    std::fwrite(bytes->data(), 1, bytes->size(), f);
-    std::fclose(f);
-  }
+  if (std::string why = writeWeights(*p, all, file); !why.empty())
+    return fail(why);
   std::unique_ptr<CompiledGraph> g;
   if (Status r = CompiledGraph::load(path, g); !r)
     return fail(r.message());
@@ -299,7 +310,7 @@ void checkPaddedArtifact(CudaDriver &drv, Tally &t) {
   for (int64_t size : {77, 1000, 1, 700, 77}) {
     if (Status r = g->resize({{"T", size}}); !r)
       return fail("T=" + std::to_string(size) + " " + r.message());
-    std::vector<HostTensor> in = g->randomInputs(uint64_t(size)), ref, call, host;
+    std::vector<HostTensor> in = g->randomInputs(uint64_t(size)), ref, call;
     for (size_t i = 0; i < in.size(); ++i)
       if (g->isParameter(i))
         in[i] = all[i];
@@ -308,15 +319,8 @@ void checkPaddedArtifact(CudaDriver &drv, Tally &t) {
     for (size_t i = 0; i < in.size(); ++i)
       if (!g->isParameter(i))
         call.push_back(in[i]);
-    if (Status r = g->runHost(call, host); !r)
-      return fail("T=" + std::to_string(size) + " runHost: " + r.message());
-    for (size_t k = 0; k < host.size(); ++k)
-      if (CheckResult c = compareTensors(host[k], ref[k], -1); !c.pass)
-        return fail("T=" + std::to_string(size) + " runHost, output " + std::to_string(k) + ": " +
-                    c.describe());
-    for (bool asGraph : {false, true})
-      if (std::string why = runPaddedCall(drv, *g, call, ref, asGraph); !why.empty())
-        return fail("T=" + std::to_string(size) + " " + why);
+    if (std::string why = runEveryWay(drv, *g, call, ref); !why.empty())
+      return fail("T=" + std::to_string(size) + " " + why);
   }
   std::remove(file.c_str());
   std::remove(path.c_str());
