@@ -228,6 +228,28 @@ std::string writeWeights(const P &p, const std::vector<HostTensor> &all, const s
   return "";
 }
 
+/// `p` (weights bound: `all`'s parameters) resized to T = `size` and called
+/// on fresh inputs against the interpreter of `json` at that size, through
+/// run, or every way; "" or what failed.
+template <typename P>
+std::string checkBoundAt(CudaDriver &drv, P &p, const std::string &json,
+                         const std::vector<HostTensor> &all, int64_t size, bool everyWay) {
+  const std::string at = "T=" + std::to_string(size) + " ";
+  if (Status r = p.resize({{"T", size}}); !r)
+    return at + r.message();
+  std::vector<HostTensor> in = p.randomInputs(uint64_t(size)), ref, call;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (p.isParameter(i))
+      in[i] = all[i];
+  if (Status r = referenceAt(json, "T", size, in, ref); !r)
+    return at + r.message();
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!p.isParameter(i))
+      call.push_back(in[i]);
+  std::string why = everyWay ? runEveryWay(drv, p, call, ref) : runPaddedCall(drv, p, call, ref, false);
+  return why.empty() ? why : at + why;
+}
+
 /// The decode step with its projections as parameters, bound once from a
 /// file, while resize() moves between padded compiles: each compile, also
 /// one loaded before the weights were bound, runs with them.
@@ -255,21 +277,9 @@ void checkPaddedWeights(CudaDriver &drv, Tally &t) {
     return fail(r.message());
   if (Status r = p->bindWeights({file}); !r)
     return fail(r.message());
-  for (int64_t size : {77, 700, 3, 77}) {
-    if (Status r = p->resize({{"T", size}}); !r)
-      return fail(r.message());
-    std::vector<HostTensor> in = p->randomInputs(uint64_t(size)), ref, call;
-    for (size_t i = 0; i < in.size(); ++i)
-      if (p->isParameter(i))
-        in[i] = all[i];
-    if (Status r = referenceAt(json, "T", size, in, ref); !r)
-      return fail(r.message());
-    for (size_t i = 0; i < in.size(); ++i)
-      if (!p->isParameter(i))
-        call.push_back(in[i]);
-    if (std::string why = runPaddedCall(drv, *p, call, ref, false); !why.empty())
-      return fail("T=" + std::to_string(size) + " " + why);
-  }
+  for (int64_t size : {77, 700, 3, 77})
+    if (std::string why = checkBoundAt(drv, *p, json, all, size, false); !why.empty())
+      return fail(why);
   std::remove(file.c_str());
   ++t.passed;
 }
@@ -307,21 +317,9 @@ void checkPaddedArtifact(CudaDriver &drv, Tally &t) {
     return fail(r.message());
   if (g->resize({{"T", 1001}}) || g->resize({{"S", 3}}))
     return fail("resize past the bound, or of a name that does not vary, succeeded");
-  for (int64_t size : {77, 1000, 1, 700, 77}) {
-    if (Status r = g->resize({{"T", size}}); !r)
-      return fail("T=" + std::to_string(size) + " " + r.message());
-    std::vector<HostTensor> in = g->randomInputs(uint64_t(size)), ref, call;
-    for (size_t i = 0; i < in.size(); ++i)
-      if (g->isParameter(i))
-        in[i] = all[i];
-    if (Status r = referenceAt(json, "T", size, in, ref); !r)
-      return fail(r.message());
-    for (size_t i = 0; i < in.size(); ++i)
-      if (!g->isParameter(i))
-        call.push_back(in[i]);
-    if (std::string why = runEveryWay(drv, *g, call, ref); !why.empty())
-      return fail("T=" + std::to_string(size) + " " + why);
-  }
+  for (int64_t size : {77, 1000, 1, 700, 77})
+    if (std::string why = checkBoundAt(drv, *g, json, all, size, true); !why.empty())
+      return fail(why);
   std::remove(file.c_str());
   std::remove(path.c_str());
   ++t.passed;
