@@ -50,6 +50,35 @@ llvm::Error Program::Impl::checkSizes(const SizeMap &sizes) const {
   return llvm::Error::success();
 }
 
+llvm::Expected<Program::Impl::Compiled> Program::Impl::compilePaddedAt(const SizeMap &at) const {
+  auto c = std::make_unique<mlir::MLIRContext>();
+  SizeMap readAt = fixedSizes;
+  for (const auto &[name, size] : at)
+    readAt[name] = size;
+  mlir::MLIRContext &cref = *c;
+  mlir::TimingScope read = options.timing
+                               ? options.timing->nest("read the graph at two sizes and pad it")
+                               : mlir::TimingScope();
+  auto module = readPadded([&](const SizeMap &s) { return reread(cref, s); }, readAt, bounds);
+  read.stop();
+  if (!module)
+    return module.takeError();
+  auto program = compileModule(std::move(c), std::move(*module), options);
+  if (!program)
+    return program.takeError();
+  Program::Impl &n = ProgramAccess::of(**program);
+  Compiled made;
+  made.ctx = std::move(n.ctx);
+  made.original = std::move(n.original);
+  made.fused = std::move(n.fused);
+  made.plan = std::move(n.plan);
+  made.parameters = n.parameters;
+  made.plan.padding = paddedSignature(graphFunction(*made.original));
+  made.plan.paddedAt = at;
+  made.plan.sizeBounds = bounds;
+  return std::move(made);
+}
+
 llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
   if (llvm::Error err = checkSizes(sizes))
     return err;
@@ -69,30 +98,10 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
       next = std::move(it->second);
       kept.erase(it);
     } else {
-      auto c = std::make_unique<mlir::MLIRContext>();
-      SizeMap readAt = fixedSizes;
-      for (const auto &[name, size] : at)
-        readAt[name] = size;
-      mlir::MLIRContext &cref = *c;
-      mlir::TimingScope read = options.timing
-                                   ? options.timing->nest("read the graph at two sizes and pad it")
-                                   : mlir::TimingScope();
-      auto module = readPadded([&](const SizeMap &s) { return reread(cref, s); }, readAt, bounds);
-      read.stop();
-      if (!module)
-        return module.takeError();
-      auto program = compileModule(std::move(c), std::move(*module), options);
-      if (!program)
-        return program.takeError();
-      Program::Impl &n = ProgramAccess::of(**program);
-      next.ctx = std::move(n.ctx);
-      next.original = std::move(n.original);
-      next.fused = std::move(n.fused);
-      next.plan = std::move(n.plan);
-      next.parameters = n.parameters;
-      next.plan.padding = paddedSignature(graphFunction(*next.original));
-      next.plan.paddedAt = at;
-      next.plan.sizeBounds = bounds;
+      auto made = compilePaddedAt(at);
+      if (!made)
+        return made.takeError();
+      next = std::move(*made);
       ++compiles;
     }
     swapCompiled(next);  // `next` holds the compile in use until now

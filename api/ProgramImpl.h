@@ -66,6 +66,9 @@ struct Program::Impl {
   void swapCompiled(Compiled &c);
   /// resize(): the call sizes, the compile that serves them.
   llvm::Error compileAt(const SizeMap &sizes);
+  /// The graph compiled at padded sizes `at` (every name of `bounds`), not
+  /// loaded, the program unchanged (compileAt's compile; saveArtifact's).
+  llvm::Expected<Compiled> compilePaddedAt(const SizeMap &at) const;
   /// An error for a name that does not vary or a size outside its bounds.
   llvm::Error checkSizes(const SizeMap &sizes) const;
   /// Whether calls pass tensors of other sizes than the plan's.

@@ -9,15 +9,38 @@
 #include "compiler/support/Printable.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace fusec {
 
 namespace {
 
+std::string formatSizes(const SizeMap &sizes) {
+  std::string s;
+  for (const auto &[name, size] : sizes)
+    s += (s.empty() ? "" : ",") + printable(name) + "=" + std::to_string(size);
+  return s;
+}
+
 /// Every combination of the padded sizes of `bounds`' names, the bounds'
-/// own first (the sizes a program loads at).
-std::vector<SizeMap> paddedCombinations(const SizeMap &bounds) {
+/// own first (the sizes a program loads at); an error past `limit`, found
+/// before any is made.
+llvm::Expected<std::vector<SizeMap>> paddedCombinations(const SizeMap &bounds, size_t limit) {
+  size_t count = 1;
+  for (const auto &[name, bound] : bounds) {
+    const size_t n = paddedSizesUpTo(bound).size();
+    if (count > limit / n + 1)
+      count = limit + 1;  // past it, without overflow
+    else
+      count *= n;
+  }
+  if (count > limit)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--max %s takes more than %zu padded compiles (an artifact holds at "
+                                   "most %zu an architecture): give fewer sizes that vary or "
+                                   "smaller bounds",
+                                   formatSizes(bounds).c_str(), limit, limit);
   std::vector<SizeMap> all = {SizeMap()};
   for (const auto &[name, bound] : bounds) {
     std::vector<SizeMap> next;
@@ -31,13 +54,6 @@ std::vector<SizeMap> paddedCombinations(const SizeMap &bounds) {
   }
   std::stable_partition(all.begin(), all.end(), [&](const SizeMap &m) { return m == bounds; });
   return all;
-}
-
-std::string formatSizes(const SizeMap &sizes) {
-  std::string s;
-  for (const auto &[name, size] : sizes)
-    s += (s.empty() ? "" : ",") + printable(name) + "=" + std::to_string(size);
-  return s;
 }
 
 } // namespace
@@ -55,37 +71,43 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "architecture %s is asked for twice",
                                      impl.plan.arch.c_str());
-    // A program whose sizes vary holds every padded size's compile.
-    std::vector<SizeMap> combinations = impl.bounds.empty() ? std::vector<SizeMap>{SizeMap()}
-                                                            : paddedCombinations(impl.bounds);
-    if (combinations.size() > kMaxPaddedCompiles)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "--max %s takes %zu padded compiles; an artifact holds at most %zu: give fewer sizes "
-          "that vary or smaller bounds",
-          formatSizes(impl.bounds).c_str(), combinations.size(), kMaxPaddedCompiles);
-    const SizeMap before = impl.call.sizes;  // the program is left at its sizes
+    // A program whose sizes vary holds every padded size's compile, each
+    // made here (or the program's own where it has it) and not loaded: the
+    // program stays as it was.
+    std::vector<SizeMap> combinations = {SizeMap()};
+    if (!impl.bounds.empty()) {
+      auto all = paddedCombinations(impl.bounds, kMaxPaddedCompiles);
+      if (!all)
+        return all.takeError();
+      combinations = std::move(*all);
+    }
     for (size_t c = 0; c < combinations.size(); ++c) {
-      if (!combinations[c].empty()) {
-        if (progress)
-          progress(impl.plan.arch + " at " + formatSizes(combinations[c]) + " (" +
-                   std::to_string(c + 1) + " of " + std::to_string(combinations.size()) + ")");
-        if (llvm::Error err = impl.compileAt(combinations[c]))
-          return err;
+      std::optional<Program::Impl::Compiled> made;
+      const PlanDesc *plan = &impl.plan;
+      if (!combinations[c].empty() && combinations[c] != impl.plan.paddedAt) {
+        if (auto kept = impl.kept.find(combinations[c]); kept != impl.kept.end()) {
+          plan = &kept->second.plan;
+        } else {
+          if (progress)
+            progress(impl.plan.arch + " at " + formatSizes(combinations[c]) + " (" +
+                     std::to_string(c + 1) + " of " + std::to_string(combinations.size()) + ")");
+          auto compiled = impl.compilePaddedAt(combinations[c]);
+          if (!compiled)
+            return compiled.takeError();
+          made = std::move(*compiled);
+          plan = &made->plan;
+        }
       }
-      auto compiled = compileKernels(impl.plan, cache);
-      if (!compiled)
-        return compiled.takeError();
-      ArtifactTarget target{impl.plan, {}};
-      for (const auto &body : compiled->bodies)
+      auto kernels = compileKernels(*plan, cache);
+      if (!kernels)
+        return kernels.takeError();
+      ArtifactTarget target{*plan, {}};
+      for (const auto &body : kernels->bodies)
         target.cubins.push_back(body->cubin);
       if (artifact.targets.empty())
         artifact.parameters = impl.parameters;
       artifact.targets.push_back(std::move(target));
     }
-    if (!impl.bounds.empty())
-      if (llvm::Error err = impl.compileAt(before))
-        return err;
   }
   auto bytes = serializeArtifact(artifact);
   if (!bytes)
@@ -109,6 +131,7 @@ llvm::Error saveArtifact(const std::vector<Program *> &programs, const std::stri
 }
 
 Status Program::saveArtifact(const std::string &path) {
+  std::lock_guard<std::mutex> lock(p->loading);  // not beside a resize
   if (!p->cache)
     p->cache = std::make_unique<KernelCache>(CacheOptions::fromEnvironment());
   llvm::Error err = fusec::saveArtifact({this}, path, *p->cache);

@@ -149,6 +149,9 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
     const nlohmann::json &targets = header.at("targets");
     if (!targets.is_array() || targets.empty())
       return fail("it holds no target");
+    // Bodies may share a cubin (an architecture's padded compiles), each
+    // target holding its copy: their total stays within what a file may hold.
+    uint64_t cubinBytes = 0;
     for (size_t t = 0; t < targets.size(); ++t) {
       const nlohmann::json &target = targets.at(t);
       std::string arch = target.at("arch").get<std::string>();
@@ -159,6 +162,9 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
         uint64_t n = jsonInteger<uint64_t>(body.at("cubinBytes"));
         if (offset > blobBytes || n > blobBytes - offset || n == 0)
           return fail("target " + printable(arch) + ": a cubin outside the file");
+        if ((cubinBytes += n) > kMaxArtifactBytes)
+          return fail("its kernels' cubins come to more than " + std::to_string(kMaxArtifactBytes) +
+                      " bytes");
         sources.push_back(body.at("source").get<std::string>());
         cubins.push_back(bytes.substr(kPreamble + headerBytes + offset, n));
       }
@@ -218,9 +224,40 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
     if (t.plan.sizeBounds != first.sizeBounds || graphInputs(t.plan) != graphInputs(first) ||
         t.plan.outputs.size() != first.outputs.size() || !same(true) || !same(false))
       return fail("its targets disagree on the graph's inputs or outputs");
+    // A dim one target marks is the other's padded size of that name, so
+    // that a call's tensors fit either; a weight (bound once, for every
+    // compile) has one shape in all of them and no dim that varies.
+    for (bool input : {true, false}) {
+      const std::vector<TensorSpec> &x = input ? t.plan.inputs : t.plan.outputs;
+      const auto &tDims = input ? t.plan.padding.argDims : t.plan.padding.resultDims;
+      const auto &fDims = input ? first.padding.argDims : first.padding.resultDims;
+      for (size_t i = 0; i < x.size() && i < (input ? first.inputs : first.outputs).size(); ++i)
+        for (size_t d = 0; d < x[i].shape.size(); ++d) {
+          const std::string &name = marked(t.plan, input, i, d) ? tDims[i][d]
+                                    : marked(first, input, i, d) ? fDims[i][d]
+                                                                  : std::string();
+          if (name.empty())
+            continue;
+          auto at = t.plan.paddedAt.find(name);
+          if (at == t.plan.paddedAt.end() || x[i].shape[d] != at->second)
+            return fail("target " + printable(t.plan.arch) + " at its sizes has " +
+                        (input ? "input " : "output ") + std::to_string(i) + " of another size");
+          if (input && i < a.parameters.size() && a.parameters[i])
+            return fail("parameter " + std::to_string(i) + " has a dim that varies");
+        }
+    }
+    for (size_t i = 0; i < t.plan.inputs.size() && i < a.parameters.size(); ++i)
+      if (a.parameters[i] && i < t.plan.padding.sizeArgs.size() && !t.plan.padding.sizeArgs[i].empty())
+        return fail("input " + std::to_string(i) + " is a size argument and a parameter");
     if (!seen.insert({t.plan.arch, t.plan.paddedAt}).second)
       return fail("it holds target " + printable(t.plan.arch) + " twice at the same sizes");
   }
+  // Each architecture with padded compiles has the one at the bounds (the
+  // compile an artifact loads at).
+  for (const ArtifactTarget &t : a.targets)
+    if (!t.plan.paddedAt.empty() &&
+        !seen.count({t.plan.arch, t.plan.sizeBounds}))
+      return fail("target " + printable(t.plan.arch) + " has no compile at the bounds");
   if (a.parameters.size() != a.inputs().size())
     return fail("parameter flags for " + std::to_string(a.parameters.size()) + " inputs, but " +
                 std::to_string(a.inputs().size()) + " inputs");

@@ -47,6 +47,8 @@ rt::Error enqueuePadded(Executable &exe, PaddedBuffers &b, const PaddedCallSpecs
     const TensorSpec &given = call.inputs[c++];
     if (onlyPassed && i < parameters.size() && parameters[i])
       continue;  // bound
+    if (k >= in.size())
+      return rt::errorf("the graph takes more inputs than the %zu given", in.size());
     CUdeviceptr from = CUdeviceptr(in[k++]);
     if (given.shape == padded.shape || !from || inPlace) {
       ins[i] = from;

@@ -77,7 +77,7 @@ std::string GemmGen::rowStatsEpilogue(const RowStatsLayout &L) {
   std::vector<std::string> vars;
   for (size_t d = 0; d < batchShape.size(); ++d)
     vars.push_back("fz_bi" + str(d));
-  vars.push_back("fz_em");
+  vars.push_back("fz_eml");  // rows past M read row M - 1 (their results are not stored)
   vars.push_back("fz_enl");
   const std::string i4 = i1 + "      ";
   ElementEmitter e(fusion, vars, i4);
@@ -99,7 +99,7 @@ std::string GemmGen::rowStatsEpilogue(const RowStatsLayout &L) {
   };
   s += i1 + "#pragma unroll\n" + i1 + "for (int i = 0; i < " + str(L.slices) + "; ++i)\n";
   s += i1 + "  #pragma unroll\n" + i1 + "  for (int h = 0; h < 2; ++h) {\n";
-  s += i1 + "    const int fz_em = " + L.row + ";\n";
+  s += i1 + "    const int fz_em = " + L.row + ", fz_eml = min(fz_em, " + str(shape.m - 1) + ");\n";
   // Four maxima and sums side by side: a chain of one per column pair
   // would make each wait for the one before.
   s += i1 + "    float fz_m4[4] = {fz_ninf, fz_ninf, fz_ninf, fz_ninf}, fz_s4[4] = {0.f, 0.f, 0.f, 0.f};\n";
@@ -196,7 +196,8 @@ std::string GemmGen::rowStatsEpilogue(const RowStatsLayout &L) {
     s += i1 + "if (fz_last)\n";
   s += i1 + "for (int fz_r = " + L.warp + "; fz_r < " + str(cfg.bm) + "; fz_r += " + str(warps) +
        ") {\n";
-  s += i1 + "  const int fz_em = fz_m0 + fz_r;\n" + i1 + "  if (fz_em >= " + M + ") break;\n";
+  s += i1 + "  const int fz_em = fz_m0 + fz_r, fz_eml = fz_em;\n" + i1 + "  if (fz_em >= " + M +
+       ") break;\n";
   s += i1 + "  const long long fz_o = ((long long)fz_b * " + M + " + fz_em) * " + T + ";\n";
   s += i1 + "  float fz_mx = fz_ninf, fz_sm = 0.f;\n";
   for (size_t k = 0; k < P; ++k)

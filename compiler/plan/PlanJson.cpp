@@ -455,10 +455,22 @@ rt::Error checkPadding(const PlanDesc &plan) {
       return rt::Error::failure("'" + printable(name) + "' is compiled at " +
                                 std::to_string(size) + ", which is not a padded size");
   }
+  if (plan.ranks > 1)
+    return rt::Error::failure("sizes that vary in a plan split over ranks");
+  for (const auto &[name, size] : plan.paddedAt)
+    // What `--bind NAME=N` can give (the frontends' rule for dim names).
+    if (name.empty() || name.find_first_of(",=") != std::string::npos ||
+        printable(name) != name || name.front() == ' ' || name.back() == ' ')
+      return rt::Error::failure("'" + printable(name) + "' is not a size name --bind can give");
   auto named = [&](const std::string &n) { return n.empty() || plan.paddedAt.count(n); };
   if (sig.sizeArgs.size() != plan.inputs.size() || sig.argDims.size() != plan.inputs.size() ||
       sig.resultDims.size() != plan.outputs.size())
     return rt::Error::failure("its signature does not match the inputs and outputs");
+  // The size arguments come after the graph's own inputs (call input i is
+  // plan input i).
+  for (size_t i = 1; i < sig.sizeArgs.size(); ++i)
+    if (sig.sizeArgs[i - 1].size() && sig.sizeArgs[i].empty())
+      return rt::Error::failure("input " + std::to_string(i) + " follows a size argument");
   auto dimsOk = [&](const std::vector<std::string> &dims, const TensorSpec &t) {
     if (dims.size() != t.shape.size())
       return false;

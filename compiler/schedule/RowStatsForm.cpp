@@ -97,6 +97,8 @@ std::optional<std::vector<SumOp>> picksOf(Value x, MaxOp max, SubOp sub,
       if (u == max.getOperation() || u == sub.getOperation() || !seen.insert(u).second)
         continue;
       if (auto s = dyn_cast<SumOp>(u); s && reducesLastAxis(s)) {
+        if (!isFloat(dtypeOf(s.getResult())))
+          return std::nullopt;  // summed in fp32 by the epilogue: exact for floats only
         picks.push_back(s);
         continue;
       }
@@ -157,18 +159,15 @@ std::optional<RowStatsMatch> matchRowStats(Operation *op, std::string &why) {
       for (Operation *u : g->getUsers())
         if (!llvm::is_contained(group, u))
           return std::nullopt;
-  // A pick's other operands are computed before the product or by the
-  // group's side ops: never from the logits' row statistics.
+  // A pick's other operands (and so the side ops computing them) do not
+  // depend on the product: the epilogue has each element's logit and
+  // nothing of the rows' statistics, which are not known until the end.
+  llvm::DenseMap<Operation *, bool> memo;
   for (Operation *c : pickChain)
-    for (Value o : c->getOperands()) {
-      Operation *d = o.getDefiningOp();
-      if (d && d->getNumOperands() > 0 && !llvm::is_contained(group, d) &&
-          !before(d, m.product))
+    for (Value o : c->getOperands())
+      if (o != m.logits && !llvm::is_contained(pickChain, o.getDefiningOp()) &&
+          !independentOf(o, m.product, memo))
         return std::nullopt;
-      if (d == m.max.getOperation() || d == m.sub.getOperation() ||
-          d == m.exp.getOperation() || d == m.sum.getOperation() || isPick(d))
-        return std::nullopt;
-    }
   m.tail = tailOf(m, shapeOf(m.sum.getResult()));
   group.insert(group.end(), m.tail.begin(), m.tail.end());
   // What only the tail reads of those values (a label's range check) is

@@ -84,7 +84,9 @@ void check(const std::string &label, const std::string &json, const std::string 
   // A value picked from a 16-bit product by the streamed row statistics (a
   // label's logit) is that product element rounded to 16 bits, which the
   // reference's and the kernel's orders of summation can round one unit
-  // apart: an output reading it is held to the 16-bit tolerance.
+  // apart: an output reading it is held to the 16-bit tolerance. (So is any
+  // other output of such a graph; the graphs checked here with picks have
+  // only their loss as an output.)
   const bool picked = fuse && static_cast<bool>(expectSchedule(*p, "picked sum"));
   for (size_t i = 0; i < out.size(); ++i) {
     // A random matmul graph computes in bf16/f16 throughout; an f32 output is

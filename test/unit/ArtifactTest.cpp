@@ -216,6 +216,23 @@ TEST(Artifact, PaddedCompilesReadBackAndAreChecked) {
             where + "input 0 takes a size but is not an i32 scalar");
   EXPECT_EQ(refused([](PlanDesc &p) { p.padding.argDims.clear(); }),
             where + "its signature does not match the inputs and outputs");
+  EXPECT_EQ(refused([](PlanDesc &p) {
+              p.paddedAt = {{"N,M", 3072}};
+              p.sizeBounds = {{"N,M", 4096}};
+              p.padding.argDims = {{"N,M", ""}};
+              p.padding.resultDims = {{"N,M", ""}};
+            }),
+            where + "'N,M' is not a size name --bind can give");
+  EXPECT_EQ(refused([](PlanDesc &p) { p.ranks = 2; p.inputShards = {0}; p.outputShards = {0}; }),
+            where + "sizes that vary in a plan split over ranks");
+  // Each architecture loads at its bounds; weights never vary.
+  Artifact unbounded = artifactOf(paddedAt(3072));
+  EXPECT_EQ(messageOf(parseArtifact(*serializeArtifact(unbounded), "m")),
+            "artifact 'm': target sm_90a has no compile at the bounds");
+  Artifact weighted = a;
+  weighted.parameters[0] = true;
+  EXPECT_EQ(messageOf(parseArtifact(*serializeArtifact(weighted), "m")),
+            "artifact 'm': parameter 0 has a dim that varies");
   PlanDesc unsized = paddedAt(3072);
   unsized.paddedAt.clear();  // not written so: checked where a plan is made
   EXPECT_EQ(checkPlan(unsized, "m").message(),

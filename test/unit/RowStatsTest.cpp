@@ -121,6 +121,44 @@ TEST(RowStats, TheTargetsLogitIsPickedInTheEpilogue) {
   expectSameResults(graph, 7, true);
 }
 
+// Sums that read the rows' statistics are no picks (the epilogue has each
+// element's logit, not the row's max or sum): an entropy's sum of x exp(x -
+// m), and a label's log-probability picked from x - lse, compile to what
+// the interpreter gives, without a pick of them.
+TEST(RowStats, SumsOfTheStatisticsAreNoPicks) {
+  std::string entropy = lseGraph(300, 4096, 64);
+  entropy.replace(entropy.find("{\"name\": \"lsm\""), 0,
+                  "{\"name\": \"xe\", \"op\": \"mul\", \"inputs\": [\"x\", \"e\"]},"
+                  "{\"name\": \"p\", \"op\": \"sum\", \"inputs\": [\"xe\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
+                  "{\"name\": \"pl\", \"op\": \"div\", \"inputs\": [\"p\", \"l\"]},"
+                  "{\"name\": \"h_\", \"op\": \"sub\", \"inputs\": [\"lse\", \"pl\"]},");
+  entropy.replace(entropy.find("\"outputs\": [\"lse\"]"), std::string("\"outputs\": [\"lse\"]").size(),
+                  "\"outputs\": [\"h_\"]");
+  std::string nll = lseGraph(300, 4096, 64);
+  nll.replace(nll.find("{\"name\": \"lsm\""), 0,
+              "{\"name\": \"col\", \"op\": \"iota\", \"attrs\": {\"shape\": [300, 4096], \"dim\": 1, \"dtype\": \"i32\"}},"
+              "{\"name\": \"hit\", \"op\": \"eq\", \"inputs\": [\"col\", \"t\"]},"
+              "{\"name\": \"zero\", \"op\": \"constant\", \"attrs\": {\"value\": 0, \"dtype\": \"f32\"}},"
+              "{\"name\": \"logp\", \"op\": \"sub\", \"inputs\": [\"x\", \"lse\"]},"
+              "{\"name\": \"xt\", \"op\": \"where\", \"inputs\": [\"hit\", \"logp\", \"zero\"]},"
+              "{\"name\": \"picked\", \"op\": \"sum\", \"inputs\": [\"xt\"], \"attrs\": {\"axes\": -1, \"keepdims\": true}},"
+              "{\"name\": \"loss\", \"op\": \"neg\", \"inputs\": [\"picked\"]},");
+  nll.replace(nll.find("\"outputs\": [\"lse\"]"), std::string("\"outputs\": [\"lse\"]").size(),
+              "\"outputs\": [\"loss\"]");
+  nll.replace(nll.find("], \"nodes\""), 0,
+              ", {\"name\": \"t\", \"dtype\": \"i32\", \"shape\": [300, 1]}");
+  for (const std::string &graph : {entropy, nll}) {
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      mlir::MLIRContext ctx;
+      auto plan = planFor(ctx, graph, "stats.json", true, arch);
+      ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError()) << "\n" << graph;
+      for (const PlanStep &st : plan->steps)
+        EXPECT_EQ(st.kernel.schedule.find("picked sum"), std::string::npos) << st.kernel.schedule;
+    }
+    expectSameResults(graph, 3, true);
+  }
+}
+
 // Where the whole log-softmax is the output, the product is read anyway:
 // nothing is streamed.
 TEST(RowStats, LogSoftmaxIsNotStreamed) {

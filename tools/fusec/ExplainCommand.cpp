@@ -37,7 +37,8 @@ struct ExplainOptions {
 int explainArtifact(const ExplainOptions &opts) {
   const PlanFlags none;
   if (opts.plan.noFuse || !opts.plan.device.empty() || !opts.plan.arch.empty() ||
-      opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.bind.empty())
+      opts.plan.gemm != none.gemm || opts.plan.noShare || !opts.plan.bind.empty() ||
+      !opts.plan.max.empty())
     return reportError("'" + printable(opts.graph) +
                        "' is compiled already: planning flags do not apply to it");
   if (opts.format == "dot")

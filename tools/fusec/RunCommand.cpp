@@ -67,7 +67,8 @@ int runArtifact(const RunOptions &opts) {
     if (!sizes)
       return reportError(sizes.takeError());
     if (Status s = graph->resize(*sizes); !s)
-      return reportError("'" + printable(opts.graph) + "': " + s.message());
+      return reportError("'" + printable(opts.graph) + "': the sizes of --bind and --inputs: " +
+                         s.message());
   } else if (!opts.plan.bind.empty()) {
     return reportError("'" + printable(opts.graph) +
                        "' is compiled at fixed sizes: --bind applies to an artifact compiled "
