@@ -197,6 +197,26 @@ with tempfile.TemporaryDirectory() as d:
     if program.compiles != 3:  # 77 and 90 -> 96, 200 -> 200, 1 -> 1
         fail(f"max_sizes: {program.compiles} padded compiles, expected 3")
     print(f"max_sizes: S=77, 90, 200, 1 from {program.compiles} padded compiles")
+    # The same from an artifact (every padded size's compile in the file):
+    # the bits of the JIT program's at each size.
+    program.save(os.path.join(d, "padded.fusec"))
+    loaded = fusec.load(os.path.join(d, "padded.fusec"))
+    if loaded.max_sizes != {"S": 200} or loaded.sizes != {"S": 200}:
+        fail(f"padded artifact: loads at {loaded.sizes} of {loaded.max_sizes}")
+    for size in (90, 1, 200, 77):
+        program.resize(S=size)
+        loaded.resize(S=size)
+        x = torch.rand((1, 4, size, 64), device="cuda").to(torch.bfloat16) - 0.5
+        for k, (a, b) in enumerate(zip(as_tuple(program(x)), as_tuple(loaded(x)))):
+            if not torch.equal(torch.from_dlpack(a), torch.from_dlpack(b)):
+                fail(f"padded artifact S={size} output {k}: bits differ from the JIT's")
+    try:
+        loaded.resize(S=201)
+        fail("padded artifact: a size past its bound was accepted")
+    except fusec.Error as e:
+        if "outside 1..200" not in str(e):
+            fail(f"padded artifact, past its bound: {e}")
+    print(f"padded artifact: S=90, 1, 200, 77 as the program's, at padded sizes {loaded.padded_sizes}")
 
 # Host time of a call from Python (a decode block: many kernels).
 program = fusec.compile(os.path.join(ROOT, "bench", "graphs", "llama_block_decode_b1.json"))

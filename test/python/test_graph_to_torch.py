@@ -149,6 +149,16 @@ def test_constant():
     assert g_.dtype == torch.bool and g_.item() is False
 
 
+def test_iota():
+    # Each element's index along dim, as fusec's iota, compared with a label.
+    g = graph([("t", "i32", [2, 1])],
+              [node("col", "iota", [], shape=[2, 3], dim=1, dtype="i32"),
+               node("hit", "eq", ["col", "t"])], ["col", "hit"])
+    col, hit = gt.TorchGraph(g)(torch.tensor([[2], [5]], dtype=torch.int32))
+    assert col.tolist() == [[0, 1, 2], [0, 1, 2]] and col.dtype == torch.int32
+    assert hit.tolist() == [[False, False, True], [False, False, False]]
+
+
 def test_reductions():
     x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
     nodes = [node("s", "sum", ["x"], axes=-1), node("sk", "sum", ["x"], axes=[2, 0],
