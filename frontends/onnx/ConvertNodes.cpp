@@ -584,6 +584,37 @@ void Converter::topk(const onnx::NodeProto &n) {
     emit(n.output(1), "topk_indices", {n.input(0)}, attrs);
 }
 
+std::string Converter::logSoftmaxInputReadOnce(const std::string &logp) {
+  const onnx::GraphProto &g = model.graph();
+  for (const onnx::ValueInfoProto &o : g.output())
+    if (o.name() == logp)
+      return "";
+  const onnx::NodeProto *producer = nullptr;
+  int readers = 0;
+  for (const onnx::NodeProto &node : g.node()) {
+    for (const std::string &o : node.output())
+      if (o == logp)
+        producer = &node;
+    for (const std::string &i : node.input())
+      readers += i == logp;
+  }
+  if (!producer || producer->op_type() != "LogSoftmax" || readers != 1 ||
+      producer->input_size() < 1 || knownShape(*producer, producer->input(0)).size() != 2)
+    return "";
+  const int64_t axis = intAttr(*producer, "axis", -1);
+  if (axis != 1 && axis != -1)
+    return "";
+  // The log-softmax was written when its node was converted: it is read by
+  // nothing now.
+  Json &nodes = graph["nodes"];
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].value("name", "") == logp && nodes[i].value("op", "") == "log_softmax") {
+      nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  return producer->input(0);
+}
+
 void Converter::crossEntropy(const onnx::NodeProto &n) {
   const bool softmax = n.op_type() == "SoftmaxCrossEntropyLoss";
   allowAttrs(n, {"reduction", "ignore_index"});
@@ -609,9 +640,15 @@ void Converter::crossEntropy(const onnx::NodeProto &n) {
   // picks the target's score instead: -logp[t] = lse(x) - x[t], so that a
   // product's scores stream (schedule/RowStatsForm.h: the row max, the sum
   // of exponentials and the pick in its epilogue) and are never written.
+  // NegativeLogLikelihoodLoss over a LogSoftmax that nothing else reads (as
+  // PyTorch's dynamo exporter writes F.cross_entropy) picks the scores alike,
+  // and the log-softmax, then unread, is dropped.
   const bool logProbOut = n.output_size() > 1 && !n.output(1).empty();
-  const bool pickScores = softmax && !logProbOut;
-  std::string logp = n.input(0);
+  std::string scores = softmax && !logProbOut ? n.input(0) : std::string();
+  if (!softmax)
+    scores = logSoftmaxInputReadOnce(n.input(0));
+  const bool pickScores = !scores.empty();
+  std::string logp = pickScores ? scores : n.input(0);
   if (softmax && logProbOut)
     emit(logp = n.output(1), "log_softmax", {n.input(0)}, {{"axis", 1}});
   const std::string dt = dtypeOf(logp);

@@ -46,6 +46,7 @@ def main():
         "labels": ("I32", [2], "i", LABELS),
         "hx": ("F16", [4, 8], "e", [x for r in HX for x in r]),
         "wx": ("F16", [8, 6], "e", [x for r in WX for x in r]),
+        "wx2": ("F16", [8, 6], "e", [x for r in WX for x in r]),
         "labels2": ("I64", [4], "q", LABELS2)})
     kept = [i for i, t in enumerate(TARGET) if t != -100]
     rows = [0.0 if t == -100 else -LOGP[i][t] for i, t in enumerate(TARGET)]
