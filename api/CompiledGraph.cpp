@@ -97,9 +97,7 @@ Status CompiledGraph::Impl::resize(const SizeMap &sizes) {
       loaded.exe = std::move(*made);
     }
     if (weights) {
-      std::vector<CUdeviceptr> ptrs = weights->pointers();
-      ptrs.resize(next->plan.inputs.size(), 0);
-      if (Status s = toStatus(loaded.exe->bindInputs(ptrs)); !s) {
+      if (Status s = toStatus(bindWeightsOfAnotherCompile(*loaded.exe, weights->pointers())); !s) {
         kept[at] = std::move(loaded);  // this compile stays as it was
         return s;
       }

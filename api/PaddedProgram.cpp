@@ -115,9 +115,7 @@ llvm::Error Program::Impl::compileAt(const SizeMap &sizes) {
       // The weights bound now, whether this compile was loaded before they
       // were bound or not at all.
       if (exe && weights) {
-        std::vector<CUdeviceptr> ptrs = weights->pointers();
-        ptrs.resize(plan.inputs.size(), 0);  // the size arguments are passed per call
-        if (rt::Error err = exe->bindInputs(ptrs))
+        if (rt::Error err = bindWeightsOfAnotherCompile(*exe, weights->pointers()))
           return std::move(err);
       }
       return llvm::Error::success();

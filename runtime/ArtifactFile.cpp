@@ -68,6 +68,61 @@ int nesting(const std::string &text) {
   return deepest;
 }
 
+/// Where target plan `t` takes or gives other tensors than `first` (the
+/// artifact's first target), "" where none: the same names, dtypes and ranks;
+/// the same extents but in a dim either marks as a size that varies, where
+/// `t`'s extent is its padded size of that name (so that a call's tensors
+/// fit either compile); no such dim in a weight (bound once for every
+/// compile), and no size argument a weight. A compile at size 1 marks
+/// nothing (its shapes are exact) and takes no size argument, which come
+/// after the graph's own inputs.
+std::string disagreement(const PlanDesc &first, const PlanDesc &t,
+                         const std::vector<bool> &parameters) {
+  const std::string other = "its targets disagree on the graph's inputs or outputs";
+  auto graphInputs = [](const PlanDesc &p) {
+    size_t n = 0;
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+      n += i >= p.padding.sizeArgs.size() || p.padding.sizeArgs[i].empty();
+    return n;
+  };
+  if (t.sizeBounds != first.sizeBounds || graphInputs(t) != graphInputs(first) ||
+      t.outputs.size() != first.outputs.size())
+    return other;
+  auto markedAs = [](const PlanDesc &p, bool input, size_t i, size_t d) {
+    const auto &dims = input ? p.padding.argDims : p.padding.resultDims;
+    return i < dims.size() && d < dims[i].size() ? dims[i][d] : std::string();
+  };
+  for (bool input : {true, false}) {
+    const std::vector<TensorSpec> &x = input ? t.inputs : t.outputs;
+    const std::vector<TensorSpec> &y = input ? first.inputs : first.outputs;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (x[i].name != y[i].name || x[i].dtype != y[i].dtype ||
+          x[i].shape.size() != y[i].shape.size())
+        return other;
+      for (size_t d = 0; d < x[i].shape.size(); ++d) {
+        std::string name = markedAs(t, input, i, d);
+        if (name.empty())
+          name = markedAs(first, input, i, d);
+        if (name.empty()) {
+          if (x[i].shape[d] != y[i].shape[d])
+            return other;
+          continue;
+        }
+        auto at = t.paddedAt.find(name);
+        if (at == t.paddedAt.end() || x[i].shape[d] != at->second)
+          return "target " + printable(t.arch) + " at its sizes has " +
+                 (input ? "input " : "output ") + std::to_string(i) + " of another size";
+        if (input && i < parameters.size() && parameters[i])
+          return "parameter " + std::to_string(i) + " has a dim that varies";
+      }
+    }
+  }
+  for (size_t i = 0; i < t.inputs.size() && i < parameters.size(); ++i)
+    if (parameters[i] && i < t.padding.sizeArgs.size() && !t.padding.sizeArgs[i].empty())
+      return "input " + std::to_string(i) + " is a size argument and a parameter";
+  return "";
+}
+
 } // namespace
 
 rt::Expected<std::string> serializeArtifact(const Artifact &a) {
@@ -189,66 +244,12 @@ rt::Expected<Artifact> parseArtifact(const std::string &bytes, const std::string
   } catch (const std::exception &e) {
     return fail("its header: " + jsonWhy(e));
   }
-  // Every target takes and gives the same tensors: at the same shapes, or
-  // (sizes that vary) at the same shapes but in the dims the sizes mark, and
-  // each architecture's padded compiles are of distinct sizes. A compile at
-  // size 1 marks nothing (its shapes are exact), and takes no size argument.
+  // Each architecture's padded compiles are of distinct sizes.
   const PlanDesc &first = a.targets.front().plan;
   std::set<std::pair<std::string, SizeMap>> seen;
   for (const ArtifactTarget &t : a.targets) {
-    auto marked = [](const PlanDesc &p, bool input, size_t i, size_t d) {
-      const auto &dims = input ? p.padding.argDims : p.padding.resultDims;
-      return i < dims.size() && d < dims[i].size() && !dims[i][d].empty();
-    };
-    auto same = [&](bool input) {
-      const std::vector<TensorSpec> &x = input ? t.plan.inputs : t.plan.outputs;
-      const std::vector<TensorSpec> &y = input ? first.inputs : first.outputs;
-      for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-        if (x[i].name != y[i].name || x[i].dtype != y[i].dtype ||
-            x[i].shape.size() != y[i].shape.size())
-          return false;
-        for (size_t d = 0; d < x[i].shape.size(); ++d)
-          if (x[i].shape[d] != y[i].shape[d] && !marked(t.plan, input, i, d) &&
-              !marked(first, input, i, d))
-            return false;
-      }
-      return true;
-    };
-    // The size arguments come after the graph's own inputs.
-    auto graphInputs = [](const PlanDesc &p) {
-      size_t n = 0;
-      for (size_t i = 0; i < p.inputs.size(); ++i)
-        n += i >= p.padding.sizeArgs.size() || p.padding.sizeArgs[i].empty();
-      return n;
-    };
-    if (t.plan.sizeBounds != first.sizeBounds || graphInputs(t.plan) != graphInputs(first) ||
-        t.plan.outputs.size() != first.outputs.size() || !same(true) || !same(false))
-      return fail("its targets disagree on the graph's inputs or outputs");
-    // A dim one target marks is the other's padded size of that name, so
-    // that a call's tensors fit either; a weight (bound once, for every
-    // compile) has one shape in all of them and no dim that varies.
-    for (bool input : {true, false}) {
-      const std::vector<TensorSpec> &x = input ? t.plan.inputs : t.plan.outputs;
-      const auto &tDims = input ? t.plan.padding.argDims : t.plan.padding.resultDims;
-      const auto &fDims = input ? first.padding.argDims : first.padding.resultDims;
-      for (size_t i = 0; i < x.size() && i < (input ? first.inputs : first.outputs).size(); ++i)
-        for (size_t d = 0; d < x[i].shape.size(); ++d) {
-          const std::string &name = marked(t.plan, input, i, d) ? tDims[i][d]
-                                    : marked(first, input, i, d) ? fDims[i][d]
-                                                                  : std::string();
-          if (name.empty())
-            continue;
-          auto at = t.plan.paddedAt.find(name);
-          if (at == t.plan.paddedAt.end() || x[i].shape[d] != at->second)
-            return fail("target " + printable(t.plan.arch) + " at its sizes has " +
-                        (input ? "input " : "output ") + std::to_string(i) + " of another size");
-          if (input && i < a.parameters.size() && a.parameters[i])
-            return fail("parameter " + std::to_string(i) + " has a dim that varies");
-        }
-    }
-    for (size_t i = 0; i < t.plan.inputs.size() && i < a.parameters.size(); ++i)
-      if (a.parameters[i] && i < t.plan.padding.sizeArgs.size() && !t.plan.padding.sizeArgs[i].empty())
-        return fail("input " + std::to_string(i) + " is a size argument and a parameter");
+    if (std::string why = disagreement(first, t.plan, a.parameters); !why.empty())
+      return fail(why);
     if (!seen.insert({t.plan.arch, t.plan.paddedAt}).second)
       return fail("it holds target " + printable(t.plan.arch) + " twice at the same sizes");
   }

@@ -106,6 +106,11 @@ rt::Error runPaddedOnHost(Executable &exe, CudaDriver &drv, const PaddedCallSpec
   return rt::Error::success();
 }
 
+rt::Error bindWeightsOfAnotherCompile(Executable &exe, std::vector<CUdeviceptr> weights) {
+  weights.resize(exe.plan().inputs.size(), 0);  // the size arguments are passed per call
+  return exe.bindInputs(std::move(weights));
+}
+
 rt::Error setInputPaddedFlag(std::vector<bool> &flags, size_t callInputs, size_t i, bool padded) {
   if (i >= callInputs)
     return rt::errorf("setInputPadded: input %zu of %zu", i, callInputs);

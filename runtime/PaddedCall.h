@@ -38,6 +38,11 @@ rt::Error runPaddedOnHost(Executable &exe, CudaDriver &drv, const PaddedCallSpec
                           const std::vector<HostTensor> &inputs, std::vector<HostTensor> &outputs,
                           bool asGraph, bool &inputsWrong);
 
+/// Binds `weights` (DeviceWeights::pointers() of another compile of the same
+/// graph) to `exe`, a compile at other padded sizes: their size arguments,
+/// which come last, may differ in number.
+rt::Error bindWeightsOfAnotherCompile(Executable &exe, std::vector<CUdeviceptr> weights);
+
 /// setInputPadded(i, padded) of a program or artifact whose calls take
 /// `callInputs` inputs: the flag set, or an error for an input out of range.
 rt::Error setInputPaddedFlag(std::vector<bool> &flags, size_t callInputs, size_t i, bool padded);
