@@ -3,7 +3,8 @@
 // The ONNX reader (OnnxReader.cpp) converts a model node by node into the
 // JSON graph format, tracking the shapes of the values it writes and the
 // values it computes at import (KnownValues.h). The conversion of the
-// operators is ConvertNodes.cpp; what is computed at import, and how a
+// operators is ConvertNodes.cpp (the training losses ConvertLosses.cpp); what
+// is computed at import, and how a
 // computed value is written back into the graph, is ConvertFolds.cpp.
 //
 //===----------------------------------------------------------------------===//
