@@ -4,8 +4,8 @@
 // JSON graph format, tracking the shapes of the values it writes and the
 // values it computes at import (KnownValues.h). The conversion of the
 // operators is ConvertNodes.cpp (the training losses ConvertLosses.cpp); what
-// is computed at import, and how a
-// computed value is written back into the graph, is ConvertFolds.cpp.
+// is computed at import, and how a computed value is written back into the
+// graph, is ConvertFolds.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
