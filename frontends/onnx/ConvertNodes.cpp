@@ -441,7 +441,7 @@ bool Converter::enumeratesRows(const onnx::NodeProto &n, const Known &idx) {
   // Negative indices count from the end (ONNX): -size is row 0.
   const int64_t size = (*s)[size_t(axis)];
   for (size_t i = 0; i < v->size(); ++i)
-    if ((*v)[i] != static_cast<int64_t>(i) && (*v)[i] + size != static_cast<int64_t>(i))
+    if ((*v)[i] != static_cast<int64_t>(i) && (*v)[i] != static_cast<int64_t>(i) - size)
       return false;
   return true;
 }
