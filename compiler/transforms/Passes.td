@@ -114,6 +114,25 @@ def FusecSplitWideConcats : Pass<"fusec-split-wide-concats", "mlir::func::FuncOp
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def FusecPickEarly : Pass<"fusec-pick-early", "mlir::func::FuncOp"> {
+  let summary = "Pick a row's element before the row's statistics are applied to it";
+  let description = [{
+    A pick sums one element a row, `sum(where(iota == t, T, 0))` over the
+    iota's axis with t the same along it. Where T is an elementwise op
+    (add, sub, mul, div, neg) of one operand that varies along the row and
+    others that do not, at least one computed from a reduction (a row
+    statistic), the pick moves to the varying operand:
+
+    ```
+    sum(where(iota == t, f(a, r), 0)) => where(0 <= t < n, f(sum(where(iota == t, a, 0)), r), 0)
+    ```
+    exactly (one term, or none). A cross-entropy written as log-softmax
+    then a pick, `x - m - log(l)`, then picks x itself, which a product's
+    streamed row statistics take (schedule/RowStatsForm.h).
+  }];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 def FusecPartition : Pass<"fusec-partition", "mlir::func::FuncOp"> {
   let summary = "Split a graph over ranks by its sharded arguments, inserting the collectives";
   let description = [{

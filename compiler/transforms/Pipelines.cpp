@@ -56,6 +56,9 @@ void buildPlannerPipeline(mlir::OpPassManager &pm, const PlannerSettings &p) {
 void buildFusionPipeline(mlir::OpPassManager &pm, const FusionPipelineOptions &options) {
   buildDecomposePipeline(pm, options.ranks);
   if (options.fuse) {
+    pm.addNestedPass<mlir::func::FuncOp>(createFusecPickEarly());
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
     pm.addNestedPass<mlir::func::FuncOp>(createFusecFoldRepeatedHeads());
     pm.addNestedPass<mlir::func::FuncOp>(createFusecCloneIndexMath());
     buildPlannerPipeline(pm, options.settings());

@@ -366,10 +366,6 @@ private:
   /// target) and a row sum, class weights gathered, ignore_index rows
   /// dropped, then reduced (none, sum or the weighted mean).
   void crossEntropy(const onnx::NodeProto &n);
-  /// The scores of `logp` where it is a LogSoftmax over the last of two
-  /// dims that only the node being converted reads (not a graph output);
-  /// the log-softmax's node is then dropped. "" otherwise.
-  std::string logSoftmaxInputReadOnce(const std::string &logp);
 
   void addNode(const onnx::NodeProto &n);
 

@@ -56,7 +56,8 @@ std::string randomDecodeAttentionGraph(uint64_t seed);
 /// vocabulary size masked to -inf (all of them in some graphs); lse =
 /// log(sum(exp(x - max))) + max as the output, with the max beside it, or
 /// less a target logit, given or picked from the logits by a target index
-/// (a cross-entropy loss). Deterministic in `seed`.
+/// (a cross-entropy loss), or that index's log-probability picked from x -
+/// m - log(l) and negated (the same loss). Deterministic in `seed`.
 std::string randomRowStatsGraph(uint64_t seed);
 
 /// A matmul (bf16 or f16; odd and small M/N/K; batched or not; either operand

@@ -84,7 +84,7 @@ std::string randomRowStatsGraph(uint64_t seed) {
     // The target's logit given, or picked from the logits by its index
     // (i32 or i64; random ints fall outside [0, N) too, and pick 0 there).
     const int picked = rng.pick(3);
-    std::string targetLogit = "target_logit";
+    std::string targetLogit = "target_logit", lossOp = "sub";
     if (picked) {
       const std::string it = picked == 1 ? "i32" : "i64";
       inputs.push_back({{"name", "target"}, {"dtype", it}, {"shape", shape({m, 1})}});
@@ -92,13 +92,25 @@ std::string randomRowStatsGraph(uint64_t seed) {
                        {"attrs", {{"shape", shape({m, n})}, {"dim", lead.size() + 1}, {"dtype", it}}}});
       nodes.push_back({{"name", "hit"}, {"op", "eq"}, {"inputs", {"tcol", "target"}}});
       nodes.push_back({{"name", "zero"}, {"op", "constant"}, {"attrs", {{"value", 0}, {"dtype", ct}}}});
-      nodes.push_back({{"name", "xt"}, {"op", "where"}, {"inputs", {"hit", x, "zero"}}});
+      // Picked from the logits, or (as a log-softmax then a pick) from the
+      // log-probabilities x - m - log l and negated: the same loss, which
+      // -fusec-pick-early turns into the first form.
+      const bool fromLogProbs = rng.pick(2) == 0;
+      if (fromLogProbs)
+        nodes.push_back({{"name", "logp"}, {"op", "sub"}, {"inputs", {"d", "logl"}}});
+      nodes.push_back({{"name", "xt"}, {"op", "where"},
+                       {"inputs", {"hit", fromLogProbs ? "logp" : x, "zero"}}});
       nodes.push_back({{"name", "picked"}, {"op", "sum"}, {"inputs", {"xt"}}, {"attrs", lastAxis}});
       targetLogit = "picked";
+      if (fromLogProbs)
+        lossOp = "neg";
     } else {
       inputs.push_back({{"name", "target_logit"}, {"dtype", ct}, {"shape", shape({m, 1})}});
     }
-    nodes.push_back({{"name", "loss"}, {"op", "sub"}, {"inputs", {"lse", targetLogit}}});
+    if (lossOp == "neg")
+      nodes.push_back({{"name", "loss"}, {"op", "neg"}, {"inputs", {targetLogit}}});
+    else
+      nodes.push_back({{"name", "loss"}, {"op", "sub"}, {"inputs", {"lse", targetLogit}}});
     outs = {"loss"};
   }
   g["inputs"] = inputs;
