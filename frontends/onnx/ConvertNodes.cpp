@@ -39,7 +39,7 @@ void Converter::addNode(const onnx::NodeProto &n) {
   std::vector<std::string> in(n.input().begin(), n.input().end());
   static const std::map<std::string, size_t> arity = {
       {"Where", 3}, {"MatMul", 2}, {"Gemm", 2}, {"Reshape", 2}, {"Max", 2}, {"Min", 2},
-      {"Slice", 3}, {"Expand", 2}, {"Gather", 2}, {"Range", 3}, {"Conv", 2}};
+      {"Slice", 3}, {"Expand", 2}, {"Gather", 2}, {"GatherElements", 2}, {"Range", 3}, {"Conv", 2}};
   size_t needed = op == "Constant" ? 0 : arity.count(op) ? arity.at(op) : 1;
   if (in.size() < needed || (needed > 0 && in[0].empty()))
     failNode(n, "needs " + std::to_string(needed) + " input(s)");
@@ -354,6 +354,8 @@ void Converter::addNode(const onnx::NodeProto &n) {
     // Indices known only when the model runs (token ids): an embedding lookup.
     return emit(out, "gather", {in[0], in[1]}, {{"axis", intAttr(n, "axis", 0)}});
   }
+  if (op == "GatherElements")
+    return gatherElements(n);
   if (op == "Range")
     failNode(n, "takes start, limit and delta known at import only");
   failNode(n, "this operator is not supported");

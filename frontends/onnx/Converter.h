@@ -366,6 +366,10 @@ private:
   /// target) and a row sum, class weights gathered, ignore_index rows
   /// dropped, then reduced (none, sum or the weighted mean).
   void crossEntropy(const onnx::NodeProto &n);
+  /// GatherElements at indices known only when the model runs: each pick a
+  /// sum of where(iota == index, data, 0) along the axis
+  /// (ConvertGatherElements.cpp).
+  void gatherElements(const onnx::NodeProto &n);
 
   void addNode(const onnx::NodeProto &n);
 
