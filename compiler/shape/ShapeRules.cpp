@@ -136,6 +136,9 @@ std::string transpose(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> perm,
 
 std::string reshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> target,
                     Shape &out) {
+  // The input's count is taken below: a shape from a file may overflow it.
+  if (std::string e = checkDims(in); !e.empty())
+    return e;
   out.assign(target.begin(), target.end());
   int64_t known = 1, inferred = -1;
   for (size_t i = 0; i < target.size(); ++i) {

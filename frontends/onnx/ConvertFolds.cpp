@@ -49,6 +49,10 @@ bool Converter::fold(const onnx::NodeProto &n) {
     for (int64_t d : k.shape)
       if (d < 0)
         failNode(n, "its shape has the negative dim " + std::to_string(d));
+    // A fill is never spelled out, but what reads it takes its shape as a
+    // tensor's: within fusec's bound on elements.
+    if (std::string e = shape::checkDims(k.shape); !e.empty())
+      failNode(n, e);
     k.dtype = "f32";
     k.values = {0};
     if (const onnx::AttributeProto *v = attr(n, "value")) {
