@@ -124,9 +124,12 @@ def FusecPickEarly : Pass<"fusec-pick-early", "mlir::func::FuncOp"> {
     statistic), the pick moves to the varying operand:
 
     ```
-    sum(where(iota == t, f(a, r), 0)) => where(0 <= t < n, f(sum(where(iota == t, a, 0)), r), 0)
+    sum(where(iota == t, f(a, r), 0)) => where(0 <= t < n, f(sum(where(iota == t, a, 0)), r) + 0, 0)
     ```
-    exactly (one term, or none). A cross-entropy written as log-softmax
+    exactly: one term or none, and + 0 gives a zero the sign the sum gives
+    it. (The divisor of a div stays in the row: its pick would be +0 where
+    the term is -0.) Runs with fusion only, like -fusec-fold-repeated-heads,
+    so explain's unfused figures count the rewritten ops. A cross-entropy written as log-softmax
     then a pick, `x - m - log(l)`, then picks x itself, which a product's
     streamed row statistics take (schedule/RowStatsForm.h).
   }];

@@ -61,11 +61,15 @@ void Converter::crossEntropy(const onnx::NodeProto &n) {
   emit(fresh(out, "nll"), "reshape", {fresh(out, "neg_pick")}, {{"shape", rows}});
   std::string loss = fresh(out, "nll");
   // Each row's weight: its target's class weight, 0 where the target is
-  // ignore_index (that row adds nothing, to the loss or to the mean's sum).
+  // ignore_index (that row adds nothing, to the loss or to the mean's sum:
+  // its loss is 0, not loss * 0, which is NaN where the log-probability
+  // there is -inf).
   std::string weight;
   if (n.input_size() > 2 && !n.input(2).empty()) {
     emit(fresh(out, "row_weight"), "gather", {n.input(2), target}, {{"axis", 0}});
     weight = fresh(out, "row_weight");
+    emit(fresh(out, "weighted"), "mul", {loss, weight});
+    loss = fresh(out, "weighted");
   }
   if (attr(n, "ignore_index")) {
     emit(fresh(out, "ignore"), "constant", {}, {{"value", intAttr(n, "ignore_index", 0)}, {"dtype", "i64"}});
@@ -73,10 +77,8 @@ void Converter::crossEntropy(const onnx::NodeProto &n) {
     emit(fresh(out, "kept_weight"), "where",
          {fresh(out, "ignored"), fresh(out, "zero"), weight.empty() ? fresh(out, "one") : weight});
     weight = fresh(out, "kept_weight");
-  }
-  if (!weight.empty()) {
-    emit(fresh(out, "weighted"), "mul", {loss, weight});
-    loss = fresh(out, "weighted");
+    emit(fresh(out, "kept_loss"), "where", {fresh(out, "ignored"), fresh(out, "zero"), loss});
+    loss = fresh(out, "kept_loss");
   }
   if (reduction == "none")
     return emit(out, "reshape", {loss}, {{"shape", std::vector<int64_t>{s[0]}}});

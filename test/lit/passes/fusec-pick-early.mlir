@@ -2,8 +2,10 @@
 // t, T, 0), t the same along it) of an elementwise op T between one operand
 // that varies along the row and values that do not, one of them read from a
 // reduction, picks the varying operand and applies the op to the one value
-// a row, kept only where t is a column (0 <= t < n). A log-softmax's pick
-// moves twice, past log(l) and past the max, to the logits themselves.
+// a row, kept only where t is a column (0 <= t < n), plus +0 (the sum of
+// the terms is never -0). A log-softmax's pick moves twice, past log(l) and
+// past the max, to the logits themselves; the range and the + 0 are
+// applied once, to the last op.
 // RUN: fusec-opt %s -split-input-file -fusec-pick-early -canonicalize -cse | FileCheck %s
 
 // CHECK-LABEL: func.func @log_softmax_pick(
@@ -15,15 +17,15 @@
 // CHECK:         %[[PX:.*]] = fusec.where %[[HIT]], %[[X]], %[[ZERO]]
 // CHECK:         %[[P:.*]] = fusec.sum %[[PX]] {axes = array<i64: 1>, keepdims = true}
 // CHECK:         %[[D:.*]] = fusec.sub %[[P]], %[[M]] : (tensor<4x1xf32>, tensor<4x1xf32>)
+// CHECK:         %[[L:.*]] = fusec.sub %[[D]], %[[LL]]
 // CHECK-DAG:     %[[FALSE:.*]] = fusec.constant {value = 0.000000e+00 : f64} : tensor<i1>
 // CHECK-DAG:     %[[N:.*]] = fusec.constant {value = 8.000000e+00 : f64} : tensor<i32>
 // CHECK-DAG:     %[[LT:.*]] = fusec.lt %[[T]], %[[N]]
 // CHECK-DAG:     %[[Z32:.*]] = fusec.constant {value = 0.000000e+00 : f64} : tensor<i32>
 // CHECK-DAG:     %[[GE:.*]] = fusec.ge %[[T]], %[[Z32]]
 // CHECK:         %[[IN:.*]] = fusec.where %[[GE]], %[[LT]], %[[FALSE]]
-// CHECK:         %[[K1:.*]] = fusec.where %[[IN]], %[[D]], %[[ZERO]]
-// CHECK:         %[[L:.*]] = fusec.sub %[[K1]], %[[LL]]
-// CHECK:         %[[K2:.*]] = fusec.where %[[IN]], %[[L]], %[[ZERO]]
+// CHECK:         %[[L0:.*]] = fusec.add %[[L]], %[[ZERO]]
+// CHECK:         %[[K2:.*]] = fusec.where %[[IN]], %[[L0]], %[[ZERO]]
 // CHECK:         return %[[K2]]
 func.func @log_softmax_pick(%x: tensor<4x8xf32>, %t: tensor<4x1xi32>) -> tensor<4x1xf32> {
   %m = fusec.max %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
@@ -65,6 +67,27 @@ func.func @negated_scaled(%x: tensor<2x3x8xf32>, %t: tensor<2x3x1xi64>) -> tenso
   %w = fusec.where %hit, %n, %zero : (tensor<2x3x8xi1>, tensor<2x3x8xf32>, tensor<f32>) -> tensor<2x3x8xf32>
   %p = fusec.sum %w {axes = array<i64: 2>, keepdims = false} : (tensor<2x3x8xf32>) -> tensor<2x3xf32>
   return %p : tensor<2x3xf32>
+}
+
+// -----
+
+// The where's zero a fill of the whole shape (as an importer writes
+// zeros_like): the new where takes it, the result a scalar +0.
+// CHECK-LABEL: func.func @zero_fill(
+// CHECK:         %[[FILL:.*]] = fusec.constant {value = 0.000000e+00 : f64} : tensor<4x8xf32>
+// CHECK:         %[[PX:.*]] = fusec.where %{{.*}}, %arg0, %[[FILL]]
+// CHECK:         %[[P:.*]] = fusec.sum %[[PX]]
+// CHECK:         %[[Z:.*]] = fusec.constant {value = 0.000000e+00 : f64} : tensor<f32>
+// CHECK:         fusec.where %{{.*}}, %{{.*}}, %[[Z]] : (tensor<4x1xi1>, tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+func.func @zero_fill(%x: tensor<4x8xf32>, %t: tensor<4x1xi32>) -> tensor<4x1xf32> {
+  %m = fusec.max %x {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = fusec.sub %x, %m : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %col = fusec.iota {dim = 1 : i64} : tensor<4x8xi32>
+  %hit = fusec.eq %col, %t : (tensor<4x8xi32>, tensor<4x1xi32>) -> tensor<4x8xi1>
+  %zero = fusec.constant {value = 0.0 : f64} : tensor<4x8xf32>
+  %w = fusec.where %hit, %d, %zero : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p = fusec.sum %w {axes = array<i64: 1>, keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  return %p : tensor<4x1xf32>
 }
 
 // -----
