@@ -219,20 +219,20 @@ void Converter::materialize(const std::string &name) {
       failNode(*current, "its input " + why);
     fail("output " + why);
   }
-  std::string v = p->step == 1 && p->start == 0 ? r : r + ".iota";
+  std::string v = p->step == 1 && p->start == 0 ? r : fresh(r, "iota");
   graph["nodes"].push_back({{"name", v}, {"op", "iota"},
                             {"attrs", {{"shape", k.shape}, {"dim", p->dim}, {"dtype", k.dtype}}}});
   if (p->step != 1) {
-    std::string scaled = p->start == 0 ? r : r + ".scaled";
-    graph["nodes"].push_back({{"name", r + ".step"}, {"op", "constant"},
+    std::string scaled = p->start == 0 ? r : fresh(r, "scaled");
+    graph["nodes"].push_back({{"name", fresh(r, "step")}, {"op", "constant"},
                               {"attrs", {{"value", p->step}, {"dtype", k.dtype}}}});
-    graph["nodes"].push_back({{"name", scaled}, {"op", "mul"}, {"inputs", {v, r + ".step"}}});
+    graph["nodes"].push_back({{"name", scaled}, {"op", "mul"}, {"inputs", {v, fresh(r, "step")}}});
     v = scaled;
   }
   if (p->start != 0) {
-    graph["nodes"].push_back({{"name", r + ".start"}, {"op", "constant"},
+    graph["nodes"].push_back({{"name", fresh(r, "start")}, {"op", "constant"},
                               {"attrs", {{"value", p->start}, {"dtype", k.dtype}}}});
-    graph["nodes"].push_back({{"name", r}, {"op", "add"}, {"inputs", {v, r + ".start"}}});
+    graph["nodes"].push_back({{"name", r}, {"op", "add"}, {"inputs", {v, fresh(r, "start")}}});
   }
 }
 

@@ -46,6 +46,10 @@ void Converter::gatherElements(const onnx::NodeProto &n) {
     failNode(n, "takes i32 or i64 indices, not " + it);
   if (dt == "bool")
     failNode(n, "gathers from numbers, not bool");
+  for (size_t d = 0; d < s.size(); ++d)
+    if (s[d] == 0 || is[d] == 0)
+      failNode(n, "gathers from or into an empty tensor (a dim of size 0), which fusec does "
+                  "not take");
   const int64_t extent = s[size_t(a)], k = is[size_t(a)];
   // Negative indices count from the end; any other index outside the dim
   // (which ONNX leaves undefined) picks 0.
@@ -70,11 +74,14 @@ void Converter::gatherElements(const onnx::NodeProto &n) {
   std::vector<int64_t> wide = is;
   wide.insert(wide.begin() + a + 1, extent);
   int64_t elements = 1;
-  for (int64_t e : wide)
-    if ((elements *= std::max<int64_t>(e, 1)) > kMaxPickElements)
+  for (int64_t e : wide) {
+    // Divided before multiplied: the product of dims may overflow.
+    if (e > kMaxPickElements / elements)
       failNode(n, "picks " + std::to_string(k) + " indices from each row of " +
                       std::to_string(extent) + ", compared over more than 2^28 elements: too "
                       "large (one index a row, or a few, is what is supported)");
+    elements *= e;
+  }
   std::vector<int64_t> dataWide = s, indicesWide = is;
   dataWide.insert(dataWide.begin() + a, 1);
   indicesWide.insert(indicesWide.begin() + a + 1, 1);

@@ -267,9 +267,35 @@ private:
     }
     return opShape(op, in, attrs);
   }
+  /// The name of an importer-made value `suffix` of `base` (a node's
+  /// output): base.suffix, the same at every call, unless the model itself
+  /// names a value so (any string is an ONNX name), then base.suffix.2, ...
   std::string fresh(const std::string &base, const char *suffix) {
-    return base + "." + suffix;
+    const std::string wanted = base + "." + suffix;
+    if (auto it = freshNames.find(wanted); it != freshNames.end())
+      return it->second;
+    if (modelNames.empty()) {
+      const onnx::GraphProto &g = model.graph();
+      for (const onnx::ValueInfoProto &v : g.input())
+        modelNames.insert(v.name());
+      for (const onnx::ValueInfoProto &v : g.output())
+        modelNames.insert(v.name());
+      for (const onnx::TensorProto &t : g.initializer())
+        modelNames.insert(t.name());
+      for (const onnx::NodeProto &n : g.node()) {
+        modelNames.insert(n.input().begin(), n.input().end());
+        modelNames.insert(n.output().begin(), n.output().end());
+      }
+      modelNames.insert("");  // never empty again: read once
+    }
+    std::string name = wanted;
+    for (int i = 2; modelNames.count(name) || produced.count(name) || takenFresh.count(name); ++i)
+      name = wanted + "." + std::to_string(i);
+    takenFresh.insert(name);
+    return freshNames[wanted] = name;
   }
+  std::set<std::string> modelNames, takenFresh;
+  std::map<std::string, std::string> freshNames;
 
   /// The shape Unsqueeze, Squeeze and Flatten give their input (whose shape
   /// the importer tracks): each is a reshape.
@@ -309,6 +335,12 @@ private:
         t = "bool";
       else
         t = dtypeOf(node["inputs"][op == "where" ? 1 : 0]);
+    }
+    // A value computed at import and not written yet (a Constant, a Shape)
+    // has its own dtype.
+    if (const Known *k = found ? nullptr : knownValue(r)) {
+      t = k->dtype;
+      found = true;
     }
     if (found)
       dtypes[r] = t;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes gather-elements-inputs.safetensors (the fixed inputs of gather-elements.onnx) and
 gather-elements-expected.safetensors (what ONNX's GatherElements gives for them, computed
-here in plain Python), and prints the latter:
+here in plain Python), and prints the latter; and the input of gather-elements-names.onnx:
 
     python3 make_gather_elements.py [OUT_DIR]
 
@@ -42,6 +42,11 @@ def main():
         lse = m + math.log(sum(math.exp(x - m) for x in r))
         logp.append([x - lse for x in r])
     token = [logp[i][t[0]] for i, t in enumerate(TOKENS)]
+    # gather-elements-names.onnx: indices from a Constant, and a weight the
+    # model names "y.zero" (a name the importer would make for itself).
+    write(os.path.join(out, "gather-elements-names-inputs.safetensors"), {
+        "data": ("F32", [2, 3], "f", [1, 2, 3, 4, 5, 6])})
+    print("z %s" % ", ".join("%g" % x for x in [3 + 7, 4 + 7]))
     write(os.path.join(out, "gather-elements-expected.safetensors"), {
         "ge_last": ("F32", [3, 1], "f", last),
         "ge_rows": ("F32", [2, 5], "f", rows),
