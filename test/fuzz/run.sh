@@ -18,9 +18,14 @@ run() {
   "$build/bin/$target" "$work/$target" "$@" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len=2200000 -print_final_stats=1 -artifact_prefix="$work/$target-" 2>&1 |
     grep -E "^(#[0-9]+ +(DONE|INITED)|==[0-9]+==|SUMMARY|stat::number_of_executed_units|.*(crash|leak|timeout|oom)-)" || true
-  if ls "$work/$target"-* >/dev/null 2>&1; then
-    echo "fuzz: $target found a failing input:" "$work/$target"-*
-    cp "$work/$target"-* "$build/" 2>/dev/null || true
+  # A slow-unit-* file is no failure: an input past 10 s on a loaded machine
+  # (it runs in well under a second alone); a timeout-* is one past 10 s.
+  local found
+  found=$(ls "$work/$target"-crash-* "$work/$target"-leak-* "$work/$target"-timeout-* \
+    "$work/$target"-oom-* 2>/dev/null || true)
+  if [ -n "$found" ]; then
+    echo "fuzz: $target found a failing input:" $found
+    cp $found "$build/" 2>/dev/null || true
     return 1
   fi
 }
