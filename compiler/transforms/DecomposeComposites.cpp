@@ -60,7 +60,12 @@ Value firstPick(TypedBuilder &tb, Value x, Value m, Value taken, int64_t axis, b
   ArrayRef<int64_t> s = shapeOf(x);
   MLIRContext *ctx = x.getContext();
   Type i64 = IntegerType::get(ctx, 64), i1 = IntegerType::get(ctx, 1);
-  Value hit = tb.where(tb.compare<NeOp>(x, x), tb.constant(1.0, i1, {}), tb.compare<EqOp>(x, m));
+  // One op a statement: the order of a call's arguments is the compiler's
+  // (this is the order GCC evaluated them in).
+  Value isMax = tb.compare<EqOp>(x, m);
+  Value yes = tb.constant(1.0, i1, {});
+  Value isNaN = tb.compare<NeOp>(x, x);
+  Value hit = tb.where(isNaN, yes, isMax);
   if (taken)
     hit = tb.where(taken, tb.constant(0.0, i1, {}), hit);
   Value idx = tb.iota(axis, i64, s);

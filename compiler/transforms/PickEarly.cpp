@@ -186,9 +186,11 @@ SumOp pickEarly(Pick p, bool inner, llvm::DenseMap<Operation *, bool> &memo) {
   if (!inner) {
     // 0 <= t < n: whether the row has the term.
     Type it = cast<RankedTensorType>(p.index.getType()).getElementType();
-    Value inRange = tb.where(tb.compare<GeOp>(p.index, tb.constant(0, it)),
-                             tb.compare<LtOp>(p.index, tb.constant(double(p.n), it)),
-                             tb.constant(0, b.getI1Type()));
+    // (One op a statement: the order of a call's arguments is the
+    // compiler's, and the IR's order would be too.)
+    Value fromFirst = tb.compare<GeOp>(p.index, tb.constant(0, it));
+    Value beforeEnd = tb.compare<LtOp>(p.index, tb.constant(double(p.n), it));
+    Value inRange = tb.where(fromFirst, beforeEnd, tb.constant(0, b.getI1Type()));
     // + 0: the sum of the terms (one of them, the rest +0) is never -0,
     // while f(pick(a), r) may be; adding +0 changes nothing else. Out of
     // range, +0 (the sum of the +0 terms, whatever the where's zero was).
