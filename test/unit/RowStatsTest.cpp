@@ -48,6 +48,15 @@ std::string lseGraph(int m, int n, int k, bool logSoftmax = false) {
          "\"outputs\": [\"" + (logSoftmax ? "lsm" : "lse") + "\"]}";
 }
 
+/// Whether NVRTC loads here (the kernels' compile checks need it).
+bool nvrtcLoads() {
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    return false;
+  }
+  return true;
+}
+
 /// The plan's streamed row statistics kernel, or null.
 const PlanKernel *streamedKernel(const PlanDesc &plan) {
   for (const PlanStep &st : plan.steps)
@@ -57,11 +66,7 @@ const PlanKernel *streamedKernel(const PlanDesc &plan) {
 }
 
 TEST(RowStats, LogSumExpOverAProductIsOneKernel) {
-  bool nvrtc = true;
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    nvrtc = false;
-  }
+  const bool nvrtc = nvrtcLoads();
   for (const char *arch : {"sm_90a", "sm_80"}) {
     mlir::MLIRContext ctx;
     auto plan = planFor(ctx, lseGraph(300, 8192, 64), "lse.json", true, arch);
@@ -87,11 +92,7 @@ TEST(RowStats, LogSumExpOverAProductIsOneKernel) {
 // rides in the same epilogue: one kernel, the logits never written, a third
 // partial a row and tile; its values as the interpreter's.
 TEST(RowStats, TheTargetsLogitIsPickedInTheEpilogue) {
-  bool nvrtc = true;
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    nvrtc = false;
-  }
+  const bool nvrtc = nvrtcLoads();
   std::string graph = lseGraph(300, 8192, 64);
   const std::string pick =
       "{\"name\": \"col\", \"op\": \"iota\", \"attrs\": {\"shape\": [300, 8192], \"dim\": 1, \"dtype\": \"i32\"}},"
@@ -148,11 +149,7 @@ TEST(RowStats, SumsOfTheStatisticsAreNoPicks) {
 // picks x instead and applies lse to the one value a row, so the loss
 // streams as the picked-logit form does, with the interpreter's values.
 TEST(RowStats, APickOfTheLogProbabilitiesStreams) {
-  bool nvrtc = true;
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    nvrtc = false;
-  }
+  const bool nvrtc = nvrtcLoads();
   std::string nll = lseGraph(300, 4096, 64);
   nll.replace(nll.find("{\"name\": \"lsm\""), 0,
               "{\"name\": \"col\", \"op\": \"iota\", \"attrs\": {\"shape\": [300, 4096], \"dim\": 1, \"dtype\": \"i32\"}},"
@@ -202,11 +199,7 @@ TEST(RowStats, DeclinedWherePredictedSlower) {
 // The GPU test's random graphs: each keeps its values in the interpreter,
 // most are streamed, and a sample of their kernels compiles.
 TEST(RowStats, RandomGraphs) {
-  bool nvrtc = true;
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    nvrtc = false;
-  }
+  const bool nvrtc = nvrtcLoads();
   int streamed = 0;
   for (uint64_t seed = 0; seed < 40; ++seed) {
     std::string graph = fusec::test::randomRowStatsGraph(seed);
