@@ -60,8 +60,8 @@ Value firstPick(TypedBuilder &tb, Value x, Value m, Value taken, int64_t axis, b
   ArrayRef<int64_t> s = shapeOf(x);
   MLIRContext *ctx = x.getContext();
   Type i64 = IntegerType::get(ctx, 64), i1 = IntegerType::get(ctx, 1);
-  // One op a statement: the order of a call's arguments is the compiler's
-  // (this is the order GCC evaluated them in).
+  // One op a statement: the order of a call's arguments is the compiler's,
+  // and the IR's order would be too.
   Value isMax = tb.compare<EqOp>(x, m);
   Value yes = tb.constant(1.0, i1, {});
   Value isNaN = tb.compare<NeOp>(x, x);

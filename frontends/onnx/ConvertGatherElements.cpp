@@ -59,15 +59,8 @@ void Converter::gatherElements(const onnx::NodeProto &n) {
   emit(fresh(out, "wrapped"), "add", {indices, fresh(out, "extent")});
   emit(fresh(out, "index"), "where", {fresh(out, "from_end"), fresh(out, "wrapped"), indices});
   emit(fresh(out, "zero"), "constant", {}, {{"value", 0}, {"dtype", dt}});
-  if (k == 1) {
-    // One index a row: over the data's shape, the sum keeping its dim (the
-    // indices' shape).
-    emit(fresh(out, "positions"), "iota", {}, {{"shape", s}, {"dim", a}, {"dtype", it}});
-    emit(fresh(out, "hit"), "eq", {fresh(out, "positions"), fresh(out, "index")});
-    emit(fresh(out, "picked"), "where", {fresh(out, "hit"), data, fresh(out, "zero")});
-    return emit(out, "sum", {fresh(out, "picked")},
-                {{"axes", std::vector<int64_t>{a}}, {"keepdims", true}});
-  }
+  if (k == 1)  // one index a row: the indices' shape is the pick's
+    return emitPick(out, out, data, s, fresh(out, "index"), a, it, fresh(out, "zero"));
   // k indices a row: the data with a dim of 1 before the axis, the indices
   // with one after it, compared over [.., k, extent, ..] and summed along
   // the extent.
@@ -91,6 +84,18 @@ void Converter::gatherElements(const onnx::NodeProto &n) {
   emit(fresh(out, "hit"), "eq", {fresh(out, "positions"), fresh(out, "index_wide")});
   emit(fresh(out, "picked"), "where", {fresh(out, "hit"), fresh(out, "data_wide"), fresh(out, "zero")});
   emit(out, "sum", {fresh(out, "picked")}, {{"axes", std::vector<int64_t>{a + 1}}, {"keepdims", false}});
+}
+
+void Converter::emitPick(const std::string &name, const std::string &base,
+                         const std::string &data, const std::vector<int64_t> &shape,
+                         const std::string &index, int64_t axis, const std::string &indexDtype,
+                         const std::string &zero) {
+  emit(fresh(base, "positions"), "iota", {},
+       {{"shape", shape}, {"dim", axis}, {"dtype", indexDtype}});
+  emit(fresh(base, "hit"), "eq", {fresh(base, "positions"), index});
+  emit(fresh(base, "picked"), "where", {fresh(base, "hit"), data, zero});
+  emit(name, "sum", {fresh(base, "picked")},
+       {{"axes", std::vector<int64_t>{axis}}, {"keepdims", true}});
 }
 
 } // namespace fusec::onnx_import

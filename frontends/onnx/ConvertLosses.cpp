@@ -49,14 +49,11 @@ void Converter::crossEntropy(const onnx::NodeProto &n) {
   // where the target is no column), taken from 0 (a row that picks nothing
   // is +0, not -0). The sum keeps its dim ([N, 1]), as a product's streamed
   // row statistics take it.
-  emit(fresh(out, "cols"), "iota", {}, {{"shape", s}, {"dim", 1}});
   emit(fresh(out, "target_col"), "reshape", {target}, {{"shape", std::vector<int64_t>{s[0], 1}}});
-  emit(fresh(out, "hit"), "eq", {fresh(out, "cols"), fresh(out, "target_col")});
   emit(fresh(out, "zero"), "constant", {}, {{"value", 0}, {"dtype", dt}});
   emit(fresh(out, "one"), "constant", {}, {{"value", 1}, {"dtype", dt}});
-  emit(fresh(out, "picked"), "where", {fresh(out, "hit"), logp, fresh(out, "zero")});
-  const std::vector<int64_t> axis{1}, rows{s[0]};
-  emit(fresh(out, "pick"), "sum", {fresh(out, "picked")}, {{"axes", axis}, {"keepdims", true}});
+  emitPick(fresh(out, "pick"), out, logp, s, fresh(out, "target_col"), 1, "i64", fresh(out, "zero"));
+  const std::vector<int64_t> rows{s[0]};
   emit(fresh(out, "neg_pick"), "sub", {fresh(out, "zero"), fresh(out, "pick")});
   emit(fresh(out, "nll"), "reshape", {fresh(out, "neg_pick")}, {{"shape", rows}});
   std::string loss = fresh(out, "nll");

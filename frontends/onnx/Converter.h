@@ -44,6 +44,17 @@ public:
 
   Json convert() {
     const onnx::GraphProto &g = model.graph();
+    // Every name the model uses, which the importer's own (fresh) avoid.
+    for (const onnx::ValueInfoProto &v : g.input())
+      modelNames.insert(v.name());
+    for (const onnx::ValueInfoProto &v : g.output())
+      modelNames.insert(v.name());
+    for (const onnx::TensorProto &t : g.initializer())
+      modelNames.insert(t.name());
+    for (const onnx::NodeProto &n : g.node()) {
+      modelNames.insert(n.input().begin(), n.input().end());
+      modelNames.insert(n.output().begin(), n.output().end());
+    }
     graph["fusec"] = 1;
     graph["name"] = g.name().empty() ? std::string("onnx_model") : g.name();
     graph["inputs"] = Json::array();
@@ -274,27 +285,14 @@ private:
     const std::string wanted = base + "." + suffix;
     if (auto it = freshNames.find(wanted); it != freshNames.end())
       return it->second;
-    if (modelNames.empty()) {
-      const onnx::GraphProto &g = model.graph();
-      for (const onnx::ValueInfoProto &v : g.input())
-        modelNames.insert(v.name());
-      for (const onnx::ValueInfoProto &v : g.output())
-        modelNames.insert(v.name());
-      for (const onnx::TensorProto &t : g.initializer())
-        modelNames.insert(t.name());
-      for (const onnx::NodeProto &n : g.node()) {
-        modelNames.insert(n.input().begin(), n.input().end());
-        modelNames.insert(n.output().begin(), n.output().end());
-      }
-      modelNames.insert("");  // never empty again: read once
-    }
     std::string name = wanted;
     for (int i = 2; modelNames.count(name) || produced.count(name) || takenFresh.count(name); ++i)
       name = wanted + "." + std::to_string(i);
     takenFresh.insert(name);
     return freshNames[wanted] = name;
   }
-  std::set<std::string> modelNames, takenFresh;
+  std::set<std::string> modelNames;  ///< every name of the model (convert)
+  std::set<std::string> takenFresh;  ///< the names fresh has given
   std::map<std::string, std::string> freshNames;
 
   /// The shape Unsqueeze, Squeeze and Flatten give their input (whose shape
@@ -398,6 +396,14 @@ private:
   /// target) and a row sum, class weights gathered, ignore_index rows
   /// dropped, then reduced (none, sum or the weighted mean).
   void crossEntropy(const onnx::NodeProto &n);
+  /// Writes `name`, the element of each row of `data` (of shape `shape`)
+  /// along `axis` at `index` (of its rank, 1 along the axis; `indexDtype`), 0 where
+  /// the index is no position: sum(where(iota == index, data, zero)) along
+  /// the axis, keeping the dim (the form -fusec-pick-early and the streamed
+  /// row statistics take). Its ops are named after `base`.
+  void emitPick(const std::string &name, const std::string &base, const std::string &data,
+                const std::vector<int64_t> &shape, const std::string &index, int64_t axis,
+                const std::string &indexDtype, const std::string &zero);
   /// GatherElements at indices known only when the model runs: each pick a
   /// sum of where(iota == index, data, 0) along the axis
   /// (ConvertGatherElements.cpp).
