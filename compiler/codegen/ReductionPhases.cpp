@@ -13,27 +13,50 @@ namespace fusec::codegen::detail {
 bool isReduction(Operation *op) { return isa<SumOp, MeanOp, MaxOp, MinOp>(op); }
 
 namespace {
-/// Number of reductions on the longest path to `v`.
-int level(Value v, std::map<void *, int> &memo) {
+/// Number of reductions on the longest path to `v`; an online sum counts
+/// from its max's operand, beside the max.
+int level(Value v, const OnlineSums &online, std::map<void *, int> &memo) {
   auto it = memo.find(v.getAsOpaquePointer());
   if (it != memo.end())
     return it->second;
   int l = 0;
   if (Operation *op = v.getDefiningOp()) {
-    for (Value o : op->getOperands())
-      l = std::max(l, level(o, memo));
+    auto sum = online.find(op);
+    if (sum != online.end())
+      l = level(sum->second->getOperand(0), online, memo);
+    else
+      for (Value o : op->getOperands())
+        l = std::max(l, level(o, online, memo));
     l += isReduction(op) ? 1 : 0;
   }
   return memo[v.getAsOpaquePointer()] = l;
 }
+
+bool isF32(Value v) { return dtypeOf(v) == DType::F32; }
 } // namespace
 
-std::map<int, std::vector<Operation *>> reductionPhases(FusionOp fusion) {
+OnlineSums onlineSums(FusionOp fusion) {
+  OnlineSums sums;
+  for (Operation &op : fusion.getBodyBlock().without_terminator()) {
+    if (!isa<SumOp>(op) || !isF32(op.getResult(0)))
+      continue;
+    Value e = op.getOperand(0);
+    Operation *max = shiftedExpMax(e);
+    // The exponent and its difference in f32: the pass then computes what
+    // the phases would, up to the order of the additions.
+    if (max && isF32(e) && isF32(e.getDefiningOp()->getOperand(0)) && isF32(max->getOperand(0)) &&
+        max->getParentOp() == fusion.getOperation())
+      sums[&op] = max;
+  }
+  return sums;
+}
+
+std::map<int, std::vector<Operation *>> reductionPhases(FusionOp fusion, const OnlineSums &online) {
   std::map<int, std::vector<Operation *>> phases;
   std::map<void *, int> memo;
   for (Operation &op : fusion.getBodyBlock().without_terminator())
     if (isReduction(&op))
-      phases[level(op.getResult(0), memo)].push_back(&op);
+      phases[level(op.getResult(0), online, memo)].push_back(&op);
   return phases;
 }
 

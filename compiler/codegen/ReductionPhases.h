@@ -16,10 +16,18 @@ namespace fusec::codegen::detail {
 /// Whether `op` is one of sum, mean, max, min.
 bool isReduction(mlir::Operation *op);
 
+/// Sums of exp(x - max(x)) over one row in f32 (softmax's and log-sum-exp's
+/// denominator), each with its max: such a sum can be kept beside the max in
+/// one pass, rescaled whenever the running max grows (the online rule).
+using OnlineSums = std::map<mlir::Operation *, mlir::Operation *>;
+OnlineSums onlineSums(FusionOp fusion);
+
 /// The reductions of a fusion body grouped into phases: a reduction that needs
-/// another's result (layer_norm's variance needs its mean) comes a phase later.
+/// another's result (layer_norm's variance needs its mean) comes a phase later,
+/// except a sum of `online`, which comes in its max's phase.
 /// Keys are 1, 2, ...; each phase's reductions in body order.
-std::map<int, std::vector<mlir::Operation *>> reductionPhases(FusionOp fusion);
+std::map<int, std::vector<mlir::Operation *>> reductionPhases(FusionOp fusion,
+                                                              const OnlineSums &online = {});
 
 /// Whether a reduction group reads its data once anyway: one phase and no
 /// output along the reduced dims, so keeping it on chip saves nothing.

@@ -27,6 +27,10 @@ RowPlan::RowPlan(FusionOp fusion, std::vector<int64_t> domain, std::vector<int64
     cols *= this->domain[a];
   for (int64_t a : this->kept)
     rows *= this->domain[a];
+  // A streamed row is read from HBM once a phase: the online rule saves a
+  // read of the whole row for each such sum.
+  if (!cached)
+    online = onlineSums(fusion);
 }
 
 int64_t RowPlan::counterBytes() const { return splits > 1 ? 256 * ((rows * 4 + 255) / 256) : 0; }
@@ -39,7 +43,56 @@ std::string RowPlan::sharedDeclarations() const {
   if (tpr <= 32)
     return "";
   return "  __shared__ float fz_smem_f[32];\n  __shared__ long long fz_smem_l[32];\n" +
+         std::string(online.empty() ? "" : "  __shared__ float fz_smem_s[32];\n") +
          std::string(splits > 1 ? "  __shared__ bool fz_last;\n" : "");
+}
+
+std::string RowPlan::helpers() const {
+  if (online.empty())
+    return "";
+  // (m, s): the largest value so far and the sum of exp(v - m) over the
+  // values so far. A value of -inf adds nothing while m is -inf (exp(-inf -
+  // -inf) would be NaN); a row whose max is not finite is NaN in the end
+  // anyway, as exp(x - max) makes it.
+  return R"CUDA(__device__ __forceinline__ void fz_online_add(float &m, float &s, float v) {
+  if (v > m) {
+    s = s * expf(m - v) + 1.f;
+    m = v;
+  } else if (m != -__int_as_float(0x7f800000)) {
+    s += expf(v - m);
+  }
+}
+__device__ __forceinline__ void fz_online_merge(float &m, float &s, float m2, float s2) {
+  const float inf = __int_as_float(0x7f800000), mm = fz_max(m, m2);
+  const float a = m == -inf ? 0.f : s * expf(m - mm), b = m2 == -inf ? 0.f : s2 * expf(m2 - mm);
+  m = mm;
+  s = a + b;
+}
+template <int W>
+__device__ __forceinline__ void fz_online_warp(float &m, float &s) {
+#pragma unroll
+  for (int o = W / 2; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+    fz_online_merge(m, s, m2, s2);
+  }
+}
+template <int NT>
+__device__ __forceinline__ void fz_online_block(float &m, float &s, float *sm, float *ss) {
+  fz_online_warp<32>(m, s);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // the scratch may still be read by the previous reduction
+  if (lane == 0) {
+    sm[warp] = m;
+    ss[warp] = s;
+  }
+  __syncthreads();
+  m = sm[lane < NT / 32 ? lane : 0];
+  s = lane < NT / 32 ? ss[lane] : 0.f;
+  fz_online_warp<(NT / 32 < 32 ? NT / 32 : 32)>(m, s);
+  m = __shfl_sync(0xffffffffu, m, 0);
+  s = __shfl_sync(0xffffffffu, s, 0);
+}
+)CUDA";
 }
 
 std::string RowPlan::keptIndices(const std::string &rowVar, const std::string &indent) const {
@@ -137,11 +190,21 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
   std::string head, lanes, pre;
   ElementEmitter e = makeEmitter(&pre);
   std::vector<std::string> accs;
+  std::map<Operation *, std::string> runningMax;  // an online sum's own max
   for (Operation *op : reds) {
     ReductionRule rule = reductionRule(op);
     std::string acc = "acc" + str(counter++);
     accs.push_back(acc);
     head += "    " + rule.accType + " " + acc + " = " + rule.identity + ";\n";
+    auto sum = online.find(op);
+    if (sum != online.end()) {
+      std::string &m = runningMax[op];
+      m = "acc" + str(counter++);
+      head += "    float " + m + " = " + reductionRule(sum->second).identity + ";\n";
+      std::string v = e.emit(sum->second->getOperand(0), ElementEmitter::identity(domain.size()));
+      lanes += e.takeCode() + onlineAdd(m, acc, v, "            ");
+      continue;
+    }
     std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
     lanes += e.takeCode();
     lanes += "            " + acc + " = " + rule.functor + "(" + acc + ", (" + rule.accType +
@@ -149,7 +212,8 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
   }
   std::string s = head + slotLoop(pre, lanes, "", "    ");
   for (size_t j = 0; j < reds.size(); ++j)
-    s += acrossThreads(reds[j], accs[j], "    ");
+    s += runningMax.count(reds[j]) ? onlineAcrossThreads(runningMax[reds[j]], accs[j], "    ")
+                                   : acrossThreads(reds[j], accs[j], "    ");
   if (splits > 1)
     s += combineSplits(reds, accs);
   for (size_t j = 0; j < reds.size(); ++j) {
@@ -159,10 +223,32 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
     std::string name = "red" + str(counter++);
     std::string type = computeType(dtypeOf(op->getResult(0)));
     std::string value = rule.isMean ? acc + " / " + str(cols) + ".f" : acc;
+    if (runningMax.count(op)) {
+      // The max of the same values, its phase's result: the sum relative
+      // to it; NaN where it is not finite, as exp(x - max) gives then.
+      const std::string &max = reductionVars.at(online.at(op));
+      value = "(isfinite(" + max + ") ? " + acc + " * expf(" + runningMax[op] + " - " + max +
+              ") : __int_as_float(0x7fffffff))";
+    }
     s += "    const " + type + " " + name + " = (" + type + ")(" + value + ");\n";
     reductionVars[op] = name;
   }
   return s;
+}
+
+std::string RowPlan::onlineAdd(const std::string &m, const std::string &acc,
+                               const std::string &value, const std::string &in) const {
+  return in + "fz_online_add(" + m + ", " + acc + ", (float)" + value + ");\n";
+}
+
+std::string RowPlan::onlineAcrossThreads(const std::string &m, const std::string &acc,
+                                         const std::string &in) const {
+  if (tpr > 32)
+    return in + "fz_online_block<" + str(tpr) + ">(" + m + ", " + acc +
+           ", fz_smem_f, fz_smem_s);\n";
+  if (tpr > 1)
+    return in + "fz_online_warp<" + str(tpr) + ">(" + m + ", " + acc + ");\n";
+  return "";
 }
 
 std::string RowPlan::acrossThreads(Operation *op, const std::string &acc,
@@ -263,7 +349,7 @@ std::string RowPlan::perRowOutputs() {
 
 std::string RowPlan::body() {
   // Reductions by phase: a reduction that needs another's result comes later.
-  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion);
+  std::map<int, std::vector<Operation *>> byLevel = reductionPhases(fusion, online);
   std::string phases;
   for (auto &[l, reds] : byLevel)
     phases += "    // phase " + str(l) + "\n" + phase(reds);

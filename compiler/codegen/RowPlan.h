@@ -2,6 +2,7 @@
 #pragma once
 
 #include "compiler/codegen/ElementEmitter.h"
+#include "compiler/codegen/ReductionPhases.h"
 
 #include <map>
 #include <string>
@@ -20,6 +21,10 @@ public:
 
   /// __shared__ scratch for block-wide reductions (when a row has > 32 threads).
   std::string sharedDeclarations() const;
+  /// Device functions the body calls beyond the prelude's (the online sums').
+  std::string helpers() const;
+  /// How many sums the streamed row keeps beside their max in one pass.
+  size_t onlineCount() const { return online.size(); }
   /// "const fz_idx k0 = ...;" for every kept dim, from the row number `rowVar`.
   std::string keptIndices(const std::string &rowVar, const std::string &indent) const;
   /// Cache preload, phases and stores.
@@ -48,6 +53,12 @@ private:
   std::string phase(const std::vector<mlir::Operation *> &reductions);
   std::string acrossThreads(mlir::Operation *reduction, const std::string &acc,
                             const std::string &indent) const;
+  /// An online sum's accumulation of `value` into (max `m`, sum `acc`), and
+  /// its value once the row's max `max` is known.
+  std::string onlineAdd(const std::string &m, const std::string &acc, const std::string &value,
+                        const std::string &indent) const;
+  std::string onlineAcrossThreads(const std::string &m, const std::string &acc,
+                                  const std::string &indent) const;
   std::string combineSplits(const std::vector<mlir::Operation *> &reductions,
                             const std::vector<std::string> &accs);
   std::string rowVaryingOutputs();
@@ -58,6 +69,9 @@ private:
   int lane;
   int64_t vec, tpr, slots, cols = 1, rows = 1, splits = 1, partials = 0;
   bool cached;
+  /// Where the row is streamed (not cached), sums kept beside their max in
+  /// one pass rather than a pass of their own (ReductionPhases.h).
+  OnlineSums online;
   std::vector<Cached> cache;
   std::map<std::string, std::string> cacheByKey;
   std::map<mlir::Operation *, std::string> reductionVars;

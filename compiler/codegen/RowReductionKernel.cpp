@@ -175,6 +175,7 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   if (rs.splits > 1)
     spec.text.params.push_back(kScratchParam);
   spec.text.staticShared = !plan.sharedDeclarations().empty();
+  spec.text.helpers += plan.helpers();
   std::string src = "  typedef " + std::string(indexType(fusion)) + " fz_idx;\n";
   src += "  const int tl = threadIdx.x % " + std::to_string(rs.tpr) + ";\n";
   src += plan.sharedDeclarations();
@@ -209,6 +210,9 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
                   " cols; " + std::to_string(rs.tpr) + " threads/row, " +
                   std::to_string(rs.slots) + " slots of vec " + std::to_string(rs.vec) +
                   (rs.cached ? ", row cached in registers" : ", row streamed per phase") +
+                  (plan.onlineCount() ? ", " + std::to_string(plan.onlineCount()) +
+                                           " sum(s) of exp beside their max (online)"
+                                     : std::string()) +
                   "; " + std::to_string(rs.tpb) + " threads x " + std::to_string(spec.grid) +
                   (rs.splits > 1 ? " x " + std::to_string(rs.splits) +
                                        " blocks (each row split over " +
