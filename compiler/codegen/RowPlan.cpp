@@ -51,15 +51,23 @@ std::string RowPlan::helpers() const {
   if (online.empty())
     return "";
   // (m, s): the largest value so far and the sum of exp(v - m) over the
-  // values so far. A value of -inf adds nothing while m is -inf (exp(-inf -
-  // -inf) would be NaN); a row whose max is not finite is NaN in the end
-  // anyway, as exp(x - max) makes it.
-  return R"CUDA(__device__ __forceinline__ void fz_online_add(float &m, float &s, float v) {
-  if (v > m) {
-    s = s * expf(m - v) + 1.f;
-    m = v;
-  } else if (m != -__int_as_float(0x7f800000)) {
-    s += expf(v - m);
+  // values so far, taken a vector at a time. Values of -inf add nothing
+  // while m is -inf (exp(-inf - -inf) would be NaN); a row whose max is not
+  // finite is NaN in the end anyway, as exp(x - max) makes it.
+  return R"CUDA(template <int N>
+__device__ __forceinline__ void fz_online_add(float &m, float &s, const float (&v)[N]) {
+  // The max first and one rescale a vector: the exponentials of the vector
+  // are then independent of each other, as in a pass of their own.
+  float top = v[0];
+#pragma unroll
+  for (int l = 1; l < N; ++l) top = fmaxf(top, v[l]);
+  if (top > m) {
+    s *= expf(m - top);
+    m = top;
+  }
+  if (m != -__int_as_float(0x7f800000)) {
+#pragma unroll
+    for (int l = 0; l < N; ++l) s += expf(v[l] - m);
   }
 }
 __device__ __forceinline__ void fz_online_merge(float &m, float &s, float m2, float s2) {
@@ -120,10 +128,13 @@ std::string RowPlan::reducedIndices(const std::string &indent) const {
 }
 
 std::string RowPlan::slotLoop(const std::string &pre, const std::string &lanes,
-                              const std::string &post, const std::string &in) const {
-  // A streamed split keeps 4 slots' loads in flight: its blocks are few.
-  std::string s =
-      in + (cached ? "#pragma unroll\n" : splits > 1 ? "#pragma unroll 4\n" : "#pragma unroll 1\n");
+                              const std::string &post, const std::string &in, bool deep) const {
+  // A streamed split keeps 4 slots' loads in flight: its blocks are few. So
+  // does a pass of online sums, whose exponentials keep the loads of one
+  // slot from covering the memory's latency (bench/NOTES.md, "online").
+  std::string s = in + (cached                ? "#pragma unroll\n"
+                        : splits > 1 || deep ? "#pragma unroll 4\n"
+                                             : "#pragma unroll 1\n");
   s += in + "for (int s = 0; s < " + str(slots) + "; ++s) {\n";
   // In fz_idx: a row of 2^31 or more elements must not wrap in 32 bits.
   std::string slot = splits > 1 ? "((fz_idx)blockIdx.y * " + str(slots) + " + s)" : "(fz_idx)s";
@@ -187,7 +198,7 @@ ElementEmitter RowPlan::makeEmitter(std::string *slotPre) {
 }
 
 std::string RowPlan::phase(const std::vector<Operation *> &reds) {
-  std::string head, lanes, pre;
+  std::string head, lanes, pre, post, arrays;
   ElementEmitter e = makeEmitter(&pre);
   std::vector<std::string> accs;
   std::map<Operation *, std::string> runningMax;  // an online sum's own max
@@ -202,7 +213,10 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
       m = "acc" + str(counter++);
       head += "    float " + m + " = " + reductionRule(sum->second).identity + ";\n";
       std::string v = e.emit(sum->second->getOperand(0), ElementEmitter::identity(domain.size()));
-      lanes += e.takeCode() + onlineAdd(m, acc, v, "            ");
+      const std::string values = "ov" + str(counter++);
+      arrays += "          float " + values + "[" + str(vec) + "];\n";
+      lanes += e.takeCode() + "            " + values + "[l] = (float)" + v + ";\n";
+      post += "          fz_online_add(" + m + ", " + acc + ", " + values + ");\n";
       continue;
     }
     std::string v = e.emit(op->getOperand(0), ElementEmitter::identity(domain.size()));
@@ -210,7 +224,7 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
     lanes += "            " + acc + " = " + rule.functor + "(" + acc + ", (" + rule.accType +
              ")" + v + ");\n";
   }
-  std::string s = head + slotLoop(pre, lanes, "", "    ");
+  std::string s = head + slotLoop(arrays + pre, lanes, post, "    ", !runningMax.empty());
   for (size_t j = 0; j < reds.size(); ++j)
     s += runningMax.count(reds[j]) ? onlineAcrossThreads(runningMax[reds[j]], accs[j], "    ")
                                    : acrossThreads(reds[j], accs[j], "    ");
@@ -234,11 +248,6 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
     reductionVars[op] = name;
   }
   return s;
-}
-
-std::string RowPlan::onlineAdd(const std::string &m, const std::string &acc,
-                               const std::string &value, const std::string &in) const {
-  return in + "fz_online_add(" + m + ", " + acc + ", (float)" + value + ");\n";
 }
 
 std::string RowPlan::onlineAcrossThreads(const std::string &m, const std::string &acc,

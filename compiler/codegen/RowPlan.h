@@ -46,17 +46,16 @@ private:
   struct Cached {
     std::string name, type, storage, ptr, offset;
   };
+  /// One pass over the row's slots; `deep`: 4 slots' loads in flight.
   std::string slotLoop(const std::string &pre, const std::string &lanes,
-                       const std::string &post, const std::string &indent) const;
+                       const std::string &post, const std::string &indent,
+                       bool deep = false) const;
   std::string reducedIndices(const std::string &indent) const;
   ElementEmitter makeEmitter(std::string *slotPre);
   std::string phase(const std::vector<mlir::Operation *> &reductions);
   std::string acrossThreads(mlir::Operation *reduction, const std::string &acc,
                             const std::string &indent) const;
-  /// An online sum's accumulation of `value` into (max `m`, sum `acc`), and
-  /// its value once the row's max `max` is known.
-  std::string onlineAdd(const std::string &m, const std::string &acc, const std::string &value,
-                        const std::string &indent) const;
+  /// Combines the threads' (max `m`, sum `acc`) pairs of an online sum.
   std::string onlineAcrossThreads(const std::string &m, const std::string &acc,
                                   const std::string &indent) const;
   std::string combineSplits(const std::vector<mlir::Operation *> &reductions,
