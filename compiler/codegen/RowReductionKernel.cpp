@@ -55,7 +55,7 @@ int64_t rowSplits(FusionOp fusion, const RowShape &r, int smCount) {
   int64_t target = int64_t(std::max(smCount, 1)) * (2048 / kThreads);
   if (r.rows * 2 > smCount || nvec < 2 * kThreads * kMinSlots)
     return 1;
-  if (!readsOnce(fusion))
+  if (!readsOnce(fusion))  // phases counted without the online rule
     return 1;
   int64_t splits = std::min((target + r.rows - 1) / r.rows, nvec / (kThreads * kMinSlots));
   return std::min<int64_t>(splits, 65535);
@@ -68,6 +68,24 @@ AllReduceOp reducedFirst(FusionOp fusion) {
     if (auto r = dyn_cast<AllReduceOp>(op))
       return r;
   return {};
+}
+
+/// The widest element a row kernel moves along its rows: inputs whose last
+/// dim runs along the row's (a per-row input, last dim 1, is read one value
+/// a row) and outputs of the domain's shape. A per-row output (a log-sum-
+/// exp in f32 of bf16 rows) is stored once a row and does not narrow the
+/// row's vectors.
+int64_t rowElementBytes(FusionOp fusion, ArrayRef<int64_t> domain) {
+  int64_t m = 1;
+  for (Value v : fusion.getInputs()) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (!s.empty() && s.back() == domain.back() && s.back() > 1)
+      m = std::max(m, dtypeBytes(dtypeOf(v)));
+  }
+  for (Value v : fusion.getResults())
+    if (shapeOf(v) == domain)
+      m = std::max(m, dtypeBytes(dtypeOf(v)));
+  return m;
 }
 
 /// `wholeRows`: a block takes whole rows, at most 32 threads' worth when a
@@ -85,7 +103,7 @@ RowShape planRows(FusionOp fusion, const DeviceProfile &profile, bool wholeRows)
   r.lane = r.reduced.back();
   // Vectors only along a contiguous innermost reduced dim.
   if (r.lane == (int)d.size() - 1) {
-    r.vec = 16 / maxElementBytes(fusion);
+    r.vec = 16 / rowElementBytes(fusion, d);
     while (r.vec > 1 && d[r.lane] % r.vec != 0)
       r.vec /= 2;
   }
@@ -164,8 +182,17 @@ llvm::Expected<KernelSpec> generateRowReduction(FusionOp fusion, const DevicePro
   RowShape rs = planRows(fusion, profile, bool(first));
   RowPlan plan(fusion, rs.domain, rs.reduced, rs.kept, rs.lane, rs.vec, rs.tpr, rs.slots,
                rs.cached);
-  if (rs.splits > 1)
+  if (rs.splits > 1) {
+    // rowSplits splits only groups of one phase as counted without the
+    // online rule, so no online sum is split: combineSplits merges plain
+    // accumulators, not (max, sum) pairs.
+    if (plan.onlineCount() > 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal error: group %s splits its rows and keeps an "
+                                     "online sum",
+                                     fusion->getAttrOfType<StringAttr>("name").str().c_str());
     plan.splitRows(rs.splits);
+  }
   KernelSpec spec;
   spec.name = fusion->getAttrOfType<StringAttr>("name").str();
   spec.family = "row_reduction";

@@ -83,14 +83,58 @@ bool classifyPointwise(ArrayRef<Operation *> ops, GroupSchedule &s, std::string 
   return true;
 }
 
+/// Whether a view keeps each element at its row: a broadcast of the same
+/// rank, which stretches only dims of size 1.
+bool keepsRows(Operation *view) {
+  if (!isa<BroadcastToOp>(view))
+    return false;
+  ArrayRef<int64_t> in = shapeOf(view->getOperand(0)), out = shapeOf(view->getResult(0));
+  if (in.size() != out.size())
+    return false;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != out[i] && in[i] != 1)
+      return false;
+  return true;
+}
+
 /// Per-row values (reduction results and what is computed from them) may only
-/// be used at their own row: with shape D or D-with-reduced-dims-1.
+/// be used at their own row: with shape D or D-with-reduced-dims-1, directly
+/// or through broadcasts that keep them there. The kernels read a per-row
+/// value as their row's whatever the index (ElementEmitter's `reduced`), so a
+/// view that moves it to other rows (a transpose, a reshape, the broadcast of
+/// a keepdims=false result, which aligns it with the trailing dims) must keep
+/// the group apart.
 bool checkRowConsistency(ArrayRef<Operation *> ops, const GroupSchedule &s,
                          std::string &why) {
   std::vector<int64_t> kept = s.keptShape();
   ArrayRef<int64_t> d(s.domain), k(kept);
   llvm::SmallPtrSet<Value, 16> perRow;
+  // Operand `v` as the value it views: per-row values seen through views
+  // that keep them at their rows count as per-row; false where a view
+  // moves one off its row.
+  auto throughViews = [&](Operation *op, Value v) {
+    Value src = v;
+    bool keeps = true;
+    while (Operation *def = src.getDefiningOp()) {
+      if (!isView(def))
+        break;
+      keeps &= keepsRows(def);
+      src = def->getOperand(0);
+    }
+    if (src == v || !perRow.count(src))
+      return true;
+    if (!keeps || shapeOf(src) != k) {
+      why = opLabel(op) + " uses a per-row value through a view that moves it off its row "
+                          "(a transpose, a reshape, or the broadcast of a keepdims=false result)";
+      return false;
+    }
+    perRow.insert(v);
+    return true;
+  };
   for (Operation *op : ops) {
+    for (Value v : op->getOperands())
+      if (!throughViews(op, v))
+        return false;
     if (isReduction(op)) {
       Value r = op->getResult(0);
       bool usedInside = llvm::any_of(r.getUsers(), [&](Operation *u) {
