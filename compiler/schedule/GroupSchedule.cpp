@@ -83,13 +83,23 @@ bool classifyPointwise(ArrayRef<Operation *> ops, GroupSchedule &s, std::string 
   return true;
 }
 
+/// The dims of `s` other than 1, in order.
+llvm::SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> s) {
+  llvm::SmallVector<int64_t> out;
+  for (int64_t d : s)
+    if (d != 1)
+      out.push_back(d);
+  return out;
+}
+
 /// Whether a view keeps each element at its row: a broadcast of the same
-/// rank, which stretches only dims of size 1.
+/// rank, which stretches only dims of size 1, or a reshape that only adds
+/// or drops dims of size 1 (a keepdims=false result given its 1 back).
 bool keepsRows(Operation *view) {
-  if (!isa<BroadcastToOp>(view))
-    return false;
   ArrayRef<int64_t> in = shapeOf(view->getOperand(0)), out = shapeOf(view->getResult(0));
-  if (in.size() != out.size())
+  if (isa<ReshapeOp>(view))
+    return nonUnitDims(in) == nonUnitDims(out);
+  if (!isa<BroadcastToOp>(view) || in.size() != out.size())
     return false;
   for (size_t i = 0; i < in.size(); ++i)
     if (in[i] != out[i] && in[i] != 1)
@@ -123,7 +133,7 @@ bool checkRowConsistency(ArrayRef<Operation *> ops, const GroupSchedule &s,
     }
     if (src == v || !perRow.count(src))
       return true;
-    if (!keeps || shapeOf(src) != k) {
+    if (!keeps || nonUnitDims(shapeOf(src)) != nonUnitDims(k)) {
       why = opLabel(op) + " uses a per-row value through a view that moves it off its row "
                           "(a transpose, a reshape, or the broadcast of a keepdims=false result)";
       return false;
