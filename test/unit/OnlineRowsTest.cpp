@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/plan/PlanDesc.h"
-#include "runtime/Nvrtc.h"
 #include "test/unit/PlanTestUtil.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -23,6 +22,7 @@ namespace fusec {
 namespace {
 
 using testing::expectKernelsCompile;
+using testing::nvrtcLoads;
 using testing::planFor;
 
 /// log-sum-exp over the rows of x [rows, cols] of `dtype`, computed in
@@ -49,14 +49,6 @@ std::string lseGraph(int rows, int cols, const char *dtype, const char *compute,
   return "{\"fusec\": 1, \"name\": \"lse\", \"inputs\": [{\"name\": \"x\", \"dtype\": \"" +
          std::string(dtype) + "\", \"shape\": " + shape + "}], \"nodes\": [" + nodes +
          "], \"outputs\": [\"lse\"" + (softmax ? ", \"p\"" : "") + "]}";
-}
-
-bool nvrtcLoads() {
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    return false;
-  }
-  return true;
 }
 
 /// The plan's one row kernel, after checking that there is exactly one.

@@ -15,6 +15,15 @@
 
 namespace fusec::testing {
 
+bool nvrtcLoads() {
+  if (llvm::Error err = loadNvrtc()) {
+    llvm::consumeError(std::move(err));
+    return false;
+  }
+  return true;
+}
+
+
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan) {
   for (const PlanStep &s : plan.steps) {

@@ -19,6 +19,9 @@
 
 namespace fusec::testing {
 
+/// Whether NVRTC loads here (kernel compile checks need it; a build machine
+/// without the CUDA toolkit's NVRTC skips them).
+bool nvrtcLoads();
 /// Compiles every kernel of a plan with NVRTC for the plan's architecture.
 void expectKernelsCompile(const std::string &name, const PlanDesc &plan);
 

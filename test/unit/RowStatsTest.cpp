@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/dialect/FusecDialect.h"
 #include "compiler/plan/PlanDesc.h"
-#include "runtime/Nvrtc.h"
 #include "test/common/RandomGraph.h"
 #include "test/unit/PlanTestUtil.h"
 
@@ -23,6 +22,7 @@ namespace fusec {
 namespace {
 
 using testing::expectKernelsCompile;
+using testing::nvrtcLoads;
 using testing::expectSameResults;
 using testing::planFor;
 
@@ -46,15 +46,6 @@ std::string lseGraph(int m, int n, int k, bool logSoftmax = false) {
          "{\"name\": \"lse\", \"op\": \"add\", \"inputs\": [\"ll\", \"m\"]},"
          "{\"name\": \"lsm\", \"op\": \"sub\", \"inputs\": [\"d\", \"ll\"]}],"
          "\"outputs\": [\"" + (logSoftmax ? "lsm" : "lse") + "\"]}";
-}
-
-/// Whether NVRTC loads here (the kernels' compile checks need it).
-bool nvrtcLoads() {
-  if (llvm::Error err = loadNvrtc()) {
-    llvm::consumeError(std::move(err));
-    return false;
-  }
-  return true;
 }
 
 /// The plan's streamed row statistics kernel, or null.
