@@ -1,6 +1,7 @@
 //===- GroupSchedule.cpp - which kernel family can run a group of ops -----===//
 #include "compiler/schedule/GroupSchedule.h"
 #include "compiler/schedule/AttentionForm.h"
+#include "compiler/schedule/ReadsInPlace.h"
 #include "compiler/schedule/RowStatsForm.h"
 
 #include "compiler/schedule/GemmForms.h"
@@ -83,68 +84,15 @@ bool classifyPointwise(ArrayRef<Operation *> ops, GroupSchedule &s, std::string 
   return true;
 }
 
-/// The dims of `s` other than 1, in order.
-llvm::SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> s) {
-  llvm::SmallVector<int64_t> out;
-  for (int64_t d : s)
-    if (d != 1)
-      out.push_back(d);
-  return out;
-}
-
-/// Whether a view keeps each element at its row: a broadcast of the same
-/// rank, which stretches only dims of size 1, or a reshape that only adds
-/// or drops dims of size 1 (a keepdims=false result given its 1 back).
-bool keepsRows(Operation *view) {
-  ArrayRef<int64_t> in = shapeOf(view->getOperand(0)), out = shapeOf(view->getResult(0));
-  if (isa<ReshapeOp>(view))
-    return nonUnitDims(in) == nonUnitDims(out);
-  if (!isa<BroadcastToOp>(view) || in.size() != out.size())
-    return false;
-  for (size_t i = 0; i < in.size(); ++i)
-    if (in[i] != out[i] && in[i] != 1)
-      return false;
-  return true;
-}
-
 /// Per-row values (reduction results and what is computed from them) may only
-/// be used at their own row: with shape D or D-with-reduced-dims-1, directly
-/// or through broadcasts that keep them there. The kernels read a per-row
-/// value as their row's whatever the index (ElementEmitter's `reduced`), so a
-/// view that moves it to other rows (a transpose, a reshape, the broadcast of
-/// a keepdims=false result, which aligns it with the trailing dims) must keep
-/// the group apart.
+/// be used at their own row: with shape D or D-with-reduced-dims-1. (Reads
+/// through views are readsAnchorsInPlace's.)
 bool checkRowConsistency(ArrayRef<Operation *> ops, const GroupSchedule &s,
                          std::string &why) {
   std::vector<int64_t> kept = s.keptShape();
   ArrayRef<int64_t> d(s.domain), k(kept);
   llvm::SmallPtrSet<Value, 16> perRow;
-  // Operand `v` as the value it views: per-row values seen through views
-  // that keep them at their rows count as per-row; false where a view
-  // moves one off its row.
-  auto throughViews = [&](Operation *op, Value v) {
-    Value src = v;
-    bool keeps = true;
-    while (Operation *def = src.getDefiningOp()) {
-      if (!isView(def))
-        break;
-      keeps &= keepsRows(def);
-      src = def->getOperand(0);
-    }
-    if (src == v || !perRow.count(src))
-      return true;
-    if (!keeps || nonUnitDims(shapeOf(src)) != nonUnitDims(k)) {
-      why = opLabel(op) + " uses a per-row value through a view that moves it off its row "
-                          "(a transpose, a reshape, or the broadcast of a keepdims=false result)";
-      return false;
-    }
-    perRow.insert(v);
-    return true;
-  };
   for (Operation *op : ops) {
-    for (Value v : op->getOperands())
-      if (!throughViews(op, v))
-        return false;
     if (isReduction(op)) {
       Value r = op->getResult(0);
       bool usedInside = llvm::any_of(r.getUsers(), [&](Operation *u) {
@@ -218,7 +166,7 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
     run *= d[i];
   bool middle = run * dtypeBytes(dtypeOf(first->getOperand(0))) >= 32;
   s.kind = (prefix && !suffix) || middle ? GroupKind::ColumnReduction : GroupKind::RowReduction;
-  if (!checkRowConsistency(ops, s, why))
+  if (!checkRowConsistency(ops, s, why) || !readsAnchorsInPlace(ops, d, axes, why))
     return false;
   llvm::SetVector<Value> inputs, outputs;
   groupBoundary(ops, inputs, outputs);
@@ -449,7 +397,7 @@ bool classifyMatmul(ArrayRef<Operation *> ops, Operation *mm, GroupSchedule &s,
             " is not the matmul result's shape " + shape::str(d);
       return false;
     }
-  return true;
+  return readsAnchorsInPlace(ops, d, {}, why);
 }
 
 } // namespace
