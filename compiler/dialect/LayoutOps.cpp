@@ -75,6 +75,10 @@ LogicalResult ConcatOp::verify() {
 LogicalResult GatherOp::verify() {
   if (getResult().getType().getElementType() != getData().getType().getElementType())
     return emitOpError("result element type differs from the data's");
+  // Stored counted from the front: the passes and kernels index by it.
+  if (static_cast<int64_t>(getAxis()) < 0)
+    return emitOpError("axis ") << static_cast<int64_t>(getAxis())
+                                << " is negative; it is stored as 0..rank-1";
   shape::Shape out;
   std::string err = shape::gather(shapeOf(getData()), shapeOf(getIndices()), getAxis(), out);
   return checkInferred(*this, err, out);

@@ -166,20 +166,28 @@ bool classifyReduction(ArrayRef<Operation *> ops, ArrayRef<Operation *> reductio
     run *= d[i];
   bool middle = run * dtypeBytes(dtypeOf(first->getOperand(0))) >= 32;
   s.kind = (prefix && !suffix) || middle ? GroupKind::ColumnReduction : GroupKind::RowReduction;
-  if (!checkRowConsistency(ops, s, why) || !readsAnchorsInPlace(ops, d, axes, why))
+  if (!checkRowConsistency(ops, s, why))
     return false;
+  // The kernels store a per-row output at its row's kept indices: of the
+  // kept shape, or of the kept dims alone (RowPlan::perRowOutputs,
+  // columnOutputs). Another shape of as many values (flattened, permuted)
+  // would be indexed as one of those.
   llvm::SetVector<Value> inputs, outputs;
   groupBoundary(ops, inputs, outputs);
-  std::vector<int64_t> kept = s.keptShape();
+  std::vector<int64_t> kept = s.keptShape(), keptDims;
+  for (size_t i = 0; i < d.size(); ++i)
+    if (!llvm::is_contained(axes, (int64_t)i))
+      keptDims.push_back(d[i]);
   for (Value v : outputs) {
     ArrayRef<int64_t> vs = shapeOf(v);
-    if (vs != d && vs != ArrayRef<int64_t>(kept) && shape::numElements(vs) != s.rows) {
+    if (vs != d && vs != ArrayRef<int64_t>(kept) && vs != ArrayRef<int64_t>(keptDims)) {
       why = "output " + opLabel(v.getDefiningOp()) + " of shape " + shape::str(vs) +
-            " is neither the reduced domain " + shape::str(d) + " nor one value per row";
+            " is neither the reduced domain " + shape::str(d) + " nor one value per row (" +
+            shape::str(kept) + " or " + shape::str(keptDims) + ")";
       return false;
     }
   }
-  return true;
+  return readsAnchorsInPlace(ops, d, axes, why);
 }
 
 /// Two sibling matmuls of more rows (SwiGLU's gate and up) as one dual
@@ -306,12 +314,17 @@ bool classifySiblings(ArrayRef<Operation *> ops, ArrayRef<Operation *> mms, Grou
         n = width[def];
       }
     if (n < 0 || shapeOf(op->getResult(0)).back() != n ||
+        shapeOf(op->getResult(0)).size() != shapeOf(first->getResult(0)).size() ||
         shape::numElements(shapeOf(op->getResult(0))) != shapeOf(first.getLhs())[0] * n) {
       why = opLabel(op) + " is not elementwise over a matmul result";
       return false;
     }
     width[op] = n;
   }
+  // Each product is read at its own element, over its own shape.
+  for (Operation *mm : mms)
+    if (!readsAnchorsInPlace(ops, shapeOf(mm->getResult(0)), {}, why, mm))
+      return false;
   ArrayRef<int64_t> d = shapeOf(first->getResult(0));
   s.kind = GroupKind::Matmul;
   s.domain.assign(d.begin(), d.end());

@@ -4,11 +4,11 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/support/Printable.h"
 
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
-#include <set>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -93,28 +93,50 @@ Where viewOperand(Operation *view, const Where &at) {
   return Where(to.size(), kOther);
 }
 
+/// The most (value, index) pairs followed for one group: a group whose
+/// values are read at more index patterns than this runs apart.
+constexpr size_t kMaxReads = 1 << 16;
+
 class Reads {
 public:
-  Reads(ArrayRef<Operation *> ops, ArrayRef<int64_t> domain, ArrayRef<int64_t> reducedAxes)
-      : members(ops.begin(), ops.end()), domain(domain), reduced(reducedAxes) {
+  Reads(ArrayRef<Operation *> ops, ArrayRef<int64_t> domain, ArrayRef<int64_t> reducedAxes,
+        Operation *only)
+      : members(ops.begin(), ops.end()), domain(domain), only(only) {
     for (int64_t p = 0; p < (int64_t)domain.size(); ++p)
       if (!llvm::is_contained(reducedAxes, p))
         kept.push_back(p);
   }
 
   /// Whether every anchor that `v`, read at `at`, reads is read in place.
-  bool check(Value v, const Where &at) {
-    if (!seen.insert({v.getAsOpaquePointer(), at}).second)
+  bool check(Value v, Where at) {
+    // Views fold into the index, a chain of them in a loop (a chain may be
+    // long); consecutive reshapes as one (row-major reshapes compose).
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isView(def))
+        break;
+      Value in = def->getOperand(0);
+      if (isa<ReshapeOp>(def)) {
+        while (Operation *r = in.getDefiningOp<ReshapeOp>())
+          in = r->getOperand(0);
+        at = reshapeOperand(at, shapeOf(v), shapeOf(in));
+      } else {
+        at = viewOperand(def, at);
+      }
+      v = in;
+    }
+    auto [id, fresh] = indexIds.try_emplace(at, unsigned(indexIds.size()));
+    (void)fresh;
+    if (!seen.insert({v.getAsOpaquePointer(), id->second}).second)
       return true;
+    if (seen.size() > kMaxReads) {
+      why = "its values are read at more index patterns than the planner follows";
+      return false;
+    }
     Operation *def = v.getDefiningOp();
-    if (!def)
-      return true;
-    if (isView(def))
-      return check(def->getOperand(0), viewOperand(def, at));
-    if (!members.count(def) || isGenerator(def))
+    if (!def || !members.count(def) || isGenerator(def))
       return true;
     if (isa<SumOp, MeanOp, MaxOp, MinOp, MatmulOp>(def))
-      return inPlace(def, at);
+      return (only && def != only) || inPlace(def, at);
     if (auto cat = dyn_cast<ConcatOp>(def)) {
       Where in = at;
       in[size_t(cat.getAxis())] = kOther;
@@ -124,12 +146,16 @@ public:
       return true;
     }
     if (auto g = dyn_cast<GatherOp>(def)) {
-      Where data = at;
-      const size_t rank = shapeOf(g.getIndices()).size();
-      Where in(at.begin(), at.begin() + g.getAxis());
+      const int64_t rank = (int64_t)shapeOf(g.getIndices()).size();
+      const int64_t axis = g.getAxis();  // 0..rank-1 (GatherOp::verify)
+      if (axis < 0 || axis + rank > (int64_t)at.size()) {
+        why = "a gather's axis is outside its data's dims";
+        return false;
+      }
+      Where in(at.begin(), at.begin() + axis);
       in.push_back(kOther);
-      in.insert(in.end(), at.begin() + g.getAxis() + rank, at.end());
-      Where indices(at.begin() + g.getAxis(), at.begin() + g.getAxis() + rank);
+      in.insert(in.end(), at.begin() + axis + rank, at.end());
+      Where indices(at.begin() + axis, at.begin() + axis + rank);
       return check(g.getData(), in) && check(g.getIndices(), indices);
     }
     for (Value o : def->getOperands())
@@ -142,12 +168,14 @@ public:
   /// place or, keepdims=false, in order), a product at its own element.
   bool inPlace(Operation *anchor, const Where &at) {
     ArrayRef<int64_t> s = shapeOf(anchor->getResult(0));
-    std::vector<int64_t> mustKeep = isa<MatmulOp>(anchor) ? all() : kept;
     bool ok = true;
-    if (isa<MatmulOp>(anchor) || s.size() == domain.size()) {
-      for (int64_t p : mustKeep)
-        ok &= size_t(p) >= at.size() || domain[size_t(p)] == 1 || at[size_t(p)] == p;
-    } else if (s.size() == kept.size()) {
+    if (isa<MatmulOp>(anchor)) {
+      for (size_t p = 0; p < s.size(); ++p)
+        ok &= s[p] == 1 || (p < at.size() && at[p] == int(p));
+    } else if (s.size() == domain.size()) {
+      for (int64_t p : kept)
+        ok &= domain[size_t(p)] == 1 || (size_t(p) < at.size() && at[size_t(p)] == p);
+    } else if (s.size() == kept.size() && at.size() == kept.size()) {
       for (size_t j = 0; j < kept.size(); ++j)
         ok &= domain[size_t(kept[j])] == 1 || at[j] == kept[j];
     } else {
@@ -165,12 +193,6 @@ public:
   std::string why;
 
 private:
-  std::vector<int64_t> all() const {
-    std::vector<int64_t> a;
-    for (int64_t p = 0; p < (int64_t)domain.size(); ++p)
-      a.push_back(p);
-    return a;
-  }
   static std::string nodeName(Operation *op) {
     std::string s = op->getName().stripDialect().str();
     if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
@@ -179,15 +201,17 @@ private:
   }
 
   llvm::SmallPtrSet<Operation *, 16> members;
-  ArrayRef<int64_t> domain, reduced;
-  std::set<std::pair<const void *, Where>> seen;
+  ArrayRef<int64_t> domain;
+  Operation *only;
+  std::map<Where, unsigned> indexIds;
+  llvm::DenseSet<std::pair<const void *, unsigned>> seen;
 };
 
 } // namespace
 
 bool readsAnchorsInPlace(ArrayRef<Operation *> ops, ArrayRef<int64_t> domain,
-                         ArrayRef<int64_t> reducedAxes, std::string &why) {
-  Reads reads(ops, domain, reducedAxes);
+                         ArrayRef<int64_t> reducedAxes, std::string &why, Operation *only) {
+  Reads reads(ops, domain, reducedAxes, only);
   Where identity;
   for (int p = 0; p < (int)domain.size(); ++p)
     identity.push_back(p);
@@ -206,7 +230,10 @@ bool readsAnchorsInPlace(ArrayRef<Operation *> ops, ArrayRef<int64_t> domain,
     Where at;
     if (s.size() == domain.size()) {
       for (int p = 0; p < (int)domain.size(); ++p)
-        at.push_back(s[size_t(p)] == domain[size_t(p)] ? p : kOther);
+        at.push_back(s[size_t(p)] == domain[size_t(p)] &&
+                             (s == domain || llvm::is_contained(reads.kept, int64_t(p)))
+                         ? p
+                         : kOther);
     } else if (s.size() == reads.kept.size()) {
       for (size_t j = 0; j < s.size(); ++j)
         at.push_back(s[j] == domain[size_t(reads.kept[j])] ? int(reads.kept[j]) : kOther);

@@ -24,9 +24,11 @@ namespace fusec {
 /// Whether the group `ops` over `domain` reads each of its reductions (with
 /// `reducedAxes`) at its own row, and its matmul (where `reducedAxes` is
 /// empty) at its own element: from each output, at the index the kernels
-/// store it at, and from each reduction's operand, at the domain's. `why`
-/// names the first read that does not.
+/// store it at, and from each reduction's operand, at the domain's. With
+/// `only`, that anchor alone is checked (one of sibling matmuls, `domain`
+/// its shape). `why` names the first read that does not.
 bool readsAnchorsInPlace(llvm::ArrayRef<mlir::Operation *> ops, llvm::ArrayRef<int64_t> domain,
-                         llvm::ArrayRef<int64_t> reducedAxes, std::string &why);
+                         llvm::ArrayRef<int64_t> reducedAxes, std::string &why,
+                         mlir::Operation *only = nullptr);
 
 } // namespace fusec
