@@ -241,32 +241,16 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
     }
   } else {
     // General reshape. Row-major, so the dims of both shapes fall into groups
-    // of equal element counts ([32, 32, 4097] -> [32, 8, 4, 4097]: {32}, {32 ->
-    // 8, 4}, {4097}). A dim alone on both sides keeps its index (and its
-    // affine form, which vector access needs); otherwise the group's indices
-    // are linearized and split again, in 32 bits when the tensor allows (a
-    // 64-bit division by a constant is several times the instructions, and
-    // these run per element).
+    // of equal element counts (shape::reshapeGroups). A dim alone on both
+    // sides keeps its index (and its affine form, which vector access needs);
+    // otherwise the group's indices are linearized and split again, in 32
+    // bits when the tensor allows (a 64-bit division by a constant is several
+    // times the instructions, and these run per element). No element (a
+    // zero-size dim): no group, no index is ever evaluated.
     sub.resize(to.size(), IndexExpr::constant(0));
     const char *type = narrowIndex(from) ? "const int " : "const long long ";
-    size_t i = 0, j = 0;
-    // No element (a zero-size dim): no index is ever evaluated.
-    if (shape::numElements(from) == 0)
-      i = from.size(), j = to.size();
-    while (i < from.size() || j < to.size()) {
-      size_t i0 = i, j0 = j;
-      int64_t pf = i < from.size() ? from[i++] : 1, pt = j < to.size() ? to[j++] : 1;
-      while (pf != pt) {
-        if (pf < pt)
-          pf *= from[i++];
-        else
-          pt *= to[j++];
-      }
-      // Unit dims join the group before them, so groups stay as small as can be.
-      while (i < from.size() && from[i] == 1 && (j >= to.size() || to[j] != 1))
-        ++i;
-      while (j < to.size() && to[j] == 1 && (i >= from.size() || from[i] != 1))
-        ++j;
+    for (const shape::ReshapeGroup &g : shape::reshapeGroups(from, to)) {
+      const size_t i0 = g.aBegin, i = g.aEnd, j0 = g.bBegin, j = g.bEnd;
       std::vector<size_t> fd, td;
       for (size_t d = i0; d < i; ++d)
         if (from[d] != 1)
@@ -293,6 +277,9 @@ std::string ElementEmitter::emitView(Operation *op, const Index &idx) {
         lin = fresh("t");
         line(type + lin + " = " + offset(shape, part) + ";");
       }
+      int64_t pt = 1;  // the group's element count
+      for (size_t d : td)
+        pt *= to[d];
       int64_t stride = pt;
       for (size_t d : td) {
         stride /= to[d];

@@ -225,8 +225,12 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
              ")" + v + ");\n";
   }
   std::string s = head + slotLoop(arrays + pre, lanes, post, "    ", !runningMax.empty());
+  // A streamed row has a block of its own (planRows gives it 1024 threads):
+  // an online sum's pairs combine across the block.
   for (size_t j = 0; j < reds.size(); ++j)
-    s += runningMax.count(reds[j]) ? onlineAcrossThreads(runningMax[reds[j]], accs[j], "    ")
+    s += runningMax.count(reds[j]) ? "    fz_online_block<" + str(tpr) + ">(" +
+                                         runningMax[reds[j]] + ", " + accs[j] +
+                                         ", fz_smem_f, fz_smem_s);\n"
                                    : acrossThreads(reds[j], accs[j], "    ");
   if (splits > 1)
     s += combineSplits(reds, accs);
@@ -248,16 +252,6 @@ std::string RowPlan::phase(const std::vector<Operation *> &reds) {
     reductionVars[op] = name;
   }
   return s;
-}
-
-std::string RowPlan::onlineAcrossThreads(const std::string &m, const std::string &acc,
-                                         const std::string &in) const {
-  if (tpr > 32)
-    return in + "fz_online_block<" + str(tpr) + ">(" + m + ", " + acc +
-           ", fz_smem_f, fz_smem_s);\n";
-  if (tpr > 1)
-    return in + "fz_online_warp<" + str(tpr) + ">(" + m + ", " + acc + ");\n";
-  return "";
 }
 
 std::string RowPlan::acrossThreads(Operation *op, const std::string &acc,

@@ -55,9 +55,6 @@ private:
   std::string phase(const std::vector<mlir::Operation *> &reductions);
   std::string acrossThreads(mlir::Operation *reduction, const std::string &acc,
                             const std::string &indent) const;
-  /// Combines the threads' (max `m`, sum `acc`) pairs of an online sum.
-  std::string onlineAcrossThreads(const std::string &m, const std::string &acc,
-                                  const std::string &indent) const;
   std::string combineSplits(const std::vector<mlir::Operation *> &reductions,
                             const std::vector<std::string> &accs);
   std::string rowVaryingOutputs();

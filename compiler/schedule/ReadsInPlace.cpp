@@ -2,6 +2,7 @@
 #include "compiler/schedule/ReadsInPlace.h"
 
 #include "compiler/cost/CostModel.h"
+#include "compiler/shape/ShapeRules.h"
 #include "compiler/support/Printable.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -35,32 +36,17 @@ Where project(const Where &at, ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   return out;
 }
 
-/// A reshape's operand index: the dims of both shapes fall into groups of
-/// equal element counts (row-major); a dim alone in its group on both sides
-/// (dims of 1 aside) keeps its index, any other is recomputed from a linear
-/// index (as ElementEmitter::emitView does).
+/// A reshape's operand index: in each group of dims (shape::reshapeGroups,
+/// as ElementEmitter::emitView forms them) a dim alone on both sides (dims
+/// of 1 aside) keeps its index; any other is recomputed from a linear index.
 Where reshapeOperand(const Where &at, ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   Where out(to.size(), kOther);
-  size_t i = 0, j = 0;
-  while (i < from.size() || j < to.size()) {
-    size_t i0 = i, j0 = j;
-    int64_t pf = i < from.size() ? from[i++] : 1, pt = j < to.size() ? to[j++] : 1;
-    while (pf != pt) {
-      if (pf < pt) {
-        if (i >= from.size())
-          return Where(to.size(), kOther);
-        pf *= from[i++];
-      } else {
-        if (j >= to.size())
-          return Where(to.size(), kOther);
-        pt *= to[j++];
-      }
-    }
+  for (const shape::ReshapeGroup &g : shape::reshapeGroups(from, to)) {
     std::vector<size_t> fd, td;
-    for (size_t d = i0; d < i; ++d)
+    for (size_t d = g.aBegin; d < g.aEnd; ++d)
       if (from[d] != 1)
         fd.push_back(d);
-    for (size_t d = j0; d < j; ++d)
+    for (size_t d = g.bBegin; d < g.bEnd; ++d)
       if (to[d] != 1)
         td.push_back(d);
     if (fd.size() == 1 && td.size() == 1)

@@ -172,6 +172,31 @@ std::string reshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> target,
   return checkDims(out);
 }
 
+std::vector<ReshapeGroup> reshapeGroups(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  std::vector<ReshapeGroup> groups;
+  if (numElements(a) == 0 || numElements(a) != numElements(b))
+    return groups;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const size_t i0 = i, j0 = j;
+    int64_t pa = i < a.size() ? a[i++] : 1, pb = j < b.size() ? b[j++] : 1;
+    while (pa != pb) {
+      if (pa < pb ? i >= a.size() : j >= b.size())
+        return {};
+      if (pa < pb)
+        pa *= a[i++];
+      else
+        pb *= b[j++];
+    }
+    while (i < a.size() && a[i] == 1 && (j >= b.size() || b[j] != 1))
+      ++i;
+    while (j < b.size() && b[j] == 1 && (i >= a.size() || a[i] != 1))
+      ++j;
+    groups.push_back({i0, i, j0, j});
+  }
+  return groups;
+}
+
 std::string normalizeSlice(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> starts,
                            llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
                            llvm::ArrayRef<int64_t> steps, SliceSpec &out) {

@@ -48,6 +48,16 @@ std::string transpose(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> perm,
 std::string reshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> target,
                     Shape &out);
 
+/// A reshape's dims in row-major groups of equal element counts: `a`'s dims
+/// [aBegin, aEnd) hold what `b`'s [bBegin, bEnd) hold ([32, 32, 4097] and
+/// [32, 8, 4, 4097]: {32}, {32 | 8, 4}, {4097}). A dim of 1 joins the group
+/// before it where the other shape has none there, so groups stay as small
+/// as can be. Empty where the shapes hold no element or differ in count.
+struct ReshapeGroup {
+  size_t aBegin, aEnd, bBegin, bEnd;
+};
+std::vector<ReshapeGroup> reshapeGroups(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
 /// A slice normalized to one (start, limit, step) per dimension, step > 0.
 struct SliceSpec {
   std::vector<int64_t> starts, limits, steps;
